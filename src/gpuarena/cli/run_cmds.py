@@ -1,0 +1,251 @@
+"""Verbs: run, list, results, env."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpuarena.cli import app
+from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.errors import UserError
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str) -> str:
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UserError(f"--device {device}: no CUDA device is present (use --device cpu)")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise UserError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) present")
+    return device
+
+
+def default_suite(device: str) -> str:
+    from gpuarena.spec.suite import builtin_names
+
+    if device.startswith("cuda"):
+        return "seed-a100-a800" if "seed-a100-a800" in builtin_names() else "seed-resnet50"
+    return "smoke"
+
+
+def parse_gpus(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--gpus {text!r}: expected a list like 1,2,4") from None
+    if not out or any(n < 1 or n > 1024 for n in out):
+        raise UserError(f"--gpus {text!r}: each count must be between 1 and 1024")
+    return out
+
+
+@app.command()
+def run(
+    suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
+    workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable)"),
+    variant: list[str] = typer.Option([], "--variant", "-v", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
+    set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", help="timed repeats per case (default 10)"),
+    device: Optional[str] = typer.Option(None, "--device", "-d", help="cpu, cuda or cuda:N (default: cuda if present)"),
+    gpus: Optional[str] = typer.Option(None, "--gpus", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
+    resume: Optional[str] = typer.Option(None, "--resume", help="finish run RUN_ID: only its missing cases run"),
+    allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU"),
+    db: Optional[str] = DbOption,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Run a suite (default: sized for the device found) and store every result."""
+    from gpuarena.measure.env import device_name, fingerprint
+    from gpuarena.runner.executor import execute
+    from gpuarena.spec.model import Case, Method
+    from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
+    from gpuarena.spec.model import expand
+
+    console = Console(stderr=True)
+    store = open_store(db)
+    if resume:
+        run_row = store.run(resume)
+        device = run_row["device"]
+        cases = [Case(**c) for c in run_row["plan"]]
+        done = store.done_keys(resume)
+        todo = [c for c in cases if c.key not in done]
+        run_id, suite_name = resume, run_row["suite"]
+        console.print(f"resuming run {run_id}: {len(cases) - len(todo)} of {len(cases)} cases already stored")
+    else:
+        device = check_device(device or default_device())
+        params, method = parse_sets(set_)
+        if repeats is not None:
+            if repeats < 1 or repeats > 1000:
+                raise UserError(f"--repeats {repeats}: must be between 1 and 1000")
+            method = method.merged(Method(repeats=repeats))
+        gpu_counts = parse_gpus(gpus)
+        if workload and suite:
+            raise UserError("give either --suite or --workload, not both")
+        if workload:
+            spec = adhoc_suite(workload, variant, gpu_counts)
+        else:
+            spec = load_suite(suite or default_suite(device))
+            if variant:
+                raise UserError("--variant selects variants of --workload; a suite names its own")
+            if gpu_counts:
+                for e in spec.entries:
+                    e.gpus = gpu_counts
+        cases = expand(spec, device, method, params)
+        todo = cases
+        suite_name = spec.name
+        run_id = None
+    if not allow_busy and device.startswith("cuda"):
+        from gpuarena.measure.busy import busy_message
+
+        msg = busy_message(device)
+        if msg:
+            raise UserError(msg + " (pass --allow-busy to run anyway)")
+    fp = fingerprint()
+    env_id = store.env_id(fp)
+    if run_id is None:
+        run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
+    dname = device_name(fp, device)
+    console.print(f"run [bold]{run_id}[/] · suite {suite_name} · {len(todo)} case(s) on {dname} · db {store.path}")
+    store.set_run_status(run_id, "running")
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, disable=quiet, transient=False) as progress:
+            task = progress.add_task("starting", total=len(todo))
+
+            def on_start(i, case):
+                progress.update(task, description=case.label()[:70])
+
+            def on_done(i, outcome):
+                r = outcome.result
+                thr = (r.get("throughput") or {}).get("median")
+                tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
+                progress.console.print(f"  {r['status']:<7} {outcome.case.label()}  {tail}")
+                progress.advance(task)
+
+            execute(store, run_id, todo, env_id, dname, on_start, on_done)
+    except KeyboardInterrupt:
+        store.set_run_status(run_id, "interrupted")
+        console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run")
+        raise typer.Exit(130)
+    missing = {c.key for c in cases} - store.done_keys(run_id)
+    store.set_run_status(run_id, "complete" if not missing else "interrupted")
+    from gpuarena.report.console import print_table
+
+    print_table(store.results([run_id]), title=f"run {run_id}")
+    post_run_hooks(store, run_id, console)
+
+
+def post_run_hooks(store, run_id: str, console: Console) -> None:
+    """Things that follow a run (the report, when that module is present)."""
+    try:
+        from gpuarena.report.html import after_run  # noqa: F401
+    except ImportError:
+        return
+    after_run(store, run_id, console)
+
+
+@app.command("list")
+def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+    """Workloads (with variants and parameters) and suites."""
+    from gpuarena.spec.suite import builtin_names, load_suite
+    from gpuarena.workloads import registry
+
+    check_format(fmt, ("table", "json"))
+    data = {"workloads": [], "suites": []}
+    for name in registry.names():
+        wl = registry.get(name)
+        data["workloads"].append({
+            "name": name, "version": wl.version, "description": wl.description, "source": wl.source,
+            "item": wl.item, "launcher": wl.launcher,
+            "variants": dict(wl.variants),
+            "exclusive": [sorted(g) for g in wl.exclusive], "alone": sorted(wl.alone),
+            "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "tiny": p.tiny,
+                        "min": p.min, "max": p.max, "choices": list(p.choices) if p.choices else None,
+                        "doc": p.doc} for p in wl.params],
+        })
+    for s in builtin_names():
+        suite = load_suite(s)
+        data["suites"].append({"name": s, "description": suite.description, "entries": len(suite.entries)})
+    if fmt == "json":
+        print(json.dumps(data, indent=2, default=str))
+        return
+    console = Console()
+    for w in data["workloads"]:
+        console.print(f"[bold]{w['name']}[/] (v{w['version']}, {w['launcher']}) {w['description']}"
+                      + (f" [dim]-- {w['source']}[/]" if w["source"] else ""))
+        for v, doc in w["variants"].items():
+            console.print(f"    variant [cyan]{v}[/]: {doc}")
+        if w["exclusive"] or w["alone"]:
+            ex = "; ".join(" | ".join(g) for g in w["exclusive"])
+            console.print(f"    combine with '+', except: one of {{{ex}}} at a time"
+                          + (f"; {', '.join(w['alone'])} stands alone" if w["alone"] else ""))
+        for p in w["params"]:
+            rng = ""
+            if p["choices"]:
+                rng = f" one of {', '.join(map(str, p['choices']))}"
+            elif p["min"] is not None or p["max"] is not None:
+                rng = f" in [{p['min']}, {p['max']}]"
+            console.print(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}")
+    console.print("\n[bold]suites[/]")
+    for s in data["suites"]:
+        console.print(f"  [cyan]{s['name']}[/]: {s['description']}")
+
+
+@app.command()
+def results(
+    db: Optional[str] = DbOption,
+    run: list[str] = typer.Option([], "--run", help="run id (repeatable); default: all runs; 'latest' for the newest"),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+) -> None:
+    """Stored results."""
+    from gpuarena.report.console import print_table, to_csv, to_json
+
+    check_format(fmt, ("table", "json", "csv"))
+    store = open_store(db, must_exist=True)
+    run_ids = []
+    for r in run:
+        if r == "latest":
+            latest = store.latest_run_id()
+            if latest is None:
+                raise UserError("the database has no runs")
+            run_ids.append(latest)
+        else:
+            store.run(r)  # raises a UserError naming the latest runs if unknown
+            run_ids.append(r)
+    rows = store.results(run_ids or None, workload=workload)
+    if fmt == "json":
+        print(to_json(rows))
+    elif fmt == "csv":
+        sys.stdout.write(to_csv(rows))
+    else:
+        print_table(rows, title=f"{len(rows)} result(s) in {store.path}")
+
+
+@app.command()
+def env(fmt: str = typer.Option("json", "--format", "-f", help="json")) -> None:
+    """The environment fingerprint of this machine."""
+    from gpuarena.measure.env import fingerprint, fingerprint_hash
+
+    check_format(fmt, ("json",))
+    fp = fingerprint()
+    fp["hash"] = fingerprint_hash(fp)
+    print(json.dumps(fp, indent=2, default=str))

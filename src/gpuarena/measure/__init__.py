@@ -1,0 +1,1 @@
+"""Measurement: timing, statistics, NVML telemetry, environment fingerprint."""

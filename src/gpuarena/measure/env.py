@@ -1,0 +1,169 @@
+"""The environment fingerprint: what a result was measured on.
+
+Stored once per distinct environment and linked from every result, so that
+results from different machines are never mixed up (pyperf's and asv's habit).
+Volatile readings (current clocks, temperature) are kept out of the hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import platform
+import socket
+import subprocess
+
+from gpuarena.measure.telemetry import _nvml
+
+LIBRARIES = ("torch", "torchvision", "transformers", "diffusers", "numpy", "nvidia-ml-py", "gpuarena")
+VOLATILE = {"collected_at", "gpus_volatile"}
+
+
+def _version(pkg: str):
+    try:
+        return md.version(pkg)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _gpus() -> tuple[list[dict], list[dict]]:
+    """Static facts per GPU (hashed) and volatile readings (not hashed)."""
+    static, volatile = [], []
+    nv = _nvml()
+    if nv is None:
+        return static, volatile
+    try:
+        count = nv.nvmlDeviceGetCount()
+    except Exception:
+        return static, volatile
+    for i in range(count):
+        h = nv.nvmlDeviceGetHandleByIndex(i)
+        g: dict = {"index": i}
+
+        def get(key, fn, store=g):
+            try:
+                v = fn()
+                store[key] = v.decode() if isinstance(v, bytes) else v
+            except Exception:
+                store[key] = None
+
+        get("name", lambda: nv.nvmlDeviceGetName(h))
+        get("uuid", lambda: nv.nvmlDeviceGetUUID(h))
+        get("memory_bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).total)
+        get("power_limit_w", lambda: nv.nvmlDeviceGetPowerManagementLimit(h) / 1e3)
+        get("power_default_limit_w", lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3)
+        get("sm_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM))
+        get("mem_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))
+        get("pcie_gen_max", lambda: nv.nvmlDeviceGetMaxPcieLinkGeneration(h))
+        get("pcie_width_max", lambda: nv.nvmlDeviceGetMaxPcieLinkWidth(h))
+        get("pcie_gen", lambda: nv.nvmlDeviceGetCurrPcieLinkGeneration(h))
+        get("pcie_width", lambda: nv.nvmlDeviceGetCurrPcieLinkWidth(h))
+        get("persistence_mode", lambda: nv.nvmlDeviceGetPersistenceMode(h))
+        get("compute_mode", lambda: nv.nvmlDeviceGetComputeMode(h))
+        get("mig_mode", lambda: nv.nvmlDeviceGetMigMode(h)[0])
+        links = []
+        for link in range(18):  # NVML_NVLINK_MAX_LINKS
+            try:
+                if nv.nvmlDeviceGetNvLinkState(h, link):
+                    entry = {"link": link}
+                    try:
+                        entry["version"] = nv.nvmlDeviceGetNvLinkVersion(h, link)
+                    except Exception:
+                        pass
+                    links.append(entry)
+            except Exception:
+                break
+        g["nvlink_links_active"] = len(links)
+        g["nvlink"] = links
+        static.append(g)
+        vol: dict = {"index": i}
+        get("sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM), vol)
+        get("temp_c", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU), vol)
+        get("memory_used_bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).used, vol)
+        volatile.append(vol)
+    return static, volatile
+
+
+def _topology() -> str | None:
+    """`nvidia-smi topo -m`, when there is more than one GPU to relate."""
+    try:
+        out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=20)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def fingerprint(with_topology: bool = True) -> dict:
+    """Collect the fingerprint of this machine.  Cheap enough to run before every suite."""
+    import datetime as dt
+
+    fp: dict = {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "libraries": {name: _version(name) for name in LIBRARIES},
+    }
+    try:
+        import torch
+
+        fp["torch_cuda"] = torch.version.cuda
+        fp["cudnn"] = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        fp["cuda_available"] = torch.cuda.is_available()
+        fp["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            fp["cuda_devices"] = [
+                {"name": torch.cuda.get_device_name(i),
+                 "capability": ".".join(map(str, torch.cuda.get_device_capability(i))),
+                 "memory_bytes": torch.cuda.get_device_properties(i).total_memory,
+                 "sm_count": torch.cuda.get_device_properties(i).multi_processor_count}
+                for i in range(torch.cuda.device_count())
+            ]
+    except Exception as exc:  # torch missing or broken: say so, do not invent
+        fp["torch_error"] = repr(exc)
+    gpus, vol = _gpus()
+    fp["gpus"] = gpus
+    fp["gpu_count"] = len(gpus)
+    fp["gpu_name"] = gpus[0]["name"] if gpus else None
+    nv = _nvml()
+    if nv is not None:
+        try:
+            v = nv.nvmlSystemGetDriverVersion()
+            fp["driver"] = v.decode() if isinstance(v, bytes) else v
+        except Exception:
+            fp["driver"] = None
+    if with_topology and len(gpus) > 1:
+        fp["topology"] = _topology()
+    fp["gpus_volatile"] = vol
+    fp["collected_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return fp
+
+
+def fingerprint_hash(fp: dict) -> str:
+    stable = {k: v for k, v in fp.items() if k not in VOLATILE}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def device_name(fp: dict, device: str) -> str:
+    """Human name of the device a case ran on: the GPU's name, or the CPU model."""
+    if device.startswith("cuda"):
+        idx = int(device.split(":")[1]) if ":" in device else 0
+        devs = fp.get("cuda_devices") or []
+        if idx < len(devs):
+            return devs[idx]["name"]
+        return fp.get("gpu_name") or "cuda"
+    return f"CPU: {fp.get('cpu')}"

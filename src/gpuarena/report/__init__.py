@@ -1,0 +1,1 @@
+"""Showing results: console tables, Markdown, HTML with charts."""

@@ -1,0 +1,148 @@
+"""Console tables and the flat views of results used by `results --format`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+from rich.console import Console
+from rich.table import Table
+
+PARAM_KEYS_SHOWN = 4
+
+
+def fmt_num(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    ax = abs(x)
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    if ax >= 100:
+        return f"{x:.1f}"
+    if ax >= 1:
+        return f"{x:.{digits - 1}f}"
+    return f"{x:.{digits}g}"
+
+
+def fmt_bytes(b) -> str:
+    if b is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(b) < 1024 or unit == "TiB":
+            return f"{b:.1f} {unit}" if unit != "B" else f"{b} B"
+        b /= 1024
+    return "-"
+
+
+def fmt_params(params: dict) -> str:
+    items = list((params or {}).items())[:PARAM_KEYS_SHOWN]
+    return " ".join(f"{k}={v}" for k, v in items if k not in ("lr", "compile_mode") or v not in (0.1, "default"))
+
+
+def public_view(r: dict) -> dict:
+    """The documented JSON shape of one result (`gpuarena results --format json`)."""
+    thr = r.get("throughput") or None
+    return {
+        "id": r.get("id"),
+        "run_id": r.get("run_id"),
+        "source": r.get("source"),
+        "workload": r.get("workload"),
+        "workload_version": r.get("workload_version"),
+        "code_hash": r.get("code_hash"),
+        "variant": r.get("variant"),
+        "params": r.get("params"),
+        "size": r.get("size"),
+        "gpus": r.get("gpus"),
+        "status": r.get("status"),
+        "error": r.get("error"),
+        "device": r.get("device"),
+        "device_name": r.get("device_name"),
+        "precision": r.get("precision"),
+        "throughput": thr,
+        "latency": r.get("latency"),
+        "samples": r.get("samples"),
+        "peak_memory_bytes": r.get("peak_memory_bytes"),
+        "tflops": r.get("tflops"),
+        "compile_s": r.get("compile_s"),
+        "power_w_mean": r.get("power_w_mean"),
+        "power_w_max": r.get("power_w_max"),
+        "energy_j_per_item": r.get("energy_j_per_item"),
+        "energy_source": r.get("energy_source"),
+        "temp_c_max": r.get("temp_c_max"),
+        "sm_clock_mhz_mean": r.get("sm_clock_mhz_mean"),
+        "throttled": r.get("throttled"),
+        "warnings": r.get("warnings") or [],
+        "extra": {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")},
+        "env_id": r.get("env_id"),
+        "created_at": r.get("created_at"),
+    }
+
+
+def to_json(results: list[dict]) -> str:
+    return json.dumps([public_view(r) for r in results], indent=2, default=str)
+
+
+CSV_COLUMNS = ("id", "run_id", "source", "workload", "variant", "params", "status", "device_name", "precision",
+               "throughput_median", "throughput_mean", "throughput_ci95_low", "throughput_ci95_high",
+               "throughput_cv", "throughput_n", "unit", "tflops", "peak_memory_bytes", "compile_s",
+               "power_w_mean", "energy_j_per_item", "throttled", "warnings", "error")
+
+
+def to_csv(results: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_COLUMNS)
+    for r in results:
+        t = r.get("throughput") or {}
+        w.writerow([r.get("id"), r.get("run_id"), r.get("source"), r.get("workload"), r.get("variant"),
+                    json.dumps(r.get("params"), sort_keys=True), r.get("status"), r.get("device_name"),
+                    r.get("precision"), t.get("median"), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
+                    t.get("cv"), t.get("n"), r.get("unit"), r.get("tflops"), r.get("peak_memory_bytes"),
+                    r.get("compile_s"), r.get("power_w_mean"), r.get("energy_j_per_item"), r.get("throttled"),
+                    "; ".join(r.get("warnings") or []), r.get("error")])
+    return buf.getvalue()
+
+
+def results_table(results: list[dict], title: str | None = None) -> Table:
+    t = Table(title=title, show_lines=False, header_style="bold")
+    for col, just in (("workload", "left"), ("variant", "left"), ("params", "left"), ("status", "left"),
+                      ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
+                      ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
+                      ("J/item", "right"), ("flags", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for r in results:
+        thr = r.get("throughput") or {}
+        ok = r.get("status") == "ok"
+        status = "[green]ok[/]" if ok else f"[red]{r.get('status')}[/]"
+        flags = []
+        if r.get("throttled"):
+            flags.append("throttled")
+        if thr.get("cv") is not None and thr["cv"] > 0.05:
+            flags.append("noisy")
+        if (r.get("extra") or {}).get("nan"):
+            flags.append("NaN")
+        if not ok and r.get("error"):
+            flags.append(str(r["error"])[:60])
+        t.add_row(
+            r.get("workload", ""), r.get("variant", ""), fmt_params(r.get("params")), status,
+            f"{fmt_num(thr.get('median'))} {r.get('unit') or ''}" if thr else "-",
+            f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if thr.get("n", 0) > 1 else "-",
+            f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
+            fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
+            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(flags),
+        )
+    return t
+
+
+def wide_console(stderr: bool = False) -> Console:
+    """A console that does not squeeze tables to 80 columns when output is piped."""
+    import sys
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 180)
+
+
+def print_table(results: list[dict], title: str | None = None, console: Console | None = None) -> None:
+    (console or wide_console()).print(results_table(results, title))

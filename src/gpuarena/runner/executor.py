@@ -1,0 +1,150 @@
+"""Runs a list of cases, each in its own child process, storing each result as it ends.
+
+A fresh process per case gives each case a clean CUDA context (what the
+article's ``empty_cache`` between tests intended) and limits an OOM, a crash or
+a hang to one case.  Child processes run in their own process group so a
+timeout kills everything they started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from gpuarena.spec.model import Case
+from gpuarena.store.db import Store
+
+STDERR_TAIL = 2000
+
+
+@dataclass
+class CaseOutcome:
+    case: Case
+    result: dict
+    wall_s: float
+
+
+def _tail(path: str, n: int = STDERR_TAIL) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - n))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast stays off (see README)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> dict:
+    """Start cmd in its own session, enforce the case's time limit, read its result file."""
+    err_path = os.path.join(workdir, "stderr.txt")
+    out_path = os.path.join(workdir, "stdout.txt")
+    with open(err_path, "wb") as err, open(out_path, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env(), start_new_session=True)
+        try:
+            rc = proc.wait(timeout=case.timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return {"status": "timeout", "error": f"killed after the {case.timeout_s:g} s time limit",
+                    "extra": {"stderr_tail": _tail(err_path)}}
+        except BaseException:  # Ctrl-C or SIGTERM in the parent: take the child down with us
+            kill_group(proc)
+            raise
+        # The child may have left grandchildren (compile workers); end them with the group.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if os.path.exists(result_path):
+        with open(result_path) as f:
+            result = json.load(f)
+        if rc != 0 and result.get("status") == "ok":
+            result["status"] = "crashed"
+            result["error"] = f"exit code {rc} after the measurement"
+        return result
+    tail = _tail(err_path)
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = str(-rc)
+        why = f"killed by signal {name}"
+    else:
+        why = f"exited with code {rc} before writing a result"
+    last = [ln for ln in tail.strip().splitlines() if ln.strip()]
+    status = "oom" if any(m in tail for m in ("OutOfMemoryError", "CUDA out of memory")) else "crashed"
+    return {"status": status, "error": why + (f": {last[-1][:300]}" if last else ""),
+            "extra": {"stderr_tail": tail}}
+
+
+def run_case(case: Case) -> dict:
+    """Measure one case in a fresh child process (or N ranks through torchrun)."""
+    from gpuarena.workloads import registry
+
+    wl = registry.get(case.workload)
+    with tempfile.TemporaryDirectory(prefix="gpuarena-") as workdir:
+        case_path = os.path.join(workdir, "case.json")
+        result_path = os.path.join(workdir, "result.json")
+        with open(case_path, "w") as f:
+            json.dump(case.model_dump(), f)
+        if wl.launcher == "torchrun":
+            from gpuarena.runner import torchrun
+
+            cmd = torchrun.command(case, case_path, result_path)
+        else:
+            cmd = [sys.executable, "-m", "gpuarena.runner.child", case_path, result_path]
+        result = run_command(cmd, case, workdir, result_path)
+    base = {"workload": case.workload, "variant": case.variant, "params": case.params,
+            "size": case.size, "gpus": case.gpus, "device": case.device,
+            "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": f"{wl.item}s/s",
+            "warnings": [], "extra": {}}
+    base.update(result)
+    return base
+
+
+def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, device_name: str,
+            on_start: Callable[[int, Case], None] | None = None,
+            on_done: Callable[[int, CaseOutcome], None] | None = None) -> list[CaseOutcome]:
+    """Run cases in order; each result is committed to the store the moment it ends."""
+    outcomes = []
+    for i, case in enumerate(cases):
+        if on_start:
+            on_start(i, case)
+        t0 = time.perf_counter()
+        result = run_case(case)
+        result.update({"run_id": run_id, "case_key": case.key, "env_id": env_id,
+                       "device_name": device_name, "source": "measured"})
+        result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0)
+        store.add_result(result)
+        outcome = CaseOutcome(case, result, time.perf_counter() - t0)
+        outcomes.append(outcome)
+        if on_done:
+            on_done(i, outcome)
+    return outcomes

@@ -1,0 +1,151 @@
+"""The measured path of one case, inside whatever process runs it.
+
+setup -> first step (compilation happens here; timed and stored apart) ->
+warm-up steps -> `repeats` timed windows of `steps` steps each, with NVML
+sampling the whole timed stretch -> statistics from the raw windows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import time
+import traceback
+
+from gpuarena.measure import stats
+from gpuarena.measure.telemetry import Telemetry
+from gpuarena.measure.timing import WindowTimer
+from gpuarena.spec.model import Case
+from gpuarena.workloads import registry
+from gpuarena.workloads.base import StepContext
+
+OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "CUBLAS_STATUS_ALLOC_FAILED")
+
+
+def is_oom(exc: BaseException) -> bool:
+    import torch
+
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return any(m in str(exc) for m in OOM_MARKERS)
+
+
+def resolve_device(spec: str):
+    import torch
+
+    dev = torch.device(spec)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("CUDA requested but torch.cuda.is_available() is False")
+        if dev.index is None:
+            dev = torch.device("cuda", 0)
+        torch.cuda.set_device(dev)
+    return dev
+
+
+def apply_memory_cap(device) -> None:
+    """GPUARENA_MEMORY_CAP_MB: a hard cap on what the case may allocate (a real limit, used
+    by the fault tests and by users who share a card)."""
+    cap = os.environ.get("GPUARENA_MEMORY_CAP_MB")
+    if not cap:
+        return
+    cap_bytes = int(float(cap) * 2**20)
+    if device.type == "cuda":
+        import torch
+
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, cap_bytes / total), device)
+    else:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+
+def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | None = None) -> dict:
+    """Run one case and return the result fields it measured (no run id, no env)."""
+    import torch
+
+    wl_cls = registry.get(case.workload)
+    out: dict = {"workload": case.workload, "variant": case.variant, "params": case.params,
+                 "workload_version": wl_cls.version, "code_hash": wl_cls.code_hash(),
+                 "unit": f"{wl_cls.item}s/s", "size": case.size, "gpus": case.gpus,
+                 "device": case.device, "warnings": [], "extra": {}}
+    try:
+        device = resolve_device(device_spec or case.device)
+        apply_memory_cap(device)
+        torch.manual_seed(0)
+        ctx = StepContext(device=device, variants=wl_cls.parse_variant(case.variant),
+                          params=dict(case.params), rank=rank, world_size=world_size)
+        wl = wl_cls(ctx)
+        timer = WindowTimer(device)
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        t_setup = time.perf_counter()
+        wl.setup()
+        timer.sync()
+        out["extra"]["setup_s"] = time.perf_counter() - t_setup
+
+        # First step: compilation, autotuning, cuDNN benchmark and lazy init land here.
+        t_first = time.perf_counter()
+        wl.step()
+        timer.sync()
+        first = time.perf_counter() - t_first
+        if wl.uses_compile():
+            out["compile_s"] = first
+        out["extra"]["first_step_s"] = first
+
+        for _ in range(case.warmup):
+            wl.step()
+        timer.sync()
+
+        windows: list[float] = []
+        with Telemetry(device) as tel:
+            for _ in range(case.repeats):
+                windows.append(timer.time(wl.step, case.steps) / case.steps)
+        items = wl.items_per_step()
+        per_step = windows
+        throughput = [items / s for s in per_step]
+        tsum = stats.summarize(throughput, unit=out["unit"])
+        lsum = stats.summarize(per_step, unit="s/step")
+        out["samples"] = per_step
+        out["throughput"] = tsum.to_dict()
+        out["throughput_median"] = tsum.median
+        out["latency"] = lsum.to_dict()
+        out["items_per_step"] = items
+        fpi = wl.flops_per_item()
+        out["flops_per_item"] = fpi
+        out["tflops"] = tsum.median * fpi / 1e12 if fpi else None
+        out["precision"] = wl.precision()
+        out["warnings"] += stats.warnings_for(tsum)
+        total_items = items * case.steps * case.repeats
+        telemetry = tel.summary(total_items)
+        out.update({k: telemetry[k] for k in ("power_w_mean", "power_w_max", "energy_j_per_item",
+                                              "energy_source", "temp_c_max", "sm_clock_mhz_mean",
+                                              "throttled", "telemetry")})
+        if telemetry["throttle_reasons"]:
+            out["extra"]["throttle_reasons"] = telemetry["throttle_reasons"]
+        if telemetry["throttled"]:
+            out["warnings"].append("GPU throttled during the timed window: "
+                                   + (", ".join(telemetry["throttle_reasons"]) or "SM clock dropped > 10%"))
+        if device.type == "cuda":
+            out["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+            out["extra"]["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(device)
+        else:
+            out["peak_memory_bytes"] = None
+            out["extra"]["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        flags = wl.check() + ctx.notes
+        out["warnings"] += flags
+        if any("NaN" in f for f in flags):
+            out["extra"]["nan"] = True
+        out["extra"].update(wl.extra())
+        out["status"] = "ok"
+        if not all(math.isfinite(x) and x > 0 for x in throughput):
+            out["status"] = "failed"
+            out["error"] = "non-finite or non-positive throughput"
+    except BaseException as exc:  # the case failed; the suite goes on
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out["status"] = "oom" if is_oom(exc) else "failed"
+        lines = traceback.format_exception(exc)
+        out["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
+        out["extra"]["traceback"] = "".join(lines)[-4000:]
+    return out

@@ -1,0 +1,1 @@
+"""What to run: suite files, the case grid, validation."""

@@ -1,0 +1,142 @@
+"""The validated description of what to run.
+
+A *suite* is a list of *entries* (a workload, variants, a grid of parameters);
+expanding it gives *cases*, each one measured result.  Everything is validated
+here, before any process starts or any row is written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gpuarena.errors import UserError
+from gpuarena.workloads import registry
+
+# Keys of --set that set the method rather than a workload parameter.
+METHOD_KEYS = ("repeats", "warmup", "steps", "timeout_s", "size")
+
+
+class Method(BaseModel):
+    """How each case is measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repeats: int | None = Field(None, ge=1, le=1000, description="timed repeats per case (default 10, as the article)")
+    warmup: int | None = Field(None, ge=0, le=10000, description="untimed steps first (default: the workload's)")
+    steps: int | None = Field(None, ge=1, le=100000, description="steps in each timed repeat (default: the workload's)")
+    timeout_s: float | None = Field(None, gt=0, le=86400, description="a case running longer is killed and stored as timeout")
+    size: str | None = Field(None, description="'full' (the article's sizes) or 'tiny' (CPU tests)")
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, v):
+        if v is not None and v not in ("full", "tiny"):
+            raise ValueError("size must be 'full' or 'tiny'")
+        return v
+
+    def merged(self, over: "Method") -> "Method":
+        data = self.model_dump()
+        data.update({k: v for k, v in over.model_dump().items() if v is not None})
+        return Method(**data)
+
+
+class Case(BaseModel):
+    """One measured result: a workload, a composed variant, parameters and method."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str
+    variant: str
+    params: dict[str, Any]
+    repeats: int
+    warmup: int
+    steps: int
+    timeout_s: float
+    size: str = "full"
+    device: str = "cpu"
+    gpus: int = 1          # ranks for torchrun workloads
+
+    @property
+    def key(self) -> str:
+        """Stable identity for resume: same workload, variant, params and size."""
+        return json.dumps([self.workload, self.variant, self.params, self.size, self.gpus],
+                          sort_keys=True, separators=(",", ":"))
+
+    def label(self) -> str:
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode"))
+        n = f" x{self.gpus}" if self.gpus > 1 else ""
+        return f"{self.workload} [{self.variant}] {ps}{n}".strip()
+
+
+class Entry(BaseModel):
+    """A line of a suite file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: str
+    variants: list[str] = Field(default_factory=lambda: ["seed"])
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    gpus: list[int] = Field(default_factory=lambda: [1])
+    method: Method = Field(default_factory=Method)
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100)
+    description: str = ""
+    method: Method = Field(default_factory=Method)
+    entries: list[Entry] = Field(min_length=1, max_length=10000)
+
+
+DEFAULT_REPEATS = 10
+DEFAULT_TIMEOUT_S = 1800.0
+MAX_CASES = 100000
+
+
+def expand(suite: Suite, device: str, override: Method | None = None,
+           set_params: dict[str, Any] | None = None) -> list[Case]:
+    """The case grid of a suite, every parameter validated against its workload."""
+    override = override or Method()
+    set_params = set_params or {}
+    cases: list[Case] = []
+    for entry in suite.entries:
+        wl = registry.get(entry.workload)
+        method = suite.method.merged(entry.method).merged(override)
+        size = method.size or "full"
+        variants = [wl.canonical_variant(v) for v in entry.variants]
+        pm = wl.param_map()
+        for k in set_params:
+            if k not in pm:
+                from gpuarena.workloads.registry import did_you_mean
+                raise UserError(f"--set {k}: {wl.name} has no parameter {k!r}{did_you_mean(k, pm)}")
+        keys = list(entry.grid)
+        combos = list(itertools.product(*(entry.grid[k] for k in keys))) or [()]
+        tiny = size == "tiny"
+        for gpus in entry.gpus:
+            if gpus < 1 or gpus > 1024:
+                raise UserError(f"gpus={gpus}: must be between 1 and 1024")
+            if gpus > 1 and wl.launcher != "torchrun":
+                raise UserError(f"{wl.name} runs on one device; gpus={gpus} needs a multi-GPU workload")
+            for combo in combos:
+                given = dict(entry.params)
+                given.update(dict(zip(keys, combo)))
+                given.update(set_params)
+                params = wl.resolve_params(given, size=size)
+                for variant in variants:
+                    cases.append(Case(
+                        workload=wl.name, variant=variant, params=params,
+                        repeats=method.repeats or DEFAULT_REPEATS,
+                        warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
+                        steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
+                        timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,
+                        size=size, device=device, gpus=gpus,
+                    ))
+                    if len(cases) > MAX_CASES:
+                        raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
+    return cases

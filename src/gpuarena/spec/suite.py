@@ -1,0 +1,105 @@
+"""Loading suites: built-in ones by name (spec/suites/*.yaml) or a user's YAML file.
+
+Files are read with yaml.safe_load only (no tags that construct objects) and
+capped in size; any problem is one UserError line naming the file.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gpuarena.errors import UserError
+from gpuarena.spec.model import Entry, Method, Suite
+
+MAX_SUITE_BYTES = 1_000_000
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files("gpuarena.spec") / "suites"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _builtin_text(name: str) -> str:
+    return (resources.files("gpuarena.spec") / "suites" / f"{name}.yaml").read_text()
+
+
+def pydantic_error_line(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err.get("loc", ())) or "top level"
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{where}: {err.get('msg')}{more}"
+
+
+def parse_suite(text: str, origin: str) -> Suite:
+    if len(text.encode()) > MAX_SUITE_BYTES:
+        raise UserError(f"{origin}: suite file is larger than {MAX_SUITE_BYTES} bytes")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"{origin}: not valid YAML ({first})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{origin}: a suite file is a mapping with 'name' and 'entries'")
+    try:
+        return Suite(**data)
+    except ValidationError as exc:
+        raise UserError(f"{origin}: {pydantic_error_line(exc)}") from None
+    except TypeError as exc:
+        raise UserError(f"{origin}: {exc}") from None
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name, or a YAML file by path."""
+    if name_or_path in builtin_names():
+        return parse_suite(_builtin_text(name_or_path), f"suite {name_or_path}")
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        if not path.is_file():
+            raise UserError(f"suite file {name_or_path} does not exist")
+        if path.stat().st_size > MAX_SUITE_BYTES:
+            raise UserError(f"{name_or_path}: suite file is larger than {MAX_SUITE_BYTES} bytes")
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{name_or_path}: cannot read ({exc.__class__.__name__})") from None
+        return parse_suite(text, name_or_path)
+    from gpuarena.workloads.registry import did_you_mean
+
+    raise UserError(f"unknown suite {name_or_path!r}{did_you_mean(name_or_path, builtin_names())}; "
+                    f"built-in: {', '.join(builtin_names())}, or a path to a .yaml file")
+
+
+def adhoc_suite(workloads: list[str], variants: list[str], gpus: list[int] | None = None) -> Suite:
+    """The suite `gpuarena run -w W [--variant V]` describes: each workload with each variant."""
+    entries = [Entry(workload=w, variants=variants or ["seed"], gpus=gpus or [1]) for w in workloads]
+    return Suite(name="adhoc", entries=entries)
+
+
+def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
+    """--set KEY=VALUE pairs, split into workload parameters and method settings.
+
+    Values stay strings here; the workload's Param coerces and range-checks them.
+    """
+    params: dict[str, Any] = {}
+    method: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise UserError(f"--set {item!r}: empty key")
+        if k in ("repeats", "warmup", "steps", "timeout_s", "size"):
+            method[k] = v
+        else:
+            params[k] = v
+    try:
+        m = Method(**method)
+    except ValidationError as exc:
+        raise UserError(f"--set {pydantic_error_line(exc)}") from None
+    return params, m

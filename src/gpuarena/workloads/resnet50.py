@@ -1,0 +1,91 @@
+"""ResNet-50 training throughput: article 000, section 3.1.
+
+The article's code: torchvision ``resnet50()``, SGD lr 0.1, random 224x224
+input, ``loss = output.sum()``.  ``seed`` runs exactly that with PyTorch's
+defaults; the other variants are the tuning tips of both articles, each a
+named recipe that composes with the others where that makes sense.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gpuarena.workloads.base import (Param, Workload, apply_math_mode, autocast_dtype)
+
+# ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
+# counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
+# = forward + backward (~2x forward) = 3x forward; a FLOP is half a MAC.
+RESNET50_FWD_MACS_224 = 4.089e9
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class ResNet50Train(Workload):
+    name = "resnet50-train"
+    version = 1
+    description = "torchvision ResNet-50 training step, SGD lr 0.1, synthetic input, loss = output.sum()"
+    item = "image"
+    source = "article 000, section 3.1"
+    params = (
+        Param("batch_size", int, 256, "images per step", tiny=2, min=1, max=65536),
+        Param("image_size", int, 224, "input height and width in pixels", tiny=32, min=16, max=4096),
+        Param("lr", float, 0.1, "SGD learning rate (the article's 0.1)", min=0.0, max=100.0),
+        Param("compile_mode", str, "default", "torch.compile mode for the compile variant",
+              choices=COMPILE_MODES),
+    )
+    variants = {
+        "seed": "the article's code exactly: FP32 tensors, PyTorch defaults (cuDNN TF32 on, matmul TF32 off)",
+        "fp32": "true FP32: TF32 off for matmul and cuDNN",
+        "tf32": "TF32 on for matmul and cuDNN (article 001's tip)",
+        "amp-bf16": "autocast to bfloat16",
+        "amp-fp16": "autocast to float16 with a gradient scaler",
+        "channels-last": "NHWC memory format for model and input (tensor-core friendly convolutions)",
+        "compile": "torch.compile the model (mode from compile_mode); compile time excluded and recorded",
+    }
+    exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16"}),)
+    default_warmup = 10
+    default_steps = 10
+
+    def setup(self) -> None:
+        import torchvision
+
+        v = self.ctx.variants
+        apply_math_mode(v)
+        bs, size = self.p["batch_size"], self.p["image_size"]
+        model = torchvision.models.resnet50().to(self.device)
+        self.x = torch.randn(bs, 3, size, size, device=self.device)
+        if "channels-last" in v:
+            model = model.to(memory_format=torch.channels_last)
+            self.x = self.x.contiguous(memory_format=torch.channels_last)
+        model.train()
+        self.opt = torch.optim.SGD(model.parameters(), lr=self.p["lr"])
+        self.amp = autocast_dtype(v)
+        self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
+        if "compile" in v:
+            mode = self.p["compile_mode"]
+            model = torch.compile(model, mode=None if mode == "default" else mode)
+        self.model = model
+        self.loss = None
+
+    def step(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
+            out = self.model(self.x)
+            loss = out.float().sum()
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            loss.backward()
+            self.opt.step()
+        self.loss = loss
+
+    def flops_per_item(self) -> float:
+        scale = (self.p["image_size"] / 224) ** 2
+        return 3 * 2 * RESNET50_FWD_MACS_224 * scale
+
+    def check(self) -> list[str]:
+        if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
+            return ["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)"]
+        return []

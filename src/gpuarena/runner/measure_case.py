@@ -26,7 +26,9 @@ OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory
 def is_oom(exc: BaseException) -> bool:
     import torch
 
-    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
+                                  getattr(torch.cuda, "OutOfMemoryError", None), MemoryError) if t)
+    if isinstance(exc, oom_types):
         return True
     return any(m in str(exc) for m in OOM_MARKERS)
 

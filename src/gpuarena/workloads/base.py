@@ -80,6 +80,7 @@ class Workload:
     version: ClassVar[int] = 1            # bump when the definition (not the speed) changes
     description: ClassVar[str] = ""
     item: ClassVar[str] = "item"          # "image", "sequence", "GB" ...
+    unit: ClassVar[str | None] = None     # throughput unit; None: f"{item}s/s" (see unit_name)
     source: ClassVar[str] = ""            # where the recipe comes from (article section)
     params: ClassVar[tuple[Param, ...]] = ()
     variants: ClassVar[dict[str, str]] = {"seed": "as the source article wrote it"}
@@ -179,6 +180,11 @@ class Workload:
         chosen = cls.parse_variant(spec)
         order = list(cls.variants)
         return "+".join(sorted(chosen, key=order.index))
+
+    @classmethod
+    def unit_name(cls) -> str:
+        """The stored throughput unit: ``unit`` if set ("GB/s" reads better than "GBs/s")."""
+        return cls.unit or f"{cls.item}s/s"
 
     @classmethod
     def code_hash(cls) -> str:

@@ -1,0 +1,447 @@
+"""The report as data: sections of tables and chart specifications, read from the store.
+
+HTML and Markdown are two renderings of the same `Report`, so the Markdown
+carries exactly the tables the HTML shows.  Cells are plain strings here;
+escaping is the renderer's job.  Analysis (compare, cost, claims, advice) is
+called from gpuarena.analysis, never re-computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuarena.errors import UserError
+from gpuarena.measure import stats
+from gpuarena.measure.telemetry import THROTTLE_BITS
+from gpuarena.report.console import fmt_bytes, fmt_num
+
+NUMERIC = "r"
+TEXT = "l"
+CV_FLAG = stats.CV_WARN
+
+
+@dataclass
+class Table:
+    id: str
+    columns: list[tuple[str, str]]          # (header, "l" | "r")
+    rows: list[list[str]]
+    title: str = ""
+    note: str = ""
+
+
+@dataclass
+class Chart:
+    id: str
+    title: str
+    kind: str                               # a function name in report.charts
+    args: dict
+    alt: str = ""
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+    subsections: list["Section"] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    subtitle: str
+    headline: list[tuple[str, str, str]]    # (label, value, detail)
+    sections: list[Section]
+
+
+# --- small helpers ------------------------------------------------------------
+
+def ok(r: dict) -> bool:
+    return r.get("status") == "ok" and bool(r.get("throughput_median"))
+
+
+def device_of(r: dict) -> str:
+    name = r.get("device_name") or r.get("device") or "?"
+    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
+
+
+def varying_params(rows: list[dict]) -> list[str]:
+    keys: list[str] = []
+    for r in rows:
+        for k in r.get("params") or {}:
+            if k not in keys:
+                keys.append(k)
+    return [k for k in keys if len({repr((r.get("params") or {}).get(k)) for r in rows}) > 1]
+
+
+def params_text(r: dict, keys: list[str]) -> str:
+    p = r.get("params") or {}
+    return " ".join(f"{k}={p.get(k)}" for k in keys)
+
+
+def x_key(rows: list[dict], keys: list[str]) -> str | None:
+    """The parameter for the x axis: batch size where it varies, else the first numeric one."""
+    numeric = [k for k in keys if all(isinstance((r.get("params") or {}).get(k), (int, float)) for r in rows)]
+    for k in ("batch_size", "size_mb", "seq_len"):
+        if k in numeric:
+            return k
+    return numeric[0] if numeric else None
+
+
+def throughput_samples(r: dict) -> list[float]:
+    items = r.get("items_per_step")
+    return [items / s for s in r.get("samples") or [] if items and s and s > 0]
+
+
+def flags(r: dict) -> list[str]:
+    out = []
+    thr = r.get("throughput") or {}
+    if r.get("throttled"):
+        out.append("throttled")
+    if thr.get("cv") is not None and thr["cv"] > CV_FLAG:
+        out.append("noisy")
+    if (r.get("extra") or {}).get("nan"):
+        out.append("NaN")
+    if r.get("source") and r["source"] != "measured":
+        out.append(r["source"])
+    return out
+
+
+def pct(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.1%}"
+
+
+def ci_text(thr: dict) -> str:
+    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
+    if lo is None or hi is None or (thr.get("n") or 0) < 2:
+        return "-"
+    return f"{fmt_num(lo)} – {fmt_num(hi)}"
+
+
+def memory_bytes(r: dict) -> tuple[int | None, str]:
+    if r.get("peak_memory_bytes"):
+        return r["peak_memory_bytes"], "device"
+    rss = (r.get("extra") or {}).get("peak_rss_bytes")
+    return (rss, "process RSS") if rss else (None, "")
+
+
+# --- the report -----------------------------------------------------------------
+
+def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
+           case_id: int | None = None) -> Report:
+    """Everything the report shows, from the stored results of the given runs (default: all)."""
+    rows = [r for r in store.results(run_ids or None) if r.get("source") != "published"]
+    if not rows:
+        where = f"run(s) {', '.join(run_ids)}" if run_ids else store.path
+        raise UserError(f"no results in {where}: nothing to report")
+    runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
+    if case_id is not None and not any(r["id"] == case_id for r in rows):
+        raise UserError(f"--case {case_id}: no result with that id in the reported runs")
+    sections = [what_was_run(store, runs, rows), warnings_section(rows)]
+    sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
+                 if w not in MULTI_GPU_WORKLOADS]
+    multi = multi_gpu_section(rows)
+    if multi:
+        sections.append(multi)
+    sections.append(telemetry_section(rows, case_id))
+    sections = [s for s in sections if s is not None]
+    names = sorted({device_of(r) for r in rows})
+    title = "gpuarena report"
+    subtitle = f"{', '.join(r['suite'] for r in runs) or 'stored results'} on {', '.join(names)}"
+    return Report(title=title, subtitle=subtitle, headline=headline(rows), sections=sections)
+
+
+MULTI_GPU_WORKLOADS = ("ddp-train", "allreduce", "allgather", "reduce-scatter", "broadcast", "nccl-bandwidth")
+
+
+def workloads_in(rows: list[dict]) -> list[str]:
+    out: list[str] = []
+    for r in rows:
+        if r["workload"] not in out:
+            out.append(r["workload"])
+    return out
+
+
+def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
+    good = [r for r in rows if ok(r)]
+    tiles = [("results", f"{len(good)} ok", f"of {len(rows)} stored" + (
+        f"; {len(rows) - len(good)} failed, OOM or timed out" if len(good) < len(rows) else ""))]
+    for w in workloads_in(good):
+        best = max((r for r in good if r["workload"] == w), key=lambda r: r["throughput_median"])
+        tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
+                      f"best: {device_of(best)}, {best['variant']}"
+                      + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")))
+    warned = sum(1 for r in rows if r.get("warnings"))
+    tiles.append(("warnings", str(warned), "results carry a warning" if warned != 1 else "result carries a warning"))
+    return tiles
+
+
+def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
+    s = Section("run", "What was run, and where")
+    run_rows = []
+    for run in runs:
+        n = sum(1 for r in rows if r.get("run_id") == run["id"])
+        run_rows.append([run["id"], run["suite"], run["device"], run["created_at"], run["status"], str(n)])
+    s.tables.append(Table("runs", [("run", TEXT), ("suite", TEXT), ("device", TEXT), ("started (UTC)", TEXT),
+                                   ("status", TEXT), ("results", NUMERIC)], run_rows, "Runs"))
+    method_rows = []
+    for run in runs:
+        combos = sorted({(c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("size", "full"))
+                         for c in run.get("plan") or []}, key=repr)
+        timing = ("CUDA events around each window of steps" if str(run["device"]).startswith("cuda")
+                  else "host clock (perf_counter) with a synchronisation at both ends")
+        for rep, warm, steps, size in combos:
+            method_rows.append([run["id"], str(rep), str(warm), str(steps), size, timing])
+    s.tables.append(Table("method", [("run", TEXT), ("repeats", NUMERIC), ("warm-up steps", NUMERIC),
+                                     ("steps per repeat", NUMERIC), ("size", TEXT), ("timing", TEXT)],
+                          method_rows, "Method",
+                          "Each case runs in its own process; the first step (compilation, autotuning) is timed "
+                          "apart and excluded; throughput is items per step over each repeat's mean step time, "
+                          "with the median and a Student-t 95% interval of the mean over repeats."))
+    env_rows = []
+    for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
+        fp = store.environment(env_id) or {}
+        libs = fp.get("libraries") or {}
+        gpus = [g.get("name") for g in fp.get("gpus") or [] if g.get("name")]
+        gpu_text = ", ".join(f"{n} x{gpus.count(n)}" for n in dict.fromkeys(gpus)) or "none"
+        env_rows.append([str(env_id), str(fp.get("hostname", "?")), str(fp.get("cpu", "?")), gpu_text,
+                         str(fp.get("driver") or "-"), str(fp.get("torch_cuda") or "-"), str(fp.get("cudnn") or "-"),
+                         str(libs.get("torch") or "-"), str(fp.get("python") or "-"), str(fp.get("os") or "-")])
+    s.tables.append(Table("environments", [("env", NUMERIC), ("host", TEXT), ("CPU", TEXT), ("GPUs", TEXT),
+                                           ("driver", TEXT), ("CUDA", TEXT), ("cuDNN", TEXT), ("torch", TEXT),
+                                           ("Python", TEXT), ("OS", TEXT)], env_rows, "Environments"))
+    return s
+
+
+def warnings_section(rows: list[dict]) -> Section | None:
+    warn_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]), w]
+                 for r in rows for w in r.get("warnings") or []]
+    bad_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]),
+                 r["status"], str(r.get("error") or "")[:200]] for r in rows if r.get("status") != "ok"]
+    if not warn_rows and not bad_rows:
+        return None
+    s = Section("warnings", "Warnings and failures",
+                ["Results check themselves: high spread, too few repeats, throttling and NaN losses are stored "
+                 "with the result. A failed, OOM or timed-out case costs that case only."])
+    if warn_rows:
+        s.tables.append(Table("warnings-table", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
+                                                 ("device", TEXT), ("params", TEXT), ("warning", TEXT)],
+                              warn_rows, "Warnings"))
+    if bad_rows:
+        s.tables.append(Table("failures", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
+                                           ("device", TEXT), ("params", TEXT), ("status", TEXT), ("error", TEXT)],
+                              bad_rows, "Cases that did not finish"))
+    return s
+
+
+def workload_section(workload: str, rows: list[dict]) -> Section:
+    s = Section(f"wl-{slug(workload)}", workload)
+    keys = varying_params(rows)
+    unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    table_rows = []
+    for r in rows:
+        thr = r.get("throughput") or {}
+        extra = r.get("extra") or {}
+        mem, _ = memory_bytes(r)
+        table_rows.append([
+            str(r["id"]), device_of(r), r["variant"], params_text(r, keys) or "-", r.get("precision") or "-",
+            fmt_num(thr.get("median")) if ok(r) else r["status"], ci_text(thr), pct(thr.get("cv")),
+            fmt_num(r.get("tflops")), pct(extra.get("share_of_ceiling")),
+            fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
+            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(flags(r)),
+        ])
+    fixed = [k for k in (rows[0].get("params") or {}) if k not in keys]
+    if fixed:
+        s.paragraphs.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
+    s.tables.append(prune(Table(f"{s.id}-throughput", [
+        ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", TEXT), ("precision", TEXT),
+        (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("CV", NUMERIC), ("TFLOP/s", NUMERIC),
+        ("share of peak", NUMERIC), ("peak memory", NUMERIC), ("power W", NUMERIC), ("J/item", NUMERIC),
+        ("flags", TEXT)], table_rows, "Throughput",
+        "TFLOP/s from the workload's FLOP count per item; share of peak is of the card's peak rate for the "
+        "precision used, where the catalog knows it. Empty columns are left out; RSS marks a CPU "
+        "process's peak resident memory.")))
+    good = [r for r in rows if ok(r)]
+    xk = x_key(good, keys)
+    if xk:
+        s.charts.append(Chart(f"{s.id}-scaling", f"Throughput vs {xk}", "lines_with_ci", {
+            "series": series_by(good, xk, keys, lambda r: r["throughput_median"],
+                                lambda r: (r.get("throughput") or {}).get("ci95_low"),
+                                lambda r: (r.get("throughput") or {}).get("ci95_high")),
+            "xlabel": xk, "ylabel": unit, "logx": len({r["params"][xk] for r in good}) > 3},
+            f"{workload}: {unit} against {xk}, one line per device and variant, 95% CI error bars"))
+    ladder = tuning_ladder(workload, good, keys)
+    if ladder:
+        s.tables.append(ladder[0])
+        s.charts.append(ladder[1])
+    mem_rows = [r for r in good if memory_bytes(r)[0]]
+    if xk and mem_rows:
+        kind = memory_bytes(mem_rows[0])[1]
+        s.charts.append(Chart(f"{s.id}-memory", f"Peak memory ({kind}) vs {xk}", "lines_with_ci", {
+            "series": series_by(mem_rows, xk, keys, lambda r: memory_bytes(r)[0] / 2**30, lambda r: None,
+                                lambda r: None),
+            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r["params"][xk] for r in mem_rows}) > 3},
+            f"{workload}: peak memory in GiB against {xk}"))
+    return s
+
+
+def prune(t: Table, keep: int = 3) -> Table:
+    """Drop columns (after the first `keep`) that are empty in every row: a CPU run has no power."""
+    cols = [i for i, _ in enumerate(t.columns) if i < keep or any(row[i] not in ("-", "") for row in t.rows)]
+    return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note)
+
+
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
+
+
+def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
+    """Lines keyed by device, variant and the other varying parameters; points sorted by x."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        other = [k for k in keys if k != xk]
+        label = " · ".join(p for p in (device_of(r), r["variant"], params_text(r, other)) if p)
+        groups.setdefault(label, []).append(r)
+    out = []
+    for label, rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["params"][xk])
+        out.append({"label": label, "x": [r["params"][xk] for r in rs], "y": [y(r) for r in rs],
+                    "lo": [lo(r) for r in rs], "hi": [hi(r) for r in rs]})
+    return out
+
+
+def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
+    """Speed-up of each variant over `seed` (the article's code) on the same device and parameters,
+    at the largest setting where seed and the most variants ran."""
+    by_setting: dict[tuple, dict[str, dict]] = {}
+    for r in rows:
+        setting = (device_of(r), params_text(r, list(r.get("params") or {})))
+        by_setting.setdefault(setting, {})[r["variant"]] = r
+    chosen: dict[str, tuple] = {}
+    for setting, variants in by_setting.items():
+        if "seed" not in variants or len(variants) < 2:
+            continue
+        dev = setting[0]
+        best = chosen.get(dev)
+        score = (len(variants), sort_value(variants["seed"], keys))
+        if best is None or score > best[0]:
+            chosen[dev] = (score, setting)
+    if not chosen:
+        return None
+    table_rows, per_dev = [], {}
+    for dev, (_, setting) in chosen.items():
+        variants = by_setting[setting]
+        seed = variants["seed"]
+        per_dev[dev] = {}
+        for v, r in variants.items():
+            a, b = throughput_samples(r), throughput_samples(seed)
+            if len(a) > 1 and len(b) > 1:
+                ratio, lo, hi = stats.ratio_ci95(a, b)
+            else:
+                ratio, lo, hi = r["throughput_median"] / seed["throughput_median"], None, None
+            per_dev[dev][v] = (ratio, lo, hi)
+            table_rows.append([dev, params_text(seed, keys) or "-", v, f"{ratio:.2f}x",
+                               f"{lo:.2f} – {hi:.2f}" if lo is not None and math.isfinite(lo) else "-",
+                               verdict(ratio, lo, hi)])
+    variants = list(dict.fromkeys(v for d in per_dev.values() for v in sorted(d, key=lambda v: (v != "seed", v))))
+    groups = [{"label": dev,
+               "values": [per_dev[dev].get(v, (None,))[0] for v in variants],
+               "lo": [nan_none(per_dev[dev].get(v, (None, None))[1]) for v in variants],
+               "hi": [nan_none(per_dev[dev].get(v, (None, None, None))[2]) for v in variants]}
+              for dev in per_dev]
+    table = Table(f"wl-{slug(workload)}-ladder", [("device", TEXT), ("params", TEXT), ("variant", TEXT),
+                                                 ("speed-up over seed", NUMERIC), ("95% CI", NUMERIC),
+                                                 ("verdict", TEXT)], table_rows, "Tuning ladder",
+                  "seed is the article's code as published; the interval is the ratio of means' 95% interval "
+                  "(delta method); an interval containing 1.00 is no significant difference.")
+    chart = Chart(f"wl-{slug(workload)}-ladder-chart", "Tuning ladder: speed-up over seed", "grouped_bars",
+                  {"categories": variants, "groups": groups, "ylabel": "speed-up over seed (x)", "ref": 1.0},
+                  f"{workload}: speed-up of each variant over the article's code, per device")
+    return table, chart
+
+
+def nan_none(x):
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
+
+
+def sort_value(r: dict, keys: list[str]):
+    p = r.get("params") or {}
+    return tuple(p.get(k) if isinstance(p.get(k), (int, float)) else 0 for k in keys)
+
+
+def verdict(ratio, lo, hi) -> str:
+    if lo is None or hi is None or not math.isfinite(lo):
+        return "too few samples to tell"
+    if lo <= 1.0 <= hi:
+        return "no significant difference"
+    return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
+
+
+def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
+    s = Section("telemetry", "Telemetry")
+    with_tel = [r for r in rows if r.get("telemetry")]
+    if case_id is not None:
+        chosen = next(r for r in rows if r["id"] == case_id)
+        if not chosen.get("telemetry"):
+            raise UserError(f"--case {case_id}: that result has no telemetry (NVML was not available)")
+    elif with_tel:
+        ok_tel = [r for r in with_tel if r.get("status") == "ok"] or with_tel
+        chosen = max(ok_tel, key=lambda r: (r["telemetry"][-1].get("t") or 0, r["id"]))
+    else:
+        s.paragraphs.append("No result carries telemetry: NVML was not available where these cases ran "
+                            "(a CPU run has no power, temperature or clock readings, and none are invented).")
+        return s
+    samples = chosen["telemetry"]
+    seen = 0
+    for x in samples:
+        seen |= int(x.get("reasons") or 0)
+    reasons = [name for bit, name in THROTTLE_BITS.items() if seen & bit]
+    s.paragraphs.append(
+        f"Result {chosen['id']}: {chosen['workload']} [{chosen['variant']}] "
+        f"{params_text(chosen, list(chosen.get('params') or {})[:2])} on {device_of(chosen)}; "
+        f"{len(samples)} NVML samples over the timed window"
+        + (f"; throttling seen: {', '.join(reasons)} (shaded)." if reasons else "; no throttling reported.")
+        + " Choose another case with --case ID.")
+    col = lambda k: [x[k] for x in samples if x.get(k) is not None]  # noqa: E731
+    trow = []
+    for key, label in (("power_w", "power W"), ("temp_c", "temperature °C"), ("sm_clock_mhz", "SM clock MHz"),
+                       ("util_pct", "utilisation %")):
+        v = col(key)
+        if v:
+            trow.append([label, fmt_num(min(v)), fmt_num(sum(v) / len(v)), fmt_num(max(v))])
+    s.tables.append(Table("telemetry-table", [("reading", TEXT), ("min", NUMERIC), ("mean", NUMERIC),
+                                              ("max", NUMERIC)], trow, f"Telemetry of result {chosen['id']}"))
+    s.charts.append(Chart("telemetry-chart", f"Power, temperature and SM clock: result {chosen['id']}",
+                          "telemetry", {"samples": samples},
+                          f"power, temperature and SM clock over time for result {chosen['id']}"))
+    return s
+
+
+def multi_gpu_section(rows: list[dict]) -> Section | None:
+    """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
+    message size.  Both read the fields the multi-GPU workloads store, defensively."""
+    ddp = [r for r in rows if r["workload"] == "ddp-train" and ok(r)]
+    coll = [r for r in rows if r["workload"] in MULTI_GPU_WORKLOADS and r["workload"] != "ddp-train" and ok(r)]
+    if not ddp and not coll:
+        return None
+    s = Section("multi-gpu", "Multi-GPU")
+    if ddp:
+        s.subsections.append(scaling_subsection(ddp))
+    if coll:
+        s.subsections.append(busbw_subsection(coll))
+    return s
+
+
+def scaling_subsection(rows: list[dict]) -> Section:
+    from gpuarena.report import multigpu
+
+    return multigpu.scaling(rows)
+
+
+def busbw_subsection(rows: list[dict]) -> Section:
+    from gpuarena.report import multigpu
+
+    return multigpu.busbw(rows)

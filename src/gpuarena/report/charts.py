@@ -1,0 +1,191 @@
+"""Charts for the HTML report: matplotlib (Agg) rendered to inline SVG strings.
+
+Text stays text in the SVG (``svg.fonttype: none``) so the report is small,
+searchable and printable; matplotlib's SVG writer escapes every string it
+writes, and mathtext is switched off so a ``$`` in a GPU name is just a
+dollar sign.  Each function takes plain lists and returns one ``<svg>``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from gpuarena.measure.telemetry import THROTTLE_BITS  # noqa: E402
+
+# Colour-blind-safe qualitative palette (Okabe & Ito, 2008).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+THROTTLE_MASK = sum(THROTTLE_BITS)
+
+STYLE = {
+    "svg.fonttype": "none",          # real <text>, not glyph paths
+    "text.parse_math": False,        # "$" in a label is a character, not mathtext
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e3e6ea",
+    "grid.linewidth": 0.7,
+    "axes.edgecolor": "#9aa1a9",
+    "axes.labelcolor": "#333",
+    "xtick.color": "#555",
+    "ytick.color": "#555",
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "axes.titlelocation": "left",
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+}
+
+_HEAD = re.compile(r"^.*?(?=<svg)", re.S)
+
+
+def colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _figure(width: float = 7.0, height: float = 3.2, nrows: int = 1, sharex: bool = False):
+    fig, axes = plt.subplots(nrows, 1, figsize=(width, height), sharex=sharex, squeeze=False)
+    return fig, [a[0] for a in axes]
+
+
+def _svg(fig, chart_id: str) -> str:
+    """The figure as an <svg> element with no XML prolog, ids salted per chart so that
+    several charts inlined in one page never share a clip-path id."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": chart_id}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    text = _HEAD.sub("", buf.getvalue(), count=1)
+    # Let CSS size the chart: keep the viewBox, drop the fixed pt size.
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
+
+
+def _thousands(ax, axis: str = "y") -> None:
+    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def _legend(ax, n: int) -> None:
+    if n > 1:
+        ax.legend(loc="best", ncol=1 if n <= 6 else 2)
+
+
+def _err(y, lo, hi):
+    """Asymmetric error bars from CI bounds; missing bounds give zero-length bars."""
+    # A lower bound under zero (a wide interval on a ratio) is drawn down to zero, not below it.
+    below = [max(0.0, v - max(lv, 0.0)) if lv is not None else 0.0 for v, lv in zip(y, lo)]
+    above = [max(0.0, hv - v) if hv is not None else 0.0 for v, hv in zip(y, hi)]
+    return [below, above]
+
+
+def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, title: str = "",
+                  logx: bool = False, logy: bool = False, ref: float | None = None) -> str:
+    """One line per series ({label, x, y, lo?, hi?, dashed?}) with 95% CI error bars."""
+    with plt.rc_context(STYLE):
+        fig, (ax,) = _figure()
+        for i, s in enumerate(series):
+            y = s["y"]
+            yerr = _err(y, s.get("lo") or [None] * len(y), s.get("hi") or [None] * len(y))
+            ax.errorbar(s["x"], y, yerr=yerr, label=s["label"], color=s.get("color") or colour(i),
+                        marker="o", markersize=4, linewidth=1.6, capsize=3, elinewidth=1,
+                        linestyle="--" if s.get("dashed") else "-")
+        if ref is not None:
+            ax.axhline(ref, color="#888", linewidth=0.8, linestyle=":")
+        if logx:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        if logy:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+            _thousands(ax)
+        xs = sorted({x for s in series for x in s["x"]})
+        if xs and len(xs) <= 12 and not logx:
+            ax.set_xticks(xs)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        _legend(ax, len(series))
+        return _svg(fig, chart_id)
+
+
+def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",
+                 ref: float | None = None) -> str:
+    """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?})."""
+    with plt.rc_context(STYLE):
+        width_in = min(9.0, max(5.0, 0.9 * len(categories) * max(1, len(groups)) ** 0.5 + 2))
+        fig, (ax,) = _figure(width=width_in)
+        n = max(1, len(groups))
+        w = 0.8 / n
+        for gi, g in enumerate(groups):
+            xs = [ci - 0.4 + w * (gi + 0.5) for ci in range(len(categories))]
+            vals = [v if v is not None else math.nan for v in g["values"]]
+            yerr = None
+            if g.get("lo") and g.get("hi"):
+                yerr = _err([0 if math.isnan(v) else v for v in vals], g["lo"], g["hi"])
+            bars = ax.bar(xs, vals, width=w * 0.92, label=g["label"], color=g.get("color") or colour(gi),
+                          yerr=yerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
+            tops = [max(v, h) if h is not None and not math.isnan(v) else v
+                    for v, h in zip(vals, g.get("hi") or [None] * len(vals))]
+            for b, v, top in zip(bars, vals, tops):
+                if not math.isnan(v):
+                    ax.annotate(f"{v:.2f}" if v < 100 else f"{v:,.0f}", (b.get_x() + b.get_width() / 2, top),
+                                xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                                fontsize=7, color="#333")
+        if ref is not None:
+            ax.axhline(ref, color="#666", linewidth=0.9, linestyle="--")
+        ax.set_xticks(range(len(categories)))
+        ax.set_xticklabels(categories, rotation=20 if max(map(len, categories), default=0) > 12 else 0,
+                           ha="right" if max(map(len, categories), default=0) > 12 else "center")
+        ax.grid(axis="x", visible=False)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        _legend(ax, len(groups))
+        return _svg(fig, chart_id)
+
+
+def telemetry(chart_id: str, samples: list[dict], title: str = "") -> str:
+    """Power, temperature and SM clock over time, with samples whose clock-event reasons
+    say the GPU slowed itself shaded red."""
+    panels = [("power_w", "power (W)"), ("temp_c", "temperature (°C)"), ("sm_clock_mhz", "SM clock (MHz)")]
+    panels = [p for p in panels if any(s.get(p[0]) is not None for s in samples)]
+    with plt.rc_context(STYLE):
+        fig, axes = _figure(height=1.6 * max(1, len(panels)) + 0.6, nrows=max(1, len(panels)), sharex=True)
+        ts = [s.get("t") or 0.0 for s in samples]
+        throttled = [bool(int(s.get("reasons") or 0) & THROTTLE_MASK) for s in samples]
+        for i, (ax, (key, label)) in enumerate(zip(axes, panels)):
+            pts = [(t, s[key]) for t, s in zip(ts, samples) if s.get(key) is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour(i), linewidth=1.4)
+            ax.set_ylabel(label)
+            _shade_runs(ax, ts, throttled)
+        if any(throttled):
+            axes[0].plot([], [], color="#D55E00", alpha=0.25, linewidth=8, label="throttled")
+            axes[0].legend(loc="lower right")
+        axes[-1].set_xlabel("time in the timed window (s)")
+        if title:
+            axes[0].set_title(title)
+        return _svg(fig, chart_id)
+
+
+def _shade_runs(ax, ts: list[float], flags: list[bool]) -> None:
+    start = None
+    for i, f in enumerate(flags + [False]):
+        if f and start is None:
+            start = i
+        elif not f and start is not None:
+            end = ts[i] if i < len(ts) else ts[-1]
+            ax.axvspan(ts[start], end if end > ts[start] else ts[start] + 0.05, color="#D55E00", alpha=0.18,
+                       linewidth=0)
+            start = None

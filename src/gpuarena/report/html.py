@@ -1,0 +1,79 @@
+"""The report as one self-contained HTML file: inline CSS, static SVG charts, no network.
+
+Jinja2 renders it with autoescaping on, so every string from a result, an
+import or a user is escaped; the only markup let through unescaped is the SVG
+that matplotlib wrote (which escapes its own text).
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import PackageNotFoundError, version
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from gpuarena.report.build import Report, Section, gather
+
+REPORTS_DIR = "reports"
+
+
+def _version() -> str:
+    try:
+        return version("gpuarena")
+    except PackageNotFoundError:
+        return "dev"
+
+
+def _env() -> Environment:
+    return Environment(loader=PackageLoader("gpuarena.report", "templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True),
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def _all_charts(sections: list[Section]):
+    for s in sections:
+        yield from s.charts
+        yield from _all_charts(s.subsections)
+
+
+def render(report: Report, db: str = "") -> str:
+    from gpuarena.report import charts
+
+    svgs = {}
+    for c in _all_charts(report.sections):
+        fn = getattr(charts, c.kind)
+        svgs[c.id] = Markup(fn(c.id, **c.args))
+    return _env().get_template("report.html.j2").render(report=report, svgs=svgs, version=_version(), db=db)
+
+
+def write_report(store, out: str, run_ids: list[str] | None = None, baseline: str | None = None,
+                 case_id: int | None = None, fmt: str = "html") -> str:
+    """Gather, render and write; returns the path written.  Nothing is written on a bad input."""
+    report = gather(store, run_ids, baseline=baseline, case_id=case_id)
+    if fmt == "md":
+        from gpuarena.report.markdown import render as render_md
+
+        text = render_md(report)
+    else:
+        text = render(report, db=os.path.basename(store.path))
+    folder = os.path.dirname(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, out)
+    return out
+
+
+def after_run(store, run_id: str, console) -> None:
+    """Called by `gpuarena run` when a run ends: writes reports/<run_id>.html and prints its path."""
+    from gpuarena.errors import UserError
+
+    path = os.path.join(REPORTS_DIR, f"{run_id}.html")
+    try:
+        write_report(store, path, [run_id])
+    except UserError as exc:  # e.g. a run with no results: say why, the run itself succeeded
+        console.print(f"no report: {exc}")
+        return
+    console.print(f"report: {os.path.abspath(path)}")

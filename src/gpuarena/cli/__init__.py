@@ -21,6 +21,7 @@ app = typer.Typer(
 # Each module registers its verbs on `app` when imported.
 from gpuarena.cli import run_cmds  # noqa: E402,F401
 from gpuarena.cli import report_cmds  # noqa: E402,F401
+from gpuarena.cli import analysis_cmds  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,156 @@
+"""The articles' side-by-side table, with honest uncertainty.
+
+For every configuration (workload, variant, params, size, GPU count) that the
+baseline GPU and another GPU both ran with status ok: each median, the ratio
+to the baseline, and a 95% interval on the ratio from the raw repeats
+(measure.stats.ratio_ci95 over per-repeat throughputs).  A ratio is called
+"1.23x faster" or "0.81x (slower)" only when its interval excludes 1 (asv's and
+pyperf's rule); published rows have no repeats and say so.  Results whose
+workload version or code hash differ are not compared (asv's rule): they are
+skipped with the reason.  GPU identity is the catalog name where the device
+name matches one catalog row (so a measured "NVIDIA A100-SXM4-40GB" meets a
+published "A100 40GB SXM4"), else the device name itself.
+"""
+
+from __future__ import annotations
+
+from gpuarena.analysis import rows as R
+from gpuarena.analysis.tables import render as _render
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.measure.stats import ratio_ci95
+
+# Published params may use another name for the same thing than a workload does.
+SYNONYMS = {"seq_len": ("seq_len", "seq_length", "sequence_length", "max_seq_len")}
+
+
+def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool) -> bool:
+    """Measured vs measured: equal params.  With a published row: its params must agree."""
+    if not a_pub and not b_pub:
+        return (a or {}) == (b or {})
+    pub, other = (a, b) if a_pub else (b, a)
+    for k, v in (pub or {}).items():
+        names = SYNONYMS.get(k, (k,))
+        present = [n for n in names if n in (other or {})]
+        if v is None:
+            continue
+        if not present or other[present[0]] != v:
+            return False
+    return True
+
+
+def _same_definition(b: dict, o: dict) -> str | None:
+    """None when comparable; else why not."""
+    if "published" in (b.get("source"), o.get("source")):
+        return None
+    if b.get("workload_version") != o.get("workload_version"):
+        return f"workload version differs ({b.get('workload_version')} vs {o.get('workload_version')})"
+    if b.get("code_hash") != o.get("code_hash"):
+        return f"workload code differs (hash {b.get('code_hash')} vs {o.get('code_hash')})"
+    return None
+
+
+def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
+    if published or lo is None or hi is None:
+        return "no CI (published)" if published else "no CI (too few repeats)"
+    if lo > 1.0:
+        return f"{ratio:.2f}x faster"
+    if hi < 1.0:
+        return f"{ratio:.2f}x (slower)"
+    return "no significant difference"
+
+
+def compare(store, baseline: str, workload: str | None = None) -> dict:
+    """Compare every GPU in the database against `baseline`.
+
+    Returns {"baseline": catalog or device name,
+             "rows": [{workload, variant, params, size, gpus, gpu, baseline_gpu, unit,
+                       baseline_value, value, ratio, ci95_low, ci95_high, verdict,
+                       baseline_source, source, flags}],
+             "summary": [{gpu, n, geomean_ratio, faster, slower, no_difference, no_ci}],
+             "skipped": [{workload, variant, params, gpu, reason}]}
+    Raises UserError when the baseline has no ok results or nothing is comparable.
+    """
+    g = catalog.find(baseline)
+    base_id = g.name if g else baseline
+    results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
+    results = R.latest(results)
+    base_rows = [r for r in results if R.gpu_of(r) == base_id
+                 or (r.get("device_name") or "").lower() == baseline.lower()]
+    if not base_rows:
+        gpus = sorted({R.gpu_of(r) for r in results})
+        raise UserError(f"no ok results for baseline {baseline!r}"
+                        + (f" (workload {workload})" if workload else "")
+                        + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results"))
+    base_id = R.gpu_of(base_rows[0])
+    others = [r for r in results if R.gpu_of(r) != base_id]
+    rows, skipped = [], []
+    for o in others:
+        o_pub = o.get("source") == "published"
+        for b in base_rows:
+            b_pub = b.get("source") == "published"
+            if (b["workload"], b["variant"], b.get("size"), b.get("gpus") or 1) != \
+               (o["workload"], o["variant"], o.get("size"), o.get("gpus") or 1):
+                continue
+            if b_pub and o_pub and b.get("origin") != o.get("origin"):
+                continue    # published figures compare only within one source (one method)
+            if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub):
+                continue
+            why = _same_definition(b, o)
+            if why:
+                skipped.append({"workload": o["workload"], "variant": o["variant"],
+                                "params": R.fmt_params(o.get("params")), "gpu": R.gpu_of(o), "reason": why})
+                continue
+            ratio = o["throughput_median"] / b["throughput_median"]
+            lo = hi = None
+            xb, xo = R.per_repeat_throughput(b), R.per_repeat_throughput(o)
+            if len(xb) >= 2 and len(xo) >= 2:
+                _, lo, hi = ratio_ci95(xo, xb)
+            rows.append({
+                "workload": o["workload"], "variant": o["variant"],
+                "params": R.fmt_params(o.get("params") if not o_pub else b.get("params")),
+                "size": o.get("size"), "gpus": o.get("gpus") or 1, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
+                "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
+                "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
+                "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
+                "baseline_source": b.get("source"), "source": o.get("source"),
+                "flags": sorted(set(R.flags(b) + R.flags(o))),
+            })
+    if not rows:
+        reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
+        raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
+                        f"and parameters{reason}")
+    rows.sort(key=lambda r: (r["workload"], r["variant"], r["params"], r["gpu"], r["source"]))
+    summary = []
+    for gpu in sorted({r["gpu"] for r in rows}):
+        mine = [r for r in rows if r["gpu"] == gpu]
+        summary.append({
+            "gpu": gpu, "n": len(mine), "geomean_ratio": R.geomean([r["ratio"] for r in mine]),
+            "faster": sum(r["verdict"].endswith("faster") for r in mine),
+            "slower": sum(r["verdict"].endswith("(slower)") for r in mine),
+            "no_difference": sum(r["verdict"] == "no significant difference" for r in mine),
+            "no_ci": sum(r["verdict"].startswith("no CI") for r in mine),
+        })
+    return {"baseline": base_id, "rows": rows, "summary": summary, "skipped": skipped}
+
+
+ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),
+               ("source", "source"), ("baseline_value", "baseline"), ("value", "value"), ("unit", "unit"),
+               ("ratio", "ratio"), ("ci", "95% CI"), ("verdict", "verdict"), ("flags", "flags")]
+SUMMARY_COLUMNS = [("gpu", "GPU"), ("n", "configs"), ("geomean_ratio", "geomean ratio"), ("faster", "faster"),
+                   ("slower", "slower"), ("no_difference", "no sig. diff."), ("no_ci", "no CI")]
+
+
+def render(result: dict, fmt: str) -> str:
+    """The comparison as text: table, md or json (json = the dict compare() returns)."""
+    if fmt == "json":
+        return _render([], [], "json", data=result)
+    rows = [{**r, "ci": (f"{r['ci95_low']:.3f}-{r['ci95_high']:.3f}" if r["ci95_low"] is not None else "-"),
+             "ratio": f"{r['ratio']:.3f}"} for r in result["rows"]]
+    summary = [{**s, "geomean_ratio": f"{s['geomean_ratio']:.3f}x" if s["geomean_ratio"] else "-"}
+               for s in result["summary"]]
+    notes = [f"skipped {s['workload']} {s['variant']} {s['params']} on {s['gpu']}: {s['reason']}"
+             for s in result["skipped"]]
+    b = result["baseline"]
+    return (_render(ROW_COLUMNS, rows, fmt, title=f"Compared with {b}")
+            + "\n" + _render(SUMMARY_COLUMNS, summary, fmt, title=f"Geometric mean of ratios to {b}", notes=notes))

@@ -1,0 +1,67 @@
+"""Helpers over stored result dicts shared by the analyses."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from gpuarena.data import catalog
+
+CV_FLAG = 0.05   # measure.stats.CV_WARN: a spread above 5% is flagged
+
+
+def gpu_of(r: dict) -> str:
+    """GPU identity of a result: the catalog name where the device name matches one row."""
+    return catalog.identity(r.get("device_name"))
+
+
+def params_text(params: dict | None) -> str:
+    return json.dumps(params or {}, sort_keys=True)
+
+
+def per_repeat_throughput(r: dict) -> list[float]:
+    """items_per_step / seconds-per-step, one value per timed repeat (empty for published rows)."""
+    items = r.get("items_per_step")
+    xs = r.get("samples") or []
+    if not items or not isinstance(xs, list):
+        return []
+    return [items / s for s in xs if isinstance(s, (int, float)) and math.isfinite(s) and s > 0]
+
+
+def flags(r: dict) -> list[str]:
+    """Why a figure deserves caution: throttling, spread, NaN, other stored warnings."""
+    out = []
+    if r.get("throttled"):
+        out.append("throttled")
+    cv = (r.get("throughput") or {}).get("cv")
+    if isinstance(cv, (int, float)) and cv > CV_FLAG:
+        out.append(f"CV {cv:.1%}")
+    if (r.get("extra") or {}).get("nan"):
+        out.append("NaN")
+    other = [w for w in r.get("warnings") or [] if "throttled" not in w and "spread" not in w and "NaN" not in w]
+    if other:
+        out.append(f"{len(other)} warning(s)")
+    return out
+
+
+def latest(results: list[dict]) -> list[dict]:
+    """The newest result per (GPU, source, workload, variant, params, size, gpus)."""
+    best: dict[tuple, dict] = {}
+    for r in results:
+        k = (gpu_of(r), r.get("source"), r["workload"], r["variant"], params_text(r.get("params")),
+             r.get("size"), r.get("gpus") or 1, r.get("origin") if r.get("source") == "published" else None)
+        if k not in best or (r.get("id") or 0) > (best[k].get("id") or 0):
+            best[k] = r
+    return list(best.values())
+
+
+def geomean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    if not xs:
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def fmt_params(params: dict | None) -> str:
+    """Compact, stable text of a params dict (sorted keys)."""
+    return " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))

@@ -1,0 +1,65 @@
+"""Scaling efficiency: the articles' "linear coefficient".
+
+efficiency(N) = throughput at N ranks / (N x throughput at 1 rank), both of the
+same workload, variant, parameters (per-rank batch) and size.  Article 000
+section 4 reports 0.92 (A100) and 0.81 (A800) for 4-GPU ResNet-50 training.
+Pure arithmetic over stored results; the executor stamps the figure on an N-rank
+result when the 1-rank result of the same run is already stored.
+"""
+
+from __future__ import annotations
+
+from gpuarena.measure import stats
+
+
+def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
+    """throughput_n / (n x throughput_1)."""
+    if n < 1:
+        raise ValueError(f"n={n}: need at least one rank")
+    if throughput_1 <= 0:
+        raise ValueError("the 1-rank throughput must be positive")
+    return throughput_n / (n * throughput_1)
+
+
+def _throughputs(result: dict) -> list[float]:
+    items = result.get("items_per_step")
+    return [items / s for s in result.get("samples") or [] if s and items]
+
+
+def world_size(result: dict) -> int:
+    return int((result.get("extra") or {}).get("world_size") or result.get("gpus") or 1)
+
+
+def scaling_figures(result: dict, baseline: dict) -> dict:
+    """Efficiency of an N-rank result against its 1-rank baseline, with a 95% interval."""
+    n = world_size(result)
+    out = {"scaling_efficiency": efficiency(result["throughput_median"], n, baseline["throughput_median"]),
+           "scaling_baseline_id": baseline.get("id"), "scaling_n": n}
+    a, b = _throughputs(result), _throughputs(baseline)
+    if len(a) > 1 and len(b) > 1:
+        _, low, high = stats.ratio_ci95(a, b)
+        out["scaling_efficiency_ci95"] = [low / n, high / n]
+    return out
+
+
+def find_baseline(candidates: list[dict], result: dict) -> dict | None:
+    """The 1-rank ok result of the same workload, variant, params and size."""
+    for c in reversed(candidates):   # the latest, if a run stored several
+        if (c.get("status") == "ok" and world_size(c) == 1 and c.get("workload") == result.get("workload")
+                and c.get("variant") == result.get("variant") and c.get("params") == result.get("params")
+                and c.get("size") == result.get("size") and c.get("throughput_median")):
+            return c
+    return None
+
+
+def annotate(store, result: dict) -> None:
+    """Add the scaling figures to an N-rank data-parallel result's extra, when its baseline is stored."""
+    if result.get("status") != "ok" or world_size(result) < 2 or not result.get("throughput_median"):
+        return
+    from gpuarena.workloads import registry
+
+    if getattr(registry.get(result["workload"]), "aggregate", None) != "sum":
+        return   # collectives have bandwidths, not a scaling efficiency
+    base = find_baseline(store.results([result["run_id"]], workload=result["workload"], status="ok"), result)
+    if base is not None:
+        result["extra"] = dict(result.get("extra") or {}, **scaling_figures(result, base))

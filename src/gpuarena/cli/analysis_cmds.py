@@ -1,0 +1,163 @@
+"""Verbs: compare, cost, check, whatif, advise, export, import.
+
+Published results are not loaded behind the user's back: `gpuarena import
+--published` puts them in the database (source='published'), and from then on
+compare, cost, check and advise use them beside measured rows, labelled.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gpuarena.cli import app
+from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.errors import UserError
+
+FMT = typer.Option("table", "--format", "-f", help="table, md or json")
+PRICES = typer.Option(None, "--prices", help="YAML file of price overrides (see data/article_prices.yaml)")
+
+
+def _out(text: str) -> None:
+    typer.echo(text, nl=False)
+
+
+@app.command()
+def compare(baseline: str = typer.Option(..., "--baseline", "-b", help="baseline GPU, loosely named"),
+            workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Each GPU against a baseline: ratios, 95% CIs from the raw repeats, verdicts, geometric mean."""
+    from gpuarena.analysis import compare as C
+
+    check_format(fmt, ("table", "md", "json"))
+    _out(C.render(C.compare(open_store(db, must_exist=True), baseline, workload), fmt))
+
+
+@app.command()
+def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+         years: float = typer.Option(3.0, "--years", help="TCO horizon in years"),
+         gpus: int = typer.Option(1, "--gpus", help="fleet size for TCO"),
+         kwh_price: float = typer.Option(0.12, "--kwh-price", help="$ per kWh (default is an assumption)"),
+         pue: float = typer.Option(1.5, "--pue", help="data-centre power usage effectiveness"),
+         hosting: float = typer.Option(0.0, "--hosting-per-gpu-year", help="$ per GPU-year for hosting"),
+         baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="GPU for relative perf/price"),
+         prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Throughput per $1,000, cloud $ per million items, items per joule and fleet TCO."""
+    from gpuarena.analysis import cost as C
+    from gpuarena.data.catalog import load_prices
+
+    check_format(fmt, ("table", "md", "json"))
+    C.check_inputs(years, gpus, kwh_price, pue, hosting)
+    over = load_prices(prices)
+    _out(C.render(C.cost_table(open_store(db, must_exist=True), workload, years, gpus, kwh_price, pue, hosting,
+                               over, baseline), fmt))
+
+
+@app.command()
+def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+          precision: Optional[str] = typer.Option(None, "--precision", help="fp32, tf32, bf16, fp16, fp8, default"),
+          batch_size: Optional[int] = typer.Option(None, "--batch-size"),
+          throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s"),
+          csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,throughput"),
+          db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks."""
+    import os
+
+    from gpuarena.analysis import check as C
+    from gpuarena.store.db import default_path
+
+    check_format(fmt, ("table", "md", "json"))
+    one = [gpu, workload, precision, batch_size, throughput]
+    if csv_path:
+        if any(x is not None for x in one):
+            raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
+        claims = C.read_claims(csv_path)
+    else:
+        if any(x is None for x in one):
+            raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput (or --csv)")
+        claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
+                   "throughput": throughput}]
+    path = db or default_path()
+    store = open_store(path) if os.path.exists(path) else None
+    _out(C.render(C.check_claims(claims, store), fmt))
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        ns = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--n {text!r}: expected a list like 4,8") from None
+    if not ns:
+        raise UserError("--n: give at least one GPU count")
+    return ns
+
+
+@app.command()
+def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typer.Option(..., "--gpu"),
+           n: str = typer.Option("2,4,8", "--n", help="GPU counts, e.g. 4,8"),
+           busbw: Optional[float] = typer.Option(None, "--busbw", help="all-reduce bus bandwidth GB/s"),
+           overlap: Optional[float] = typer.Option(None, "--overlap", help="share of communication hidden, 0-1"),
+           batch_size: Optional[int] = typer.Option(None, "--batch-size"),
+           throughput: Optional[float] = typer.Option(None, "--throughput", help="single-GPU items/s if none stored"),
+           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
+    import os
+
+    from gpuarena.analysis import whatif as W
+    from gpuarena.store.db import default_path
+
+    check_format(fmt, ("table", "md", "json"))
+    path = db or default_path()
+    store = open_store(path) if os.path.exists(path) else None
+    _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput), fmt))
+
+
+@app.command()
+def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = typer.Option(1, "--gpus"),
+           budget: Optional[float] = typer.Option(None, "--budget", help="$ for purchase (or cloud with --hours)"),
+           hours: Optional[float] = typer.Option(None, "--hours", help="hours of cloud use to price"),
+           min_memory: Optional[float] = typer.Option(None, "--min-memory", help="GB per GPU at least"),
+           prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Rank the catalog's GPUs for a workload by time, cost and energy (measured, published or projected)."""
+    from gpuarena.analysis import advise as A
+    from gpuarena.data.catalog import load_prices
+
+    check_format(fmt, ("table", "md", "json"))
+    over = load_prices(prices)
+    _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over), fmt))
+
+
+@app.command()
+def export(run: list[str] = typer.Option([], "--run", help="run id (repeatable; default: all measured/imported)"),
+           output: str = typer.Option(..., "--output", "-o", help="bundle file to write"),
+           db: Optional[str] = DbOption) -> None:
+    """Write results and their environments to a versioned JSON bundle."""
+    from gpuarena.store import bundle as B
+
+    b = B.export(open_store(db, must_exist=True), run)
+    if not b["results"]:
+        raise UserError("no measured or imported results to export")
+    B.write(b, output)
+    typer.echo(f"exported {len(b['results'])} result(s), {len(b['environments'])} environment(s) to {output}")
+
+
+@app.command("import")
+def import_(file: Optional[str] = typer.Argument(None, help="bundle written by `gpuarena export`"),
+            published: bool = typer.Option(False, "--published", help="load the shipped published results"),
+            db: Optional[str] = DbOption) -> None:
+    """Import a bundle (validated whole, one transaction) or the shipped published results."""
+    if bool(file) == published:
+        raise UserError("give a bundle file or --published (one of them)")
+    if published:
+        from gpuarena.data.published import load_into
+
+        n = load_into(open_store(db))
+        typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")
+        return
+    from gpuarena.store import bundle as B
+
+    B.read(file)                    # validate before opening (or creating) the database
+    out = B.import_bundle(open_store(db), file)
+    typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
+               f"{out['skipped_duplicates']} already present")

@@ -1,0 +1,111 @@
+"""Published results as database rows (source='published').
+
+`gpuarena import --published` replaces every published row of a database with
+the rows of published_results.csv that map to a gpuarena workload, in one
+transaction.  They are never mixed with measured rows: their source is
+'published', their origin is the citation, and they carry no raw samples, so
+compare shows them without a confidence interval.
+
+Only rows that describe the same work as a gpuarena workload are loaded
+(single-GPU throughput or latency of the same model and mode); MLPerf
+time-to-train, TensorRT and SQuAD-length rows describe different work and are
+left out of comparisons (`published_rows(all_rows=True)` lists them too).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from gpuarena.data import catalog
+
+PUBLISHED_CSV = Path(__file__).parent / "published_results.csv"
+
+
+def _workload(row: dict) -> str | None:
+    """gpuarena workload for a published row, or None when it is different work."""
+    w, metric = row["workload"].lower(), row["metric"].lower()
+    if row["num_gpus"].strip() != "1" or "mlperf" in w or "tensorrt" in w or "xla" in row["precision"].lower():
+        return None
+    if "resnet-50" in w and "training" in w and metric == "throughput":
+        return "resnet50-train"
+    if "bert-large inference (article 000" in w and metric == "throughput":
+        return "bert-large-infer"     # seq 512 BertModel; the SQuAD rows run seq 384
+    if "bert-large pre-training" in w and "pytorch" in row["software"].lower() and metric == "throughput":
+        return "bert-large-train"
+    if "stable diffusion v1.5" in w and metric == "latency" and row["unit"] == "seconds/image":
+        return "sd15-generate"
+    return None
+
+
+def _variant(row: dict) -> str:
+    """The gpuarena variant closest to the published precision."""
+    p = row["precision"].lower()
+    if row["source"].startswith("article-"):
+        return "seed"                 # the article's own code, run as written
+    if re.search(r"\bamp\b|mixed", p):     # not "Ampere"
+        return "amp-fp16"
+    if "tf32" in p and "tf32 off" not in p:
+        return "tf32"
+    if p.startswith("fp32"):
+        return "fp32"
+    return "seed" if p.startswith("fp16") else p
+
+
+def _int(text: str) -> int | None:
+    m = re.match(r"\s*(\d+)", text or "")
+    return int(m.group(1)) if m else None
+
+
+def to_result(row: dict, workload: str) -> dict | None:
+    value = float(row["value"])
+    unit = row["unit"]
+    if row["metric"] == "latency":      # seconds per image at batch 1 -> images/s
+        value, unit = 1.0 / value, "images/s"
+    bs = _int(row["batch_size"])
+    if bs is None or value <= 0:
+        return None
+    params: dict = {"batch_size": bs}
+    if workload == "resnet50-train":
+        params["image_size"] = _int(row["seq_len_or_resolution"]) or 224
+    elif workload.startswith("bert"):
+        params["seq_len"] = _int(row["seq_len_or_resolution"])
+    gpu = catalog.find(row["gpu"])
+    unit = unit.replace(" (total)", "")
+    return {
+        "run_id": None, "case_key": f"published:{workload}:{row['gpu']}:{row['precision']}:{bs}:{row['source'][:80]}",
+        "source": "published", "workload": workload, "workload_version": None, "code_hash": None,
+        "variant": _variant(row), "params": params, "size": "full", "gpus": 1, "device": "cuda",
+        "device_name": gpu.name if gpu else row["gpu"], "status": "ok", "unit": unit,
+        "precision": row["precision"], "throughput_median": value, "throughput": None, "samples": None,
+        "warnings": [], "extra": {"gpu_text": row["gpu"], "software": row["software"], "note": row["note"],
+                                  "published_workload": row["workload"], "metric": row["metric"],
+                                  "value": row["value"], "published_unit": row["unit"]},
+        "origin": row["source"],
+    }
+
+
+def published_rows(path: str | None = None, all_rows: bool = False) -> list[dict]:
+    """Result dicts for the published rows that map to a gpuarena workload."""
+    out = []
+    with open(path or PUBLISHED_CSV, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            w = _workload(row)
+            r = to_result(row, w) if w else None
+            if r is not None:
+                out.append(r)
+            elif all_rows:
+                out.append({"source": "published", "workload": None, "origin": row["source"], "row": row})
+    return out
+
+
+def load_into(store) -> int:
+    """Replace the database's published rows with the shipped ones; returns how many."""
+    from gpuarena.store.bundle import insert_rows
+
+    rows = published_rows()
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM results WHERE source = 'published'")
+        insert_rows(conn, rows)
+    return len(rows)

@@ -140,7 +140,10 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
     if case_id is not None and not any(r["id"] == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
-    sections = [what_was_run(store, runs, rows), warnings_section(rows)]
+    from gpuarena.report import analysis_sections as an
+
+    sections = [what_was_run(store, runs, rows), warnings_section(rows), an.hardware(rows),
+                an.comparison(store, rows, baseline)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if w not in MULTI_GPU_WORKLOADS]
     multi = multi_gpu_section(rows)

@@ -123,8 +123,7 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
                  ref: float | None = None) -> str:
     """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?})."""
     with plt.rc_context(STYLE):
-        width_in = min(9.0, max(5.0, 0.9 * len(categories) * max(1, len(groups)) ** 0.5 + 2))
-        fig, (ax,) = _figure(width=width_in)
+        fig, (ax,) = _figure()
         n = max(1, len(groups))
         w = 0.8 / n
         for gi, g in enumerate(groups):

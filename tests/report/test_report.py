@@ -1,0 +1,85 @@
+"""Report generation without a browser: golden Markdown, escaping, the CLI's errors."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from gpuarena.report.html import write_report
+from gpuarena.store.db import Store
+
+from .conftest import RUN_ID, result
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "report.md")
+EVIL = "<script>alert(1)</script>"
+
+
+def test_markdown_matches_golden(report_db, tmp_path):
+    out = write_report(Store(report_db), str(tmp_path / "r.md"), fmt="md")
+    text = open(out, encoding="utf-8").read()
+    if os.environ.get("UPDATE_GOLDEN"):
+        os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+        with open(GOLDEN, "w", encoding="utf-8") as f:
+            f.write(text)
+    assert text == open(GOLDEN, encoding="utf-8").read()
+
+
+def test_markdown_carries_the_html_tables(report_db, tmp_path):
+    store = Store(report_db)
+    md = open(write_report(store, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
+    html = open(write_report(store, str(tmp_path / "r.html")), encoding="utf-8").read()
+    captions = re.findall(r"<caption>(.*?)</caption>", html)
+    assert len(captions) >= 10
+    for c in captions:
+        assert f"**{c}**" in md
+    # the measured figures themselves: seed at batch 256 is 256 / median(step seconds)
+    assert "| 3 | NVIDIA H200 | seed | batch_size=256 | default | 2,323 |" in md
+    assert "| NVIDIA H200 | batch_size=256 | amp-bf16+channels-last | 2.55x | 2.54 – 2.57 | 2.55x faster |" in md
+
+
+def test_hostile_gpu_name_renders_as_text(report_db, tmp_path):
+    store = Store(report_db)
+    store.add_result(result("resnet50-train", EVIL, {"batch_size": 64, "image_size": 224},
+                            [0.05, 0.051, 0.05], 64, "images/s", source="imported", device_name=EVIL,
+                            warnings=[f"note {EVIL}"], error=None))
+    html = open(write_report(store, str(tmp_path / "r.html")), encoding="utf-8").read()
+    assert "<script" not in html.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    svg_text = "".join(re.findall(r"<svg.*?</svg>", html, re.S))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg_text   # legend labels inside the charts
+    md = open(write_report(store, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
+    assert EVIL not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+
+
+def test_report_is_self_contained(report_db, tmp_path):
+    html = open(write_report(Store(report_db), str(tmp_path / "r.html")), encoding="utf-8").read()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "@import" not in html and "@media print" in html
+    for chart in ("wl-resnet50-train-scaling", "wl-resnet50-train-ladder-chart", "wl-resnet50-train-memory",
+                  "telemetry-chart", "scaling-chart", "busbw-chart", "compare-chart"):
+        assert re.search(rf'<figure class="chart" id="{chart}"[^>]*>\s*<svg', html), chart
+
+
+def test_cli_writes_report_and_prints_path(cli, report_db, tmp_path):
+    out = tmp_path / "r.html"
+    p = cli("report", "--db", report_db, "--run", RUN_ID, "--case", "1", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str(out)
+    html = out.read_text()
+    assert "Telemetry of result 1" in html and "no throttling reported" in html
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "pdf"], "--format 'pdf'"),
+    (["--run", "no-such-run"], "no run 'no-such-run'"),
+    (["--case", "99999"], "--case 99999"),
+    (["--baseline", "B200"], "baseline"),
+])
+def test_cli_bad_input_is_one_line_and_writes_nothing(cli, report_db, tmp_path, args, message):
+    out = tmp_path / "r.html"
+    p = cli("report", "--db", report_db, "-o", str(out), *args)
+    assert p.returncode == 2
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not out.exists()

@@ -68,7 +68,8 @@ def run(
     device: Optional[str] = typer.Option(None, "--device", "-d", help="cpu, cuda or cuda:N (default: cuda if present)"),
     gpus: Optional[str] = typer.Option(None, "--gpus", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
     resume: Optional[str] = typer.Option(None, "--resume", help="finish run RUN_ID: only its missing cases run"),
-    allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU"),
+    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
+    allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU (CUDA only; a CPU run is never checked)"),
     db: Optional[str] = DbOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
@@ -80,10 +81,13 @@ def run(
     from gpuarena.spec.model import expand
 
     console = Console(stderr=True)
-    store = open_store(db)
+    from gpuarena.runner.torchrun import export_args, fit_to_host
+
+    export_args(torchrun_arg)
     if resume:
+        store = open_store(db, must_exist=True)
         run_row = store.run(resume)
-        device = run_row["device"]
+        device = check_device(run_row["device"])  # a cuda run resumed here needs a GPU too
         cases = [Case(**c) for c in run_row["plan"]]
         done = store.done_keys(resume)
         todo = [c for c in cases if c.key not in done]
@@ -109,15 +113,22 @@ def run(
                 for e in spec.entries:
                     e.gpus = gpu_counts
         cases = expand(spec, device, method, params)
+        cases, notes = fit_to_host(cases, device)
+        for note in notes:
+            console.print(f"[yellow]warning:[/] {note}")
         todo = cases
         suite_name = spec.name
         run_id = None
-    if not allow_busy and device.startswith("cuda"):
+    if device.startswith("cuda"):  # a CPU run is never checked (see measure/busy.py)
         from gpuarena.measure.busy import busy_message
 
         msg = busy_message(device)
-        if msg:
+        if msg and not allow_busy:
             raise UserError(msg + " (pass --allow-busy to run anyway)")
+        if msg:
+            console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
+    if not resume:
+        store = open_store(db)  # only now: a refused command leaves no database behind
     fp = fingerprint()
     env_id = store.env_id(fp)
     if run_id is None:

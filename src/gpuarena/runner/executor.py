@@ -48,6 +48,7 @@ def child_env() -> dict:
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast stays off (see README)
     env["PYTHONUNBUFFERED"] = "1"
+    env["GPUARENA_RUNNER_PID"] = str(os.getpid())  # the child's watchdog ends it if we die
     return env
 
 
@@ -142,6 +143,10 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
         result.update({"run_id": run_id, "case_key": case.key, "env_id": env_id,
                        "device_name": device_name, "source": "measured"})
         result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0)
+        if case.gpus > 1:  # scaling efficiency against the run's 1-rank result, if stored
+            from gpuarena.analysis.scaling import annotate
+
+            annotate(store, result)
         store.add_result(result)
         outcome = CaseOutcome(case, result, time.perf_counter() - t0)
         outcomes.append(outcome)

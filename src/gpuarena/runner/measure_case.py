@@ -48,7 +48,7 @@ def resolve_device(spec: str):
 
 def apply_memory_cap(device) -> None:
     """GPUARENA_MEMORY_CAP_MB: a hard cap on what the case may allocate (a real limit, used
-    by the fault tests and by users who share a card)."""
+    by the fault tests and by users who share a card).  Applied after torch is imported."""
     cap = os.environ.get("GPUARENA_MEMORY_CAP_MB")
     if not cap:
         return
@@ -59,7 +59,14 @@ def apply_memory_cap(device) -> None:
         total = torch.cuda.get_device_properties(device).total_memory
         torch.cuda.set_per_process_memory_fraction(min(1.0, cap_bytes / total), device)
     else:
-        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+        # RLIMIT_AS bounds the whole address space, and importing torch alone maps
+        # ~3.5 GB of it (libraries, thread arenas).  The cap is what the case may
+        # add on top of that, so it means the same on CPU as on CUDA.  An allocation
+        # past it fails with ENOMEM, which torch raises as "can't allocate memory".
+        import psutil
+
+        limit = psutil.Process().memory_info().vms + cap_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | None = None) -> dict:
@@ -102,6 +109,10 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
         windows: list[float] = []
         with Telemetry(device) as tel:
             for _ in range(case.repeats):
+                if world_size > 1:  # ranks start each timed window together (runner/rank.py)
+                    import torch.distributed as dist
+
+                    dist.barrier()
                 windows.append(timer.time(wl.step, case.steps) / case.steps)
         items = wl.items_per_step()
         per_step = windows

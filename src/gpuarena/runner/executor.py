@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from gpuarena.measure import ceiling
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 
@@ -147,6 +148,7 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             from gpuarena.analysis.scaling import annotate
 
             annotate(store, result)
+        ceiling.annotate(store, result)  # share of the best measured matmul TFLOP/s
         store.add_result(result)
         outcome = CaseOutcome(case, result, time.perf_counter() - t0)
         outcomes.append(outcome)

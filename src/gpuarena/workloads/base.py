@@ -236,6 +236,17 @@ def apply_math_mode(variants: frozenset[str]) -> None:
         torch.backends.cudnn.allow_tf32 = True
 
 
+def backward_and_step(loss, opt, scaler=None) -> None:
+    """Backward pass and optimizer step, through a GradScaler when fp16 autocast needs one."""
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        loss.backward()
+        opt.step()
+
+
 def autocast_dtype(variants: frozenset[str]):
     import torch
 

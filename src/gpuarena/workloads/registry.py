@@ -13,6 +13,13 @@ from gpuarena.errors import UserError
 # name -> "module:Class".  Adding a workload: one module plus one line here.
 REGISTRY: dict[str, str] = {
     "resnet50-train": "gpuarena.workloads.resnet50:ResNet50Train",
+    "bert-large-infer": "gpuarena.workloads.bert:BertLargeInfer",
+    "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
+    "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",
+    "matmul": "gpuarena.workloads.micro:Matmul",
+    "membw": "gpuarena.workloads.micro:MemBandwidth",
+    "h2d": "gpuarena.workloads.micro:HostToDevice",
+    "d2h": "gpuarena.workloads.micro:DeviceToHost",
 }
 
 

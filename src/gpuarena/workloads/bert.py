@@ -1,0 +1,216 @@
+"""BERT-Large inference (article 000, section 3.2) and training (article 001, section 2.1).
+
+Both build the model from a ``BertConfig`` with bert-large-uncased's values and
+random weights (no hub is reachable, and the weights do not change the speed);
+the inputs are random token ids.  ``seed`` is the articles' code with the
+library's defaults; every other variant is one named tuning tip.
+
+transformers 4.x and 5.x both accept ``attn_implementation`` through
+``Model._from_config``; what the library chose for ``seed`` is stored in extra().
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, backward_and_step
+from gpuarena.workloads.resnet50 import COMPILE_MODES
+
+# bert-large-uncased's config.json (huggingface.co/google-bert/bert-large-uncased):
+# 24 layers, hidden 1024, 16 heads, intermediate 4096, vocab 30522, 512 positions.
+LARGE = {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096}
+VOCAB = 30522
+MAX_POSITIONS = 512
+MLM_SHARE = 0.15  # BERT paper (Devlin et al. 2019, 3.1): 15% of tokens are masked
+
+
+def arch_params(default_seq: int) -> tuple[Param, ...]:
+    """The parameters both BERT workloads share; tiny values run in seconds on a CPU."""
+    return (
+        Param("batch_size", int, 64, "sequences per step", tiny=2, min=1, max=65536),
+        Param("seq_len", int, default_seq, "tokens per sequence", tiny=16, min=1, max=MAX_POSITIONS),
+        Param("layers", int, LARGE["layers"], "encoder layers (bert-large: 24)", tiny=2, min=1, max=256),
+        Param("hidden", int, LARGE["hidden"], "hidden size (bert-large: 1024)", tiny=64, min=8, max=65536),
+        Param("heads", int, LARGE["heads"], "attention heads (bert-large: 16)", tiny=2, min=1, max=1024),
+        Param("ffn", int, LARGE["ffn"], "feed-forward size (bert-large: 4096)", tiny=128, min=8, max=262144),
+        Param("compile_mode", str, "default", "torch.compile mode of the compile variant", choices=COMPILE_MODES),
+    )
+
+
+def encoder_flops(p: dict) -> float:
+    """Forward FLOPs of the encoder for one sequence (multiply-add = 2 FLOPs).
+
+    Per layer and token: Q, K, V and output projections 4*H^2 MACs, the FFN 2*H*F
+    MACs (Kaplan et al. 2020, table 1, "2 x non-embedding params per token");
+    per layer and sequence the attention scores Q K^T and the context (scores V)
+    cost S^2*H MACs each.  Embedding look-ups, softmax and LayerNorm are left out
+    (under 1% at bert-large sizes).  At S=512: 0.335 TFLOP (DIGEST.md's rough ~0.37);
+    tests pin this formula to FlopCounterMode with eager attention.
+    """
+    s, h, f, n = p["seq_len"], p["hidden"], p["ffn"], p["layers"]
+    per_layer = 2 * s * (4 * h * h + 2 * h * f) + 2 * 2 * s * s * h
+    return float(n * per_layer)
+
+
+def build_config(p: dict):
+    from transformers import BertConfig
+
+    if p["hidden"] % p["heads"]:
+        raise ValueError(f"hidden={p['hidden']} is not a multiple of heads={p['heads']}")
+    return BertConfig(vocab_size=VOCAB, hidden_size=p["hidden"], num_hidden_layers=p["layers"],
+                      num_attention_heads=p["heads"], intermediate_size=p["ffn"],
+                      max_position_embeddings=MAX_POSITIONS)
+
+
+def make_model(cls, p: dict, variants: frozenset[str]):
+    """The model as the recipe asks: library default attention for seed, else sdpa/eager."""
+    config = build_config(p)
+    for impl in ("sdpa", "eager"):
+        if impl in variants:
+            return cls._from_config(config, attn_implementation=impl)
+    return cls(config)
+
+
+def attn_impl(model) -> str:
+    return str(getattr(model.config, "_attn_implementation", None) or "unknown")
+
+
+class _Bert(Workload):
+    item = "sequence"
+    exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16"}),
+                 frozenset({"sdpa", "eager"}),
+                 frozenset({"compile", "compile-max-autotune"}))
+    default_warmup = 5
+    default_steps = 10
+
+    def random_ids(self):
+        bs, s = self.p["batch_size"], self.p["seq_len"]
+        return torch.randint(0, VOCAB, (bs, s), device=self.device)
+
+    def compile_if_asked(self, model):
+        v = self.ctx.variants
+        if "compile-max-autotune" in v:
+            return torch.compile(model, mode="max-autotune")
+        if "compile" in v:
+            mode = self.p["compile_mode"]
+            return torch.compile(model, mode=None if mode == "default" else mode)
+        return model
+
+    def extra(self) -> dict:
+        return {"attn_implementation": self.attn, "flops_formula": self.flops_formula}
+
+
+class BertLargeInfer(_Bert):
+    name = "bert-large-infer"
+    version = 1
+    description = "HF BertModel (bert-large-uncased config), random token ids, torch.inference_mode()"
+    source = "article 000, section 3.2"
+    params = arch_params(512)
+    variants = {
+        "seed": "the article's code: FP32, the library's default attention, PyTorch defaults (matmul TF32 off)",
+        "fp32": "true FP32: TF32 off for matmul and cuDNN",
+        "tf32": "TF32 on (article 001's tip)",
+        "amp-fp16": "autocast to float16 (the article's FP16 test)",
+        "amp-bf16": "autocast to bfloat16",
+        "fp16": "model and activations cast to float16 (no autocast)",
+        "bf16": "model and activations cast to bfloat16 (no autocast)",
+        "sdpa": "attn_implementation='sdpa' (flash / memory-efficient attention kernels)",
+        "eager": "attn_implementation='eager' (explicit matmul-softmax-matmul)",
+        "compile": "torch.compile the model (mode from compile_mode); compile time recorded apart",
+    }
+    flops_formula = "encoder (see bert.encoder_flops) + pooler 2*H^2"
+
+    def setup(self) -> None:
+        from transformers import BertModel
+
+        v = self.ctx.variants
+        apply_math_mode(v)
+        model = make_model(BertModel, self.p, v).to(self.device).eval()
+        if "fp16" in v:
+            model = model.half()
+        elif "bf16" in v:
+            model = model.to(torch.bfloat16)
+        self.attn = attn_impl(model)
+        self.amp = autocast_dtype(v)
+        self.ids = self.random_ids()
+        self.model = self.compile_if_asked(model)
+        self.out = None
+
+    @torch.inference_mode()
+    def step(self) -> None:
+        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
+            self.out = self.model(input_ids=self.ids).last_hidden_state
+
+    def flops_per_item(self) -> float:
+        # BertModel's pooler: one H x H dense on the [CLS] token.
+        return encoder_flops(self.p) + 2.0 * self.p["hidden"] ** 2
+
+    def check(self) -> list[str]:
+        if self.out is not None and not torch.isfinite(self.out.float()).all().item():
+            return ["output has NaN/inf"]
+        return []
+
+
+class BertLargeTrain(_Bert):
+    name = "bert-large-train"
+    version = 1
+    description = "HF BertForPreTraining (bert-large-uncased config), AdamW, synthetic MLM + NSP labels"
+    source = "article 001, section 2.1"
+    params = arch_params(512) + (
+        Param("lr", float, 5e-5, "AdamW learning rate (the article's 5e-5)", min=0.0, max=1.0),
+    )
+    variants = {
+        "seed": "the article's code without compile: FP32, default attention, AdamW (foreach)",
+        "fp32": "true FP32: TF32 off for matmul and cuDNN",
+        "tf32": "TF32 on (article 001's TF32 run)",
+        "amp-bf16": "autocast to bfloat16",
+        "amp-fp16": "autocast to float16 with a GradScaler (article 001's AMP run)",
+        "sdpa": "attn_implementation='sdpa' (article 001's flash SDP tip)",
+        "eager": "attn_implementation='eager'",
+        "compile": "torch.compile the model (mode from compile_mode)",
+        "compile-max-autotune": "torch.compile(model, mode='max-autotune'), as article 001 wrote it",
+        "grad-checkpointing": "recompute activations in backward (article 001's memory tip; costs speed)",
+        "fused-adamw": "AdamW(fused=True): one kernel for the optimizer step",
+    }
+    flops_formula = "3 x (encoder + pooler 2H^2 + MLM transform 2SH^2 + MLM decoder 2SHV + NSP 4H)"
+
+    def setup(self) -> None:
+        from transformers import BertForPreTraining
+
+        v = self.ctx.variants
+        apply_math_mode(v)
+        model = make_model(BertForPreTraining, self.p, v).to(self.device).train()
+        if "grad-checkpointing" in v:
+            model.gradient_checkpointing_enable()
+        self.attn = attn_impl(model)
+        self.opt = torch.optim.AdamW(model.parameters(), lr=self.p["lr"],
+                                     fused=True if "fused-adamw" in v else None)
+        self.amp = autocast_dtype(v)
+        self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
+        self.ids = self.random_ids()
+        masked = torch.rand(self.ids.shape, device=self.device) < MLM_SHARE
+        self.mlm_labels = torch.where(masked, self.ids, torch.full_like(self.ids, -100))
+        self.nsp_labels = torch.randint(0, 2, (self.p["batch_size"],), device=self.device)
+        self.model = self.compile_if_asked(model)
+        self.loss = None
+
+    def step(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
+            loss = self.model(input_ids=self.ids, labels=self.mlm_labels,
+                              next_sentence_label=self.nsp_labels).loss
+        backward_and_step(loss, self.opt, self.scaler)
+        self.loss = loss
+
+    def flops_per_item(self) -> float:
+        # Pretraining heads (BertForPreTraining): pooler H x H on [CLS]; the MLM head's
+        # H x H transform and H x V decoder on every token (HF scores all positions,
+        # not only the masked 15%); the NSP classifier H x 2.  Backward = 2 x forward.
+        s, h = self.p["seq_len"], self.p["hidden"]
+        heads = 2 * h * h + 2 * s * h * h + 2 * s * h * VOCAB + 2 * h * 2
+        return 3.0 * (encoder_flops(self.p) + heads)
+
+    def check(self) -> list[str]:
+        if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
+            return ["loss turned to NaN/inf"]
+        return []

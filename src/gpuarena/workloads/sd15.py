@@ -1,0 +1,338 @@
+"""Stable Diffusion v1.5 image generation (article 000 section 3.3, article 001 section 2.2).
+
+A diffusers ``StableDiffusionPipeline`` assembled from the v1.5 component
+configurations with random weights (no hub is reachable; the weights do not
+change the arithmetic), or a local v1.5 checkout with ``--set weights=PATH``.
+No tokenizer files can be fetched either, so each step runs the CLIP text
+encoder on fixed token ids (the prompt and the empty negative prompt, 77 tokens
+each) and hands the pipeline ``prompt_embeds``: the text encoder stays in the
+timing.  One step = one pipeline call of ``batch_size`` images; item = image.
+
+``search=max-batch`` answers the article's "maximum concurrent generations":
+the largest batch that fits in memory, found by doubling then bisecting with
+OOM taken as an answer; the timed steps then run at that batch.
+
+diffusers is imported inside functions only: it is not installed everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+from typing import Callable
+
+import torch
+
+from gpuarena.workloads.base import Param, Workload
+from gpuarena.workloads.resnet50 import COMPILE_MODES
+
+# Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
+# scheduler/ config.json of the model repository).
+V15 = {
+    "unet": dict(sample_size=64, in_channels=4, out_channels=4, layers_per_block=2,
+                 block_out_channels=(320, 640, 1280, 1280),
+                 down_block_types=("CrossAttnDownBlock2D",) * 3 + ("DownBlock2D",),
+                 up_block_types=("UpBlock2D",) + ("CrossAttnUpBlock2D",) * 3,
+                 cross_attention_dim=768, attention_head_dim=8),
+    "vae": dict(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 4,
+                up_block_types=("UpDecoderBlock2D",) * 4, block_out_channels=(128, 256, 512, 512),
+                layers_per_block=2, latent_channels=4, sample_size=512, scaling_factor=0.18215),
+    "clip": dict(vocab_size=49408, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072, max_position_embeddings=77, hidden_act="quick_gelu",
+                 projection_dim=768),
+}
+# The same shapes shrunk until a 64x64 image with 2 steps takes about a second on a CPU.
+# The VAE keeps 4 blocks so its down-scaling stays 8x (latents 8x8 for 64 px).
+TINY = {
+    "unet": dict(sample_size=8, in_channels=4, out_channels=4, layers_per_block=1,
+                 block_out_channels=(32, 64), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                 up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=32,
+                 attention_head_dim=8),
+    "vae": dict(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 4,
+                up_block_types=("UpDecoderBlock2D",) * 4, block_out_channels=(32, 32, 32, 32),
+                layers_per_block=1, latent_channels=4, sample_size=64, norm_num_groups=32,
+                scaling_factor=0.18215),
+    "clip": dict(vocab_size=1000, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=64, max_position_embeddings=77, hidden_act="quick_gelu",
+                 projection_dim=32),
+}
+SCHEDULER = dict(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
+                 num_train_timesteps=1000, skip_prk_steps=True, steps_offset=1, set_alpha_to_one=False)
+TOKENS = 77            # CLIP's context length
+PROMPT_TOKENS = 12     # "a photo of an astronaut riding a horse on mars" is ~12 CLIP tokens
+
+# FLOPs of the v1.5 components at 512x512 (64x64 latents), counted by
+# torch.utils.flop_counter.FlopCounterMode on the meta device with explicit
+# (AttnProcessor) attention; tests/workloads re-count them (count_component_flops).
+V15_UNET_FWD_512 = 803_273_441_280      # one UNet evaluation of one latent
+V15_VAE_DEC_512 = 2_514_518_933_504     # one VAE decode of one latent
+V15_TEXT_ENC = 13_298_503_680           # one 77-token prompt through CLIP ViT-L/14's text tower
+
+
+def unet_calls(steps: int) -> int:
+    """PNDM with skip_prk_steps (v1.5's scheduler) evaluates the UNet steps + 1 times:
+    its PLMS warm-up repeats one timestep (diffusers PNDMScheduler.set_timesteps)."""
+    return steps + 1
+
+
+def flops_per_image(unet_fwd: float, vae_dec: float, text_enc: float, steps: int, guidance: float) -> float:
+    """Classifier-free guidance (guidance > 1) runs the UNet and text encoder twice per image."""
+    cfg = 2 if guidance > 1 else 1
+    return unet_calls(steps) * cfg * unet_fwd + vae_dec + cfg * text_enc
+
+
+@functools.lru_cache(maxsize=16)
+def count_component_flops(arch: str, image_size: int) -> tuple[float, float, float]:
+    """(UNet forward, VAE decode, text encoder) FLOPs for one image, counted on the meta device."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from diffusers.models.attention_processor import AttnProcessor
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    cfg = V15 if arch == "v1.5" else TINY
+    lat = image_size // 8
+    with torch.device("meta"):
+        unet = UNet2DConditionModel(**cfg["unet"])
+        vae = AutoencoderKL(**cfg["vae"])
+        te = CLIPTextModel(CLIPTextConfig(**cfg["clip"]))
+        unet.set_attn_processor(AttnProcessor())
+        vae.set_attn_processor(AttnProcessor())
+        counts = []
+        for fn in (lambda: unet(torch.randn(1, 4, lat, lat), torch.tensor(999),
+                                encoder_hidden_states=torch.randn(1, TOKENS, cfg["clip"]["hidden_size"])),
+                   lambda: vae.decode(torch.randn(1, 4, lat, lat)),
+                   lambda: te(torch.zeros(1, TOKENS, dtype=torch.long))):
+            with FlopCounterMode(display=False) as fc:
+                fn()
+            counts.append(float(fc.get_total_flops()))
+    return tuple(counts)
+
+
+def find_max(fits: Callable[[int], bool], cap: int, start: int = 1) -> tuple[int, list[dict], bool]:
+    """Largest b in [start, cap] with fits(b), assuming fits is monotone: double, then bisect.
+
+    Returns (best, tries, capped); best is 0 when even ``start`` does not fit and
+    capped is True when ``cap`` itself fit (the real limit may lie higher).
+    """
+    tries: list[dict] = []
+
+    def probe(b: int) -> bool:
+        ok = bool(fits(b))
+        tries.append({"batch": b, "fits": ok})
+        return ok
+
+    lo, hi, b = 0, None, start
+    while True:
+        if probe(b):
+            lo = b
+            if b >= cap:
+                return lo, tries, True
+            b = min(2 * b, cap)
+        else:
+            hi = b
+            break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if probe(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, tries, False
+
+
+class SD15Generate(Workload):
+    name = "sd15-generate"
+    version = 1
+    description = "diffusers StableDiffusionPipeline, SD v1.5 configs, PNDM, guidance 7.5; item = image"
+    item = "image"
+    source = "article 000, section 3.3; article 001, section 2.2"
+    params = (
+        Param("batch_size", int, 1, "images per pipeline call", min=1, max=4096),
+        Param("steps", int, 50, "denoising steps (PNDM)", tiny=2, min=1, max=1000),
+        Param("image_size", int, 512, "height and width in pixels (multiple of 8)", tiny=64, min=8, max=4096),
+        Param("guidance", float, 7.5, "classifier-free guidance scale (> 1 doubles the UNet batch)", min=0.0, max=100.0),
+        Param("arch", str, "v1.5", "component configs: v1.5, or tiny for CPU tests", tiny="tiny",
+              choices=("v1.5", "tiny")),
+        Param("weights", str, "", "local v1.5 checkout to load instead of random weights (no download)"),
+        Param("output_type", str, "pil", "pipeline output: pil (the article's), np or pt",
+              choices=("pil", "np", "pt")),
+        Param("compile_mode", str, "default", "torch.compile mode of the compile variant", choices=COMPILE_MODES),
+        Param("search", str, "none", "max-batch: find the largest batch that fits, time at that batch",
+              choices=("none", "max-batch")),
+        Param("search_max", int, 256, "largest batch the search tries", tiny=8, min=1, max=65536),
+        Param("search_steps", int, 2, "denoising steps per search try (memory does not grow with steps)",
+              min=1, max=1000),
+        Param("latency_limit_s", float, 0.0, "with max-batch: also the largest batch whose full call "
+              "takes at most this long (0: skip)", min=0.0, max=86400.0),
+    )
+    variants = {
+        "seed": "the article's pipeline: fp16 on CUDA (fp32 on CPU), the library's default attention",
+        "sdpa": "AttnProcessor2_0: torch scaled_dot_product_attention (flash / memory-efficient kernels)",
+        "eager-attn": "AttnProcessor: explicit baddbmm-softmax-bmm attention (pre-PyTorch-2 path)",
+        "channels-last": "UNet and VAE in NHWC memory format",
+        "fused-qkv": "pipe.fuse_qkv_projections(): one matmul for Q, K and V (same output)",
+        "compile": "torch.compile the UNet and the VAE decoder (mode from compile_mode)",
+    }
+    exclusive = (frozenset({"sdpa", "eager-attn"}), frozenset({"eager-attn", "fused-qkv"}))
+    default_warmup = 1
+    default_steps = 1
+    tiny_warmup = 0
+    tiny_steps = 1
+
+    # --- building -----------------------------------------------------------
+    def dtype(self):
+        return torch.float16 if self.device.type == "cuda" else torch.float32
+
+    def build(self):
+        from diffusers import AutoencoderKL, PNDMScheduler, StableDiffusionPipeline, UNet2DConditionModel
+        from transformers import CLIPTextConfig, CLIPTextModel
+
+        if self.p["weights"]:
+            return StableDiffusionPipeline.from_pretrained(
+                self.p["weights"], torch_dtype=self.dtype(), local_files_only=True, use_safetensors=True,
+                safety_checker=None, requires_safety_checker=False)
+        cfg = V15 if self.p["arch"] == "v1.5" else TINY
+        return StableDiffusionPipeline(
+            vae=AutoencoderKL(**cfg["vae"]), text_encoder=CLIPTextModel(CLIPTextConfig(**cfg["clip"])),
+            tokenizer=None, unet=UNet2DConditionModel(**cfg["unet"]),
+            scheduler=PNDMScheduler(**SCHEDULER), safety_checker=None, feature_extractor=None,
+            requires_safety_checker=False).to(dtype=self.dtype())
+
+    def setup(self) -> None:
+        from diffusers.models.attention_processor import AttnProcessor, AttnProcessor2_0
+
+        if self.p["image_size"] % 8:
+            raise ValueError(f"image_size={self.p['image_size']} is not a multiple of 8")
+        v = self.ctx.variants
+        pipe = self.build().to(self.device)
+        pipe.set_progress_bar_config(disable=True)
+        if "sdpa" in v:
+            pipe.unet.set_attn_processor(AttnProcessor2_0())
+            pipe.vae.set_attn_processor(AttnProcessor2_0())
+        elif "eager-attn" in v:
+            pipe.unet.set_attn_processor(AttnProcessor())
+            pipe.vae.set_attn_processor(AttnProcessor())
+        if "fused-qkv" in v:
+            pipe.fuse_qkv_projections()
+        if "channels-last" in v:
+            pipe.unet.to(memory_format=torch.channels_last)
+            pipe.vae.to(memory_format=torch.channels_last)
+        if "compile" in v:
+            mode = None if self.p["compile_mode"] == "default" else self.p["compile_mode"]
+            pipe.unet = torch.compile(pipe.unet, mode=mode)
+            pipe.vae.decoder = torch.compile(pipe.vae.decoder, mode=mode)
+        self.pipe = pipe
+        self.attn = sorted({type(p).__name__ for p in pipe.unet.attn_processors.values()})
+        vocab = pipe.text_encoder.config.vocab_size
+        bos, eos = vocab - 2, vocab - 1  # CLIP's <|startoftext|> and <|endoftext|> are its last ids
+        prompt = [bos] + [(7 * i + 320) % (vocab - 2) for i in range(PROMPT_TOKENS)] + [eos]
+        self.prompt_ids = torch.tensor(prompt + [eos] * (TOKENS - len(prompt)), device=self.device)
+        self.empty_ids = torch.tensor([bos] + [eos] * (TOKENS - 1), device=self.device)
+        self.batch = self.p["batch_size"]
+        self.search_info: dict = {}
+        if self.p["search"] == "max-batch":
+            self.search()
+        self.images = None
+
+    # --- one step -----------------------------------------------------------
+    @torch.inference_mode()
+    def generate(self, batch: int, steps: int):
+        enc = self.pipe.text_encoder
+        prompt = enc(self.prompt_ids.expand(batch, -1))[0]
+        negative = enc(self.empty_ids.expand(batch, -1))[0]
+        gen = torch.Generator(self.device).manual_seed(0)
+        size = self.p["image_size"]
+        return self.pipe(prompt_embeds=prompt, negative_prompt_embeds=negative, height=size, width=size,
+                         num_inference_steps=steps, guidance_scale=self.p["guidance"], generator=gen,
+                         output_type=self.p["output_type"]).images
+
+    def step(self) -> None:
+        self.images = self.generate(self.batch, self.p["steps"])
+
+    def items_per_step(self) -> float:
+        return float(getattr(self, "batch", self.p["batch_size"]))
+
+    # --- the maximum-concurrency search --------------------------------------
+    def fits(self, batch: int, steps: int) -> bool:
+        """One real pipeline call; an OOM is an answer (no), anything else is an error."""
+        from gpuarena.runner.measure_case import is_oom
+
+        cuda = self.device.type == "cuda"
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(self.device)
+        try:
+            self.generate(batch, steps)
+            ok = True
+        except Exception as exc:  # noqa: BLE001 - only OOM is swallowed
+            if not is_oom(exc):
+                raise
+            ok = False
+        finally:
+            gc.collect()
+            if cuda:
+                torch.cuda.synchronize(self.device)
+                torch.cuda.empty_cache()
+        if ok and cuda:
+            self.peaks[batch] = torch.cuda.max_memory_allocated(self.device)
+        return ok
+
+    def timed_call(self, batch: int) -> float:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        t0 = time.perf_counter()
+        self.generate(batch, self.p["steps"])
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter() - t0
+
+    def search(self) -> None:
+        self.peaks: dict[int, int] = {}
+        best, tries, capped = find_max(lambda b: self.fits(b, self.p["search_steps"]), self.p["search_max"])
+        for t in tries:
+            if t["batch"] in self.peaks:
+                t["peak_memory_bytes"] = self.peaks[t["batch"]]
+        info = {"max_batch": best, "tries": tries, "capped": capped, "search_steps": self.p["search_steps"]}
+        if best == 0:
+            raise MemoryError("out of memory: even a batch of 1 image does not fit")
+        limit = self.p["latency_limit_s"]
+        if limit > 0:
+            times: dict[int, float] = {}
+
+            def quick_enough(b: int) -> bool:
+                times[b] = self.timed_call(b)
+                return times[b] <= limit
+
+            lat_best, lat_tries, _ = find_max(quick_enough, best)
+            for t in lat_tries:
+                t["call_s"] = times[t["batch"]]
+            info.update(latency_limit_s=limit, max_batch_within_latency=lat_best, latency_tries=lat_tries)
+        self.search_info = info
+        self.batch = best
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)  # peak memory then reflects the timed batch
+
+    # --- figures ------------------------------------------------------------
+    def flops_per_item(self) -> float:
+        p = self.p
+        if p["arch"] == "v1.5" and p["image_size"] == 512:
+            parts = (V15_UNET_FWD_512, V15_VAE_DEC_512, V15_TEXT_ENC)
+        else:
+            parts = count_component_flops(p["arch"], p["image_size"])
+        return flops_per_image(*parts, steps=p["steps"], guidance=p["guidance"])
+
+    def precision(self) -> str:
+        return "fp16" if self.device.type == "cuda" else "fp32"
+
+    def check(self) -> list[str]:
+        imgs = self.images
+        if isinstance(imgs, torch.Tensor) and not torch.isfinite(imgs).all().item():
+            return ["image has NaN/inf"]
+        return []
+
+    def extra(self) -> dict:
+        out = {"attn_processors": self.attn, "batch": self.batch, "unet_calls_per_image": unet_calls(self.p["steps"]),
+               "weights": self.p["weights"] or f"random ({self.p['arch']} configs)",
+               "dtype": str(self.dtype()).replace("torch.", "")}
+        out.update(self.search_info)
+        return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 
 import matplotlib
 
@@ -144,14 +145,15 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
         if ref is not None:
             ax.axhline(ref, color="#666", linewidth=0.9, linestyle="--")
         ax.set_xticks(range(len(categories)))
-        ax.set_xticklabels(categories, rotation=20 if max(map(len, categories), default=0) > 12 else 0,
-                           ha="right" if max(map(len, categories), default=0) > 12 else "center")
+        # Long labels wrap onto lines rather than rotate: rotated text squeezes the plot.
+        ax.set_xticklabels([textwrap.fill(c, 22) for c in categories], fontsize=8 if len(categories) > 4 else 9)
         ax.grid(axis="x", visible=False)
         ax.set_ylim(bottom=0)
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        _legend(ax, len(groups))
+        if groups:  # even one group: its label says which GPU the bars are
+            ax.legend(loc="best")
         return _svg(fig, chart_id)
 
 

@@ -65,6 +65,9 @@ def measured_efficiency(store, workload: str) -> dict | None:
         if not peak:
             continue
         share = r["tflops"] / (r.get("gpus") or 1) / peak
+        if prec == "default" and share > 1 and g.peak("tf32"):
+            # PyTorch's defaults run cuDNN convolutions in TF32: above the FP32 peak means TF32 ran
+            prec, share = "tf32", r["tflops"] / (r.get("gpus") or 1) / g.peak("tf32")
         if best is None or share > best["share"]:
             best = {"share": share, "gpu": g.name, "precision": prec, "tflops": r["tflops"]}
     return best

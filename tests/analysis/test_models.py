@@ -1,0 +1,92 @@
+"""Known answers: catalog matching, prices, the interconnect model, published rows, advice."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuarena.analysis import advise, cost, whatif
+from gpuarena.data import catalog, published
+from gpuarena.errors import UserError
+
+
+@pytest.mark.parametrize("text,name", [
+    ("A100 40GB SXM4", "NVIDIA A100 40GB SXM4"), ("a100-sxm4-40gb", "NVIDIA A100 40GB SXM4"),
+    ("NVIDIA A100-SXM4-40GB", "NVIDIA A100 40GB SXM4"), ("NVIDIA H200", "NVIDIA H200 SXM 141GB"),
+    ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB SXM5"), ("A100-PCIE-40GB", "NVIDIA A100 40GB PCIe"),
+    ("NVIDIA L4", "NVIDIA L4"), ("Tesla V100-SXM2-32GB", "NVIDIA Tesla V100 32GB SXM2"),
+    ("A100 80GB SXM4 (DGX A100)", "NVIDIA A100 80GB SXM4"),
+])
+def test_loose_matching(text, name):
+    assert catalog.match(text).name == name
+
+
+def test_ambiguous_and_unknown():
+    with pytest.raises(UserError, match="ambiguous: .*A100 40GB SXM4.*A100 80GB SXM4"):
+        catalog.match("A100")
+    with pytest.raises(UserError, match="not in the catalog"):
+        catalog.match("Radeon 7900")
+
+
+def test_price_file(tmp_path):
+    over = catalog.load_prices(str(catalog.DATA / "article_prices.yaml"))
+    assert over["NVIDIA A800 40GB SXM4"]["purchase"].usd == 10500
+    bad = tmp_path / "p.yaml"
+    bad.write_text("prices:\n  - gpu: L4\n    purchase_usd: -3\n    source: x\n    date: '2024'\n")
+    with pytest.raises(UserError, match="purchase_usd"):
+        catalog.load_prices(str(bad))
+    bad.write_text("prices:\n  - gpu: L4\n    purchase_usd: 3000\n    date: '2024'\n")
+    with pytest.raises(UserError, match="source"):
+        catalog.load_prices(str(bad))
+
+
+def test_ring_allreduce_and_busbw():
+    # 100 MB over 4 GPUs at 100 GB/s: 2 * 3/4 * 1e8 / 1e11 = 1.5 ms
+    assert whatif.ring_allreduce_s(1e8, 4, 100) == pytest.approx(1.5e-3)
+    assert whatif.ring_allreduce_s(1e8, 1, 100) == 0
+    assert whatif.catalog_busbw(catalog.match("A100 40GB SXM4"))[0] == pytest.approx(240)
+    assert whatif.catalog_busbw(catalog.match("A800 40GB SXM4"))[0] == pytest.approx(160)
+    assert whatif.catalog_busbw(catalog.match("L40S"))[0] == pytest.approx(0.8 * 32)
+
+
+def test_whatif_efficiency():
+    p = whatif.predict("resnet50-train", "A100 40GB SXM4", [4, 8], throughput=2410, batch_size=256)
+    compute = 256 / 2410
+    comm4 = 2 * 3 / 4 * 25_557_032 * 4 / 240e9
+    assert p["rows"][0]["efficiency"] == pytest.approx(compute / (compute + comm4))
+    half = whatif.predict("resnet50-train", "A800 40GB SXM4", [4], throughput=2115, batch_size=256, overlap=0.5)
+    assert half["rows"][0]["exposed_s"] == pytest.approx(0.5 * 2 * 3 / 4 * 25_557_032 * 4 / 160e9)
+
+
+def test_resnet50_parameter_count():
+    import torchvision
+
+    assert sum(p.numel() for p in torchvision.models.resnet50().parameters()) == whatif.PARAM_COUNTS["resnet50-train"]
+
+
+def test_article_perf_per_price_table(tmp_path):
+    """Article 000 section 5: perf/price A100 1.0x vs A800 '1.18x', from its own tables and prices."""
+    from gpuarena.store.db import Store
+
+    s = Store(str(tmp_path / "p.db"))
+    assert published.load_into(s) > 40
+    assert published.load_into(s) == len(s.results(source="published"))     # replaced, not doubled
+    out = cost.cost_table(s, workload="resnet50-train", baseline="A100 40GB SXM4",
+                          prices=catalog.load_prices(str(catalog.DATA / "article_prices.yaml")))
+    rel = {r["params"]: r["rel_perf_per_price"] for r in out["rows"]
+           if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["variant"] == "seed"}
+    # 2489/10500 / (2876/15000) at batch 512: 1.24x -- the article's 1.18x does not follow from its own tables
+    assert rel["batch_size=512 image_size=224"] == pytest.approx((2489 / 10500) / (2876 / 15000))
+    assert round(rel["batch_size=512 image_size=224"], 2) == 1.24
+    assert all(1.2 < v < 1.35 for v in rel.values())
+    base = [r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["variant"] == "seed"]
+    assert all(r["rel_perf_per_price"] == 1.0 for r in base)
+
+
+def test_advise_measured_and_projected(store):
+    out = advise.advise(store, "resnet50-train", min_memory=40)
+    by = {r["gpu"]: r for r in out["rows"]}
+    assert by["NVIDIA A100 40GB SXM4"]["basis"] == "measured"
+    proj = by["NVIDIA H200 SXM 141GB"]
+    assert proj["basis"] == "projected"
+    assert any(e["gpu"] == "NVIDIA L4" for e in out["excluded"])
+    assert out["rows"][0]["rank"] == 1 and out["explanation"].startswith("For resnet50-train on 1 GPU(s)")

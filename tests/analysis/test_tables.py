@@ -1,0 +1,77 @@
+"""Golden-file tests of the compare, cost and check tables over stored results."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuarena.analysis import check, compare, cost
+from gpuarena.errors import UserError
+from tests.analysis.conftest import golden
+
+
+def test_compare_rows_and_golden(store):
+    out = compare.compare(store, "A100 40GB SXM4")
+    by_bs = {r["params"].split()[0]: r for r in out["rows"]}
+    slow = by_bs["batch_size=256"]
+    assert slow["gpu"] == "NVIDIA A800 40GB SXM4"
+    assert slow["ratio"] == pytest.approx(0.10625 / 0.12105, rel=1e-3)
+    assert slow["ci95_high"] < 1 and slow["verdict"] == f"{slow['ratio']:.2f}x (slower)"
+    noisy = by_bs["batch_size=64"]
+    assert noisy["ci95_low"] < 1 < noisy["ci95_high"]
+    assert noisy["verdict"] == "no significant difference"
+    assert "throttled" in noisy["flags"] and any(f.startswith("CV") for f in noisy["flags"])
+    assert out["skipped"] and "code differs" in out["skipped"][0]["reason"]
+    assert out["summary"][0]["geomean_ratio"] == pytest.approx((slow["ratio"] * noisy["ratio"]) ** 0.5)
+    golden("compare.md", compare.render(out, "md"))
+    golden("compare.txt", compare.render(out, "table"))
+
+
+def test_compare_refuses_unknown_baseline(store):
+    with pytest.raises(UserError, match="no ok results for baseline"):
+        compare.compare(store, "L4")
+
+
+def test_cost_golden_and_known_answers(store):
+    out = cost.cost_table(store, years=3, gpus=8, kwh_price=0.10, pue=1.5, hosting_per_gpu_year=1000,
+                          baseline="A100 40GB SXM4",
+                          prices={"NVIDIA A100 40GB SXM4": {"purchase": cost.catalog.Price(15000, "test", "2024")},
+                                  "NVIDIA A800 40GB SXM4": {"purchase": cost.catalog.Price(12000, "test", "2024")}})
+    a800 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4" and "256" in r["params"])
+    assert a800["energy_basis"].startswith("measured") and a800["items_per_joule"] == pytest.approx(1 / 0.1655)
+    # TCO: 8 x 12000 + 0.35 kW x 8 x 8766 h x 3 y x 1.5 x $0.10 + 8 x 3 x 1000
+    assert a800["tco_total"] == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
+    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and "256" in r["params"])
+    assert a100["energy_basis"] == "TDP" and a100["items_per_joule"] == pytest.approx(a100["throughput"] / 400)
+    assert a100["usd_per_million_items"] == pytest.approx(1.99 / (a100["throughput"] * 3600) * 1e6)
+    assert a100["per_1000usd"] == pytest.approx(a100["throughput"] / 15)
+    golden("cost.md", cost.render(out, "md"))
+
+
+def test_cost_tco_arithmetic():
+    t = cost.tco(10000, 400, n_gpus=4, years=2, kwh_price=0.2, pue=1.25, hosting_per_gpu_year=500)
+    assert t == {"purchase": 40000, "energy": pytest.approx(0.4 * 4 * 8766 * 2 * 1.25 * 0.2),
+                 "hosting": 4000, "total": pytest.approx(44000 + 0.4 * 4 * 8766 * 2 * 1.25 * 0.2)}
+
+
+def test_check_golden(store):
+    claims = check.read_claims(str(check.Path(check.__file__).parents[1] / "data" / "article_claims.csv"))
+    rn = [c for c in claims if c["workload"] == "resnet50-train"]
+    rows = check.check_claims(rn, store)
+    top = next(r for r in rows if r["throughput"] == 2876)
+    assert top["implied_tflops"] == pytest.approx(2876 * 6 * 4.089e9 / 1e12)
+    assert top["share_of_peak"] == pytest.approx(top["implied_tflops"] / 19.5)
+    assert top["verdict"] == "implausible" and "3.6x" in top["reason"] and "TF32" in top["reason"]
+    assert top["measured_share"] is not None       # the stored A100 results
+    golden("check.md", check.render(rows, "md"))
+
+
+def test_check_verdicts():
+    ok = check.check_claim({"gpu": "H100 SXM5", "workload": "resnet50-train", "precision": "tf32",
+                            "batch_size": 256, "throughput": 1894})
+    assert ok["verdict"] == "plausible"
+    imp = check.check_claim({"gpu": "L4", "workload": "resnet50-train", "precision": "fp16",
+                             "batch_size": 256, "throughput": 100000})
+    assert imp["verdict"] == "impossible"
+    with pytest.raises(UserError, match="unknown workload"):
+        check.check_claim({"gpu": "L4", "workload": "nope-infer", "precision": "fp16",
+                           "batch_size": 1, "throughput": 1})

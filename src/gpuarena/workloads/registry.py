@@ -13,6 +13,11 @@ from gpuarena.errors import UserError
 # name -> "module:Class".  Adding a workload: one module plus one line here.
 REGISTRY: dict[str, str] = {
     "resnet50-train": "gpuarena.workloads.resnet50:ResNet50Train",
+    "ddp-train": "gpuarena.workloads.ddp:DDPTrain",
+    "allreduce": "gpuarena.workloads.collectives:AllReduce",
+    "allgather": "gpuarena.workloads.collectives:AllGather",
+    "reducescatter": "gpuarena.workloads.collectives:ReduceScatter",
+    "broadcast": "gpuarena.workloads.collectives:Broadcast",
     "bert-large-infer": "gpuarena.workloads.bert:BertLargeInfer",
     "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
     "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",

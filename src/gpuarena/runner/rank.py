@@ -1,0 +1,146 @@
+"""What each rank runs under torchrun:
+
+    python -m torch.distributed.run --nproc_per_node N ... -m gpuarena.runner.rank CASE.json RESULT.json
+
+Every rank joins the process group (NCCL on its own GPU, gloo on the CPU),
+runs the same measured path as a one-process case, and sends its measurement
+to rank 0, which combines them and alone writes the result file: the ranks
+never touch the database.  A rank that dies makes torchrun stop the others and
+exit non-zero; the executor then stores the case as crashed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+
+from gpuarena.measure import stats
+from gpuarena.runner.child import write_atomic
+from gpuarena.runner.measure_case import measure
+from gpuarena.spec.model import Case
+from gpuarena.workloads import registry
+
+# A collective that waits longer than this for a peer gives up instead of hanging
+# until the case's time limit: no step of any workload here takes minutes.
+PG_TIMEOUT_S = 300.0
+
+
+def setup_group(device: str):
+    """Join the process group; returns the device spec of this rank."""
+    import torch
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    timeout = datetime.timedelta(seconds=PG_TIMEOUT_S)
+    if device.startswith("cuda"):
+        spec = f"cuda:{local_rank}"
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device(spec))
+    else:
+        spec = "cpu"
+        dist.init_process_group("gloo", timeout=timeout)
+    return spec
+
+
+def _sum_or_none(values):
+    vs = [v for v in values if v is not None]
+    return sum(vs) if vs else None
+
+
+def _max_or_none(values):
+    vs = [v for v in values if v is not None]
+    return max(vs) if vs else None
+
+
+def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
+    """One result from every rank's measurement.
+
+    Data-parallel work (``aggregate = "sum"``): total throughput of a repeat is the
+    sum of the ranks' items/s in that repeat.  A collective (``aggregate =
+    "slowest"``) is one operation, as fast as its slowest rank: the repeat's
+    figure is the minimum over ranks.  The step time stored is the slowest rank's.
+    """
+    out = dict(per_rank[0])
+    out["extra"] = dict(out.get("extra") or {}, world_size=world_size)
+    failed = [(r, res) for r, res in enumerate(per_rank) if res.get("status") != "ok"]
+    if failed:
+        r, res = failed[0]
+        out.update(status=res.get("status") or "failed", error=f"rank {r}: {res.get('error')}")
+        out["extra"]["traceback"] = (res.get("extra") or {}).get("traceback")
+        out["extra"]["failed_ranks"] = [r for r, _ in failed]
+        return out
+    aggregate = getattr(wl_cls, "aggregate", "sum")
+    repeats = min(len(res["samples"]) for res in per_rank)
+    step_s, throughput = [], []
+    for j in range(repeats):
+        rates = [res["items_per_step"] / res["samples"][j] for res in per_rank]
+        throughput.append(sum(rates) if aggregate == "sum" else min(rates))
+        step_s.append(max(res["samples"][j] for res in per_rank))
+    tsum = stats.summarize(throughput, unit=out["unit"])
+    items = [res["items_per_step"] for res in per_rank]
+    out["samples"] = step_s
+    out["throughput"] = tsum.to_dict()
+    out["throughput_median"] = tsum.median
+    out["latency"] = stats.summarize(step_s, unit="s/step").to_dict()
+    out["items_per_step"] = sum(items) if aggregate == "sum" else items[0]
+    fpi = out.get("flops_per_item")
+    out["tflops"] = tsum.median * fpi / 1e12 if fpi else None
+    warnings = stats.warnings_for(tsum)
+    for res in per_rank:
+        warnings += [w for w in res.get("warnings") or [] if w not in warnings and "spread" not in w
+                     and "samples of" not in w]
+    out["warnings"] = warnings
+    # Power and energy are per device: the job's figures are the sums.
+    out["power_w_mean"] = _sum_or_none(res.get("power_w_mean") for res in per_rank)
+    out["power_w_max"] = _sum_or_none(res.get("power_w_max") for res in per_rank)
+    energies = [res.get("energy_j_per_item") for res in per_rank]
+    if all(e is not None for e in energies):
+        out["energy_j_per_item"] = sum(e * n for e, n in zip(energies, items)) / sum(items)
+    out["temp_c_max"] = _max_or_none(res.get("temp_c_max") for res in per_rank)
+    out["throttled"] = any(res.get("throttled") for res in per_rank)
+    out["peak_memory_bytes"] = _max_or_none(res.get("peak_memory_bytes") for res in per_rank)
+    out["compile_s"] = _max_or_none(res.get("compile_s") for res in per_rank)
+    out["extra"]["per_gpu_throughput"] = tsum.median / world_size
+    out["extra"]["per_rank"] = [
+        {"rank": r, "throughput_median": res["throughput_median"],
+         "step_s_median": stats.summarize(res["samples"]).median,
+         "peak_memory_bytes": res.get("peak_memory_bytes"), "power_w_mean": res.get("power_w_mean"),
+         **{k: v for k, v in (res.get("extra") or {}).items() if k in getattr(wl_cls, "rank_extra", ())}}
+        for r, res in enumerate(per_rank)]
+    finalize = getattr(wl_cls, "finalize", None)
+    if finalize is not None:
+        finalize(out, per_rank, world_size)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    import torch.distributed as dist
+
+    case_path, result_path = argv[1], argv[2]
+    with open(case_path) as f:
+        case = Case(**json.load(f))
+    spec = setup_group(case.device)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    mine = measure(case, rank=rank, world_size=world, device_spec=spec)
+    mine["extra"]["host"] = os.uname().nodename
+    if mine.get("status") != "ok":   # shows in the stderr tail if the case ends as crashed
+        print(f"gpuarena rank {rank}: {mine.get('status')}: {mine.get('error')}", file=sys.stderr)
+    gathered = [None] * world if rank == 0 else None
+    dist.gather_object(mine, gathered, dst=0)
+    result = combine(gathered, world, registry.get(case.workload)) if rank == 0 else None
+    # Across nodes, the first rank of every node writes the same result for its own executor.
+    if int(os.environ.get("LOCAL_WORLD_SIZE", world)) != world:
+        box = [result]
+        dist.broadcast_object_list(box, src=0)
+        result = box[0]
+    if int(os.environ.get("LOCAL_RANK", "0")) == 0 and result is not None:
+        result["extra"]["node_rank"] = int(os.environ.get("GROUP_RANK", "0"))
+        write_atomic(result_path, result)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

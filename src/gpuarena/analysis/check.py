@@ -108,7 +108,8 @@ def check_claim(claim: dict, store=None, _fpi_cache: dict | None = None) -> dict
         v = "implausible"
         reason = f"{head}; plausible only with {' or '.join(NAMES[p] for p in fits) or 'a lower precision'}"
         if prec == "fp32" and "tf32" in fits:
-            reason += " (cuDNN convolutions default to TF32 on Ampere and newer)"
+            reason += (" (cuDNN convolutions default to TF32 on Ampere and newer)" if "resnet" in claim["workload"]
+                       else " (PyTorch's default FP32 matmul does not use TF32)")
     elif share > SUSTAINED_CEILING:
         v, reason = "implausible", f"{head}; above the {SUSTAINED_CEILING:.0%} of peak that whole steps sustain"
     else:

@@ -10,6 +10,7 @@ import math
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 FORMATS = ("table", "md", "json")
 
@@ -51,7 +52,7 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
     for _, h in columns:
         t.add_column(h, overflow="fold")
     for r in rows:
-        t.add_row(*(cell(r.get(k)) for k, _ in columns))
+        t.add_row(*(Text(cell(r.get(k))) for k, _ in columns))  # cells are data, never rich markup
     buf = io.StringIO()
     con = Console(file=buf, width=220, color_system=None, force_terminal=False, legacy_windows=False)
     con.print(t)

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuarena.cli import app
@@ -148,7 +149,8 @@ def run(
                 r = outcome.result
                 thr = (r.get("throughput") or {}).get("median")
                 tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
-                progress.console.print(f"  {r['status']:<7} {outcome.case.label()}  {tail}")
+                # an error message is data: "[enforce fail ...]" is not rich markup
+                progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
                 progress.advance(task)
 
             execute(store, run_id, todo, env_id, dname, on_start, on_done)

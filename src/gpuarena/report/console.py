@@ -8,6 +8,7 @@ import json
 import math
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 PARAM_KEYS_SHOWN = 4
@@ -115,7 +116,7 @@ def results_table(results: list[dict], title: str | None = None) -> Table:
     for r in results:
         thr = r.get("throughput") or {}
         ok = r.get("status") == "ok"
-        status = "[green]ok[/]" if ok else f"[red]{r.get('status')}[/]"
+        status = "[green]ok[/]" if ok else f"[red]{escape(str(r.get('status')))}[/]"
         flags = []
         if r.get("throttled"):
             flags.append("throttled")
@@ -125,13 +126,15 @@ def results_table(results: list[dict], title: str | None = None) -> Table:
             flags.append("NaN")
         if not ok and r.get("error"):
             flags.append(str(r["error"])[:60])
+        # Stored strings are data, not rich markup: an imported "[/]" must print as itself.
         t.add_row(
-            r.get("workload", ""), r.get("variant", ""), fmt_params(r.get("params")), status,
+            escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))),
+            escape(fmt_params(r.get("params"))), status,
             f"{fmt_num(thr.get('median'))} {r.get('unit') or ''}" if thr else "-",
             f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if thr.get("n", 0) > 1 else "-",
             f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
             fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
-            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(flags),
+            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
         )
     return t
 

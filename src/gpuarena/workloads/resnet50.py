@@ -32,6 +32,9 @@ class ResNet50Train(Workload):
         Param("lr", float, 0.1, "SGD learning rate (the article's 0.1)", min=0.0, max=100.0),
         Param("compile_mode", str, "default", "torch.compile mode for the compile variant",
               choices=COMPILE_MODES),
+        Param("loss", str, "sum", "'sum': the article's loss = output.sum() (diverges to NaN with lr 0.1); "
+              "'cross-entropy': against random labels (trains sanely, same arithmetic to within the loss)",
+              choices=("sum", "cross-entropy")),
     )
     variants = {
         "seed": "the article's code exactly: FP32 tensors, PyTorch defaults (cuDNN TF32 on, matmul TF32 off)",
@@ -41,6 +44,7 @@ class ResNet50Train(Workload):
         "amp-fp16": "autocast to float16 with a gradient scaler",
         "channels-last": "NHWC memory format for model and input (tensor-core friendly convolutions)",
         "compile": "torch.compile the model (mode from compile_mode); compile time excluded and recorded",
+        "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
     }
     exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16"}),)
     default_warmup = 10
@@ -51,9 +55,11 @@ class ResNet50Train(Workload):
 
         v = self.ctx.variants
         apply_math_mode(v)
+        torch.backends.cudnn.benchmark = "cudnn-benchmark" in v
         bs, size = self.p["batch_size"], self.p["image_size"]
         model = torchvision.models.resnet50().to(self.device)
         self.x = torch.randn(bs, 3, size, size, device=self.device)
+        self.labels = torch.randint(0, 1000, (bs,), device=self.device)
         if "channels-last" in v:
             model = model.to(memory_format=torch.channels_last)
             self.x = self.x.contiguous(memory_format=torch.channels_last)
@@ -71,7 +77,10 @@ class ResNet50Train(Workload):
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
             out = self.model(self.x)
-            loss = out.float().sum()
+            if self.p["loss"] == "sum":
+                loss = out.float().sum()
+            else:
+                loss = torch.nn.functional.cross_entropy(out.float(), self.labels)
         if self.scaler is not None:
             self.scaler.scale(loss).backward()
             self.scaler.step(self.opt)

@@ -19,6 +19,7 @@ import sys
 from gpuarena.measure import stats
 from gpuarena.runner.child import write_atomic
 from gpuarena.runner.measure_case import measure
+from gpuarena.runner.torchrun import RANK_ENV
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 
@@ -107,6 +108,7 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
         {"rank": r, "throughput_median": res["throughput_median"],
          "step_s_median": stats.summarize(res["samples"]).median,
          "peak_memory_bytes": res.get("peak_memory_bytes"), "power_w_mean": res.get("power_w_mean"),
+         "host": (res.get("extra") or {}).get("host"), "env": (res.get("extra") or {}).get("env"),
          **{k: v for k, v in (res.get("extra") or {}).items() if k in getattr(wl_cls, "rank_extra", ())}}
         for r, res in enumerate(per_rank)]
     finalize = getattr(wl_cls, "finalize", None)
@@ -125,6 +127,7 @@ def main(argv: list[str]) -> int:
     rank, world = dist.get_rank(), dist.get_world_size()
     mine = measure(case, rank=rank, world_size=world, device_spec=spec)
     mine["extra"]["host"] = os.uname().nodename
+    mine["extra"]["env"] = {k: os.environ.get(k) for k in RANK_ENV}   # provenance: what this rank saw
     if mine.get("status") != "ok":   # shows in the stderr tail if the case ends as crashed
         print(f"gpuarena rank {rank}: {mine.get('status')}: {mine.get('error')}", file=sys.stderr)
     gathered = [None] * world if rank == 0 else None

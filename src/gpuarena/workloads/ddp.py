@@ -190,7 +190,7 @@ class DDPTrain(Workload):
         from torch.profiler import ProfilerActivity, profile
 
         timer = WindowTimer(self.device)
-        steps = max(2, PROFILED_STEPS)
+        steps = 1 if self.p["inner_size"] == "tiny" else PROFILED_STEPS   # tiny: CPU tests, keep it short
         sync_s, nosync_s = [], []
         for _ in range(2):   # interleaved, so a drift in clocks hits both alike
             dist.barrier()
@@ -205,10 +205,10 @@ class DDPTrain(Workload):
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
         dist.barrier()
         with profile(activities=activities) as prof:
-            for _ in range(PROFILED_STEPS):
+            for _ in range(steps):
                 self._step(sync=True)
             timer.sync()
-        total = comm_seconds(prof, cuda) / PROFILED_STEPS
+        total = comm_seconds(prof, cuda) / steps
         exposed = max(0.0, step_sync - step_nosync)
         out = {"model": self.p["model"], "inner_workload": MODELS[self.p["model"]],
                "inner_params": self.inner.p, "accum_steps": self.accum,

@@ -39,6 +39,14 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _field_uint(nv, handle, field_id: int) -> int:
+    """One NVML field value (nvmlDeviceGetFieldValues), raising if the driver has none."""
+    value = nv.nvmlDeviceGetFieldValues(handle, [field_id])[0]
+    if value.nvmlReturn != nv.NVML_SUCCESS:
+        raise RuntimeError(f"NVML field {field_id}: error {value.nvmlReturn}")
+    return int(value.value.uiVal)
+
+
 def _gpus() -> tuple[list[dict], list[dict]]:
     """Static facts per GPU (hashed) and volatile readings (not hashed)."""
     static, volatile = [], []
@@ -87,6 +95,8 @@ def _gpus() -> tuple[list[dict], list[dict]]:
             except Exception:
                 break
         g["nvlink_links_active"] = len(links)
+        if links:  # the links' common speed (MB/s, per direction), where the driver reports it
+            get("nvlink_speed_mbps", lambda: _field_uint(nv, h, nv.NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON))
         g["nvlink"] = links
         static.append(g)
         vol: dict = {"index": i}

@@ -55,7 +55,7 @@ TINY = {
                 scaling_factor=0.18215),
     "clip": dict(vocab_size=1000, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                  intermediate_size=64, max_position_embeddings=77, hidden_act="quick_gelu",
-                 projection_dim=32),
+                 projection_dim=32, bos_token_id=998, eos_token_id=999),
 }
 SCHEDULER = dict(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
                  num_train_timesteps=1000, skip_prk_steps=True, steps_offset=1, set_alpha_to_one=False)

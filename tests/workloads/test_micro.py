@@ -1,0 +1,86 @@
+"""matmul, membw, h2d, d2h at tiny size through the runner; fp8 refused on a CPU; share of ceiling."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpuarena.measure import ceiling
+from gpuarena.store.db import Store
+from gpuarena.workloads import registry
+from gpuarena.workloads.base import StepContext
+from tests.workloads.conftest import assert_ok, run_entries
+
+
+def test_micro_and_ceiling_through_runner(db_path):
+    results = run_entries(db_path, [
+        {"workload": "matmul", "params": {"dtype": "fp32"}},
+        {"workload": "membw"},
+        {"workload": "h2d", "params": {"pinned": False}},
+        {"workload": "d2h"},
+        {"workload": "bert-large-infer", "variants": ["fp32"]},
+    ])
+    mm, bw, h2d, d2h, bert = results
+    for r in results:
+        assert_ok(r)
+    # matmul: one item is one 64^3 matmul = 2 * 64^3 FLOP; its precision is its dtype.
+    assert mm["unit"] == "matmuls/s" and mm["precision"] == "fp32"
+    assert mm["flops_per_item"] == 2 * 64**3
+    assert mm["extra"]["sets"] >= 2 and mm["extra"]["shape"] == [64, 64, 64]
+    # The first matmul on a device is its own ceiling.
+    assert mm["extra"]["share_of_ceiling"] == pytest.approx(1.0)
+    # Copies: GB/s, no FLOPs, read + write counted for membw.
+    for r in (bw, h2d, d2h):
+        assert r["unit"] == "GB/s" and r["tflops"] is None and "share_of_ceiling" not in r["extra"]
+    assert bw["items_per_step"] == pytest.approx(2 * 8 * 2**20 / 1e9)
+    assert h2d["items_per_step"] == pytest.approx(8 * 2**20 / 1e9)
+    assert any("pinned ignored" in w for w in d2h["warnings"])  # no CUDA: pinned is meaningless
+    # BERT fp32 is measured against the fp32 matmul stored before it.
+    c = bert["extra"]["ceiling"]
+    assert c["result_id"] == mm["id"] and c["precision"] == "fp32"
+    assert bert["extra"]["share_of_ceiling"] == pytest.approx(bert["tflops"] / mm["tflops"])
+
+
+def test_fp8_needs_a_capable_gpu():
+    cls = registry.get("matmul")
+    p = cls.resolve_params({"dtype": "fp8"}, size="tiny")
+    wl = cls(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}), params=p))
+    with pytest.raises(RuntimeError, match="compute capability >= 8.9"):
+        wl.setup()
+    assert wl.precision() == "fp8" and wl.flops_per_item() == 2 * 64**3  # known without setup
+
+
+def test_ceiling_ignores_other_devices_precisions_and_sizes(db_path):
+    store = Store(db_path)
+    run_id = store.create_run("t", "cuda", [], None)
+
+    def mm(dev, prec, tfl, size="full", source="measured"):
+        return store.add_result({"run_id": run_id, "case_key": f"{dev}{prec}{tfl}", "workload": "matmul",
+                                 "variant": "seed", "params": {"m": 8192, "n": 8192, "k": 8192},
+                                 "status": "ok", "device_name": dev, "precision": prec, "tflops": tfl,
+                                 "size": size, "source": source})
+
+    best = mm("H200", "bf16", 700.0)
+    mm("H200", "bf16", 650.0)
+    mm("A100", "bf16", 900.0)
+    mm("H200", "fp32", 50.0)
+    mm("H200", "bf16", 9999.0, size="tiny")
+    mm("H200", "bf16", 989.0, source="published")
+    res = {"workload": "bert-large-infer", "status": "ok", "tflops": 350.0, "precision": "bf16",
+           "device_name": "H200", "size": "full", "extra": {}}
+    ceiling.annotate(store, res)
+    assert res["extra"]["share_of_ceiling"] == pytest.approx(0.5)
+    assert res["extra"]["ceiling"]["result_id"] == best
+    assert res["extra"]["ceiling"]["shape"] == [8192, 8192, 8192]
+    default = dict(res, precision="default", extra={})
+    ceiling.annotate(store, default)  # PyTorch default -> the fp32 ceiling
+    assert default["extra"]["share_of_ceiling"] == pytest.approx(7.0)
+    assert "fp32" in default["extra"]["ceiling"]["note"]
+    newer = {"workload": "matmul", "status": "ok", "tflops": 665.0, "precision": "bf16",
+             "device_name": "H200", "size": "full", "extra": {}}
+    ceiling.annotate(store, newer)  # 5% under the best matmul
+    assert newer["extra"]["share_of_ceiling"] == pytest.approx(0.95)
+    failed = {"workload": "bert-large-infer", "status": "oom", "tflops": None, "precision": "bf16",
+              "device_name": "H200", "size": "full", "extra": {}}
+    ceiling.annotate(store, failed)
+    assert failed["extra"] == {}

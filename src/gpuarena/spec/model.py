@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -116,6 +117,10 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 from gpuarena.workloads.registry import did_you_mean
                 raise UserError(f"--set {k}: {wl.name} has no parameter {k!r}{did_you_mean(k, pm)}")
         keys = list(entry.grid)
+        # Count before building: a hostile grid of a few long lists is 10^12 combinations.
+        planned = math.prod(len(entry.grid[k]) for k in keys) * len(variants) * len(entry.gpus)
+        if len(cases) + planned > MAX_CASES:
+            raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
         combos = list(itertools.product(*(entry.grid[k] for k in keys))) or [()]
         tiny = size == "tiny"
         for gpus in entry.gpus:

@@ -43,6 +43,8 @@ def parse_suite(text: str, origin: str) -> Suite:
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"{origin}: not valid YAML ({first})") from None
+    except RecursionError:  # "[[[[..." nested past Python's stack
+        raise UserError(f"{origin}: not valid YAML (nested too deeply)") from None
     if not isinstance(data, dict):
         raise UserError(f"{origin}: a suite file is a mapping with 'name' and 'entries'")
     try:

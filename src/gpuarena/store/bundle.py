@@ -189,6 +189,8 @@ def read(path: str) -> Bundle:
         data = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constants)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not a JSON bundle ({str(exc).splitlines()[0][:200]})") from None
+    except RecursionError:  # "[[[[..." nested past Python's stack: hostile, not a bundle
+        raise UserError(f"{path}: not a JSON bundle (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"{FORMAT}\")")
     try:
@@ -210,7 +212,8 @@ def read(path: str) -> Bundle:
 def insert_rows(conn, rows: list[dict]) -> None:
     """INSERT result dicts on an open transaction (the caller commits or rolls back)."""
     for r in rows:
-        cols = [c for c in _RESULT_COLUMNS if c in r and c != "id"]
+        # created_at: null means "unknown": stamp it now rather than break NOT NULL
+        cols = [c for c in _RESULT_COLUMNS if c in r and c != "id" and not (c == "created_at" and r[c] is None)]
         vals = []
         for c in cols:
             v = _finite(r[c])

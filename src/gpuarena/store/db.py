@@ -215,7 +215,8 @@ class Store:
     # --- results ------------------------------------------------------------
     def add_result(self, result: dict) -> int:
         """Insert one result (a dict in the shape results() returns) and commit at once."""
-        cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"]
+        cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"
+                and not (c == "created_at" and result[c] is None)]  # None: stamp it now
         values = []
         for c in cols:
             v = _finite(result[c])

@@ -17,6 +17,10 @@ from gpuarena.store.db import Store
 SRC = Path(__file__).resolve().parents[2] / "src" / "gpuarena"
 
 GOOD_SUITE = "name: ok\nentries:\n  - workload: resnet50-train\n"
+# 3000 x 3000 x 3 = 27 million cases from a 30 kB file: must be refused before it is built.
+_VALUES = ", ".join(str(i) for i in range(16, 3016))
+HUGE_GRID = (f"name: big\nentries:\n  - workload: resnet50-train\n"
+             f"    grid: {{batch_size: [{_VALUES}], image_size: [{_VALUES}], lr: [0.1, 0.2, 0.3]}}\n")
 
 
 def invoke(capsys, *argv: str) -> tuple[int, str]:
@@ -65,6 +69,8 @@ RUN_REFUSALS = [
     ("huge", ["--suite", "{s}/huge.yaml"], {"huge.yaml": GOOD_SUITE + "#" * 1_100_000 + "\n"}, "larger than 1000000 bytes"),
     ("python-tag", ["--suite", "{s}/tag.yaml"],
      {"tag.yaml": "name: !!python/object/apply:os.system ['touch {s}/pwned']\nentries: []\n"}, "not valid YAML"),
+    ("deep-yaml", ["--suite", "{s}/deep.yaml"], {"deep.yaml": "name: x\nentries: " + "[" * 50_000}, "nested too deeply"),
+    ("grid-explosion", ["--suite", "{s}/grid.yaml"], {"grid.yaml": HUGE_GRID}, "more than 100000 cases"),
     ("unknown-key", ["--suite", "{s}/extra.yaml"], {"extra.yaml": GOOD_SUITE + "shell: rm -rf /\n"}, "shell: Extra inputs"),
     ("missing-suite-file", ["--suite", "{s}/nope.yaml"], {}, "does not exist"),
     ("unknown-suite", ["--suite", "smok"], {}, "did you mean 'smoke'"),

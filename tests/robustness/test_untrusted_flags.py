@@ -14,6 +14,7 @@ from gpuarena.measure.telemetry import THROTTLE_BITS, Telemetry
 from gpuarena.runner.measure_case import measure
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
+from gpuarena.workloads import registry
 
 
 def results_output(capsys, db: str, fmt: str) -> str:
@@ -26,8 +27,8 @@ def results_output(capsys, db: str, fmt: str) -> str:
 def test_nan_flag_from_the_articles_recipe(tmp_path, capsys):
     """The article's ResNet-50 (loss = output.sum(), SGD lr 0.1) diverges within ~12 steps
     at the tiny size; the measured path (in this process) flags it and the flag reaches results."""
-    case = Case(workload="resnet50-train", variant="seed",
-                params={"batch_size": 2, "image_size": 32, "lr": 0.1, "compile_mode": "default"},
+    params = registry.get("resnet50-train").resolve_params({"lr": 0.1, "loss": "sum"}, size="tiny")
+    case = Case(workload="resnet50-train", variant="seed", params=params,
                 repeats=3, warmup=1, steps=4, timeout_s=300, size="tiny")
     r = measure(case)
     assert r["status"] == "ok"  # the speed was measured; the output is what is untrustworthy

@@ -149,7 +149,8 @@ class SD15Generate(Workload):
     source = "article 000, section 3.3; article 001, section 2.2"
     params = (
         Param("batch_size", int, 1, "images per pipeline call", min=1, max=4096),
-        Param("steps", int, 50, "denoising steps (PNDM)", tiny=2, min=1, max=1000),
+        # Not "steps": that name is the runner's steps per timed window (--set steps=N).
+        Param("inference_steps", int, 50, "denoising steps (PNDM)", tiny=2, min=1, max=1000),
         Param("image_size", int, 512, "height and width in pixels (multiple of 8)", tiny=64, min=8, max=4096),
         Param("guidance", float, 7.5, "classifier-free guidance scale (> 1 doubles the UNet batch)", min=0.0, max=100.0),
         Param("arch", str, "v1.5", "component configs: v1.5, or tiny for CPU tests", tiny="tiny",
@@ -248,7 +249,7 @@ class SD15Generate(Workload):
                          output_type=self.p["output_type"]).images
 
     def step(self) -> None:
-        self.images = self.generate(self.batch, self.p["steps"])
+        self.images = self.generate(self.batch, self.p["inference_steps"])
 
     def items_per_step(self) -> float:
         return float(getattr(self, "batch", self.p["batch_size"]))
@@ -281,7 +282,7 @@ class SD15Generate(Workload):
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         t0 = time.perf_counter()
-        self.generate(batch, self.p["steps"])
+        self.generate(batch, self.p["inference_steps"])
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return time.perf_counter() - t0
@@ -319,7 +320,7 @@ class SD15Generate(Workload):
             parts = (V15_UNET_FWD_512, V15_VAE_DEC_512, V15_TEXT_ENC)
         else:
             parts = count_component_flops(p["arch"], p["image_size"])
-        return flops_per_image(*parts, steps=p["steps"], guidance=p["guidance"])
+        return flops_per_image(*parts, steps=p["inference_steps"], guidance=p["guidance"])
 
     def precision(self) -> str:
         return "fp16" if self.device.type == "cuda" else "fp32"
@@ -331,7 +332,7 @@ class SD15Generate(Workload):
         return []
 
     def extra(self) -> dict:
-        out = {"attn_processors": self.attn, "batch": self.batch, "unet_calls_per_image": unet_calls(self.p["steps"]),
+        out = {"attn_processors": self.attn, "batch": self.batch, "unet_calls_per_image": unet_calls(self.p["inference_steps"]),
                "weights": self.p["weights"] or f"random ({self.p['arch']} configs)",
                "dtype": str(self.dtype()).replace("torch.", "")}
         out.update(self.search_info)

@@ -1,0 +1,157 @@
+"""The spine end to end: spec -> runner -> workload -> measure -> store -> results,
+through the real CLI, on the CPU at tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+
+import pytest
+
+from gpuarena.measure.stats import ratio_ci95, summarize, t975
+
+REQUIRED_KEYS = {"run_id", "workload", "variant", "params", "status", "device_name", "throughput",
+                 "peak_memory_bytes", "tflops", "power_w_mean", "energy_j_per_item", "throttled"}
+THROUGHPUT_KEYS = {"median", "mean", "stdev", "cv", "ci95_low", "ci95_high", "unit", "n"}
+
+
+@pytest.fixture(scope="module")
+def resnet_run(tmp_path_factory):
+    from tests.conftest import run_cli
+
+    db = str(tmp_path_factory.mktemp("spine") / "g.db")
+    proc = run_cli("run", "--db", db, "-q", "-w", "resnet50-train", "--variant", "seed",
+                   "--variant", "amp-bf16+channels-last", "--set", "size=tiny", "--set", "batch_size=2",
+                   "--repeats", "4")
+    assert proc.returncode == 0, proc.stderr
+    return db, proc
+
+
+def test_run_stores_every_case_with_statistics(resnet_run, cli):
+    db, proc = resnet_run
+    out = cli("results", "--db", db, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["variant"] for r in rows] == ["seed", "amp-bf16+channels-last"]
+    for r in rows:
+        assert REQUIRED_KEYS <= set(r)
+        assert r["status"] == "ok"
+        t = r["throughput"]
+        assert THROUGHPUT_KEYS <= set(t)
+        assert t["n"] == 4 and t["unit"] == "images/s"
+        assert t["ci95_low"] <= t["mean"] <= t["ci95_high"]
+        assert len(r["samples"]) == 4
+        # throughput is items per step over seconds per step, per repeat
+        per_repeat = sorted(r["params"]["batch_size"] / s for s in r["samples"])
+        assert t["median"] == pytest.approx((per_repeat[1] + per_repeat[2]) / 2)
+        # achieved TFLOP/s comes from the documented FLOP count
+        assert r["tflops"] == pytest.approx(t["median"] * 3 * 2 * 4.089e9 * (32 / 224) ** 2 / 1e12)
+        # no NVML on this machine: telemetry is null, never invented
+        assert r["power_w_mean"] is None and r["energy_j_per_item"] is None
+        assert r["device_name"].startswith("CPU")
+    assert rows[0]["precision"] == "default" and rows[1]["precision"] == "bf16"
+
+
+def test_results_csv_and_table(resnet_run, cli):
+    db, _ = resnet_run
+    csv_out = cli("results", "--db", db, "--format", "csv")
+    lines = csv_out.stdout.strip().splitlines()
+    assert lines[0].startswith("id,run_id,source,workload,variant")
+    assert len(lines) == 3
+    table = cli("results", "--db", db)
+    assert "resnet50-train" in table.stdout and "images/s" in table.stdout
+
+
+def test_schema_is_versioned(resnet_run):
+    db, _ = resnet_run
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] >= 1
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    run = con.execute("SELECT status, plan FROM runs").fetchone()
+    assert run[0] == "complete" and len(json.loads(run[1])) == 2
+
+
+def test_default_run_on_cpu_is_the_smoke_suite(cli, tmp_path):
+    """The README's main job with no arguments: smoke suite on the CPU, every workload ok."""
+    db = str(tmp_path / "d.db")
+    proc = cli("run", "--db", db, "-q", "--repeats", "2", timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(cli("results", "--db", db, "-f", "json").stdout)
+    from gpuarena.spec.suite import load_suite
+
+    expected = {e.workload for e in load_suite("smoke").entries}
+    assert {r["workload"] for r in rows} == expected
+    assert all(r["status"] == "ok" for r in rows), [(r["workload"], r["error"]) for r in rows]
+    assert all(r["throughput"]["median"] > 0 for r in rows)
+
+
+def test_list_and_env(cli):
+    listing = json.loads(cli("list", "--format", "json").stdout)
+    names = {w["name"] for w in listing["workloads"]}
+    assert {"resnet50-train", "bert-large-infer", "bert-large-train", "sd15-generate", "matmul"} <= names
+    resnet = next(w for w in listing["workloads"] if w["name"] == "resnet50-train")
+    assert {"seed", "fp32", "tf32", "amp-bf16", "amp-fp16", "channels-last", "compile"} <= set(resnet["variants"])
+    assert "smoke" in {s["name"] for s in listing["suites"]}
+    env = json.loads(cli("env").stdout)
+    assert env["cpu_count"] >= 1 and env["libraries"]["torch"] and len(env["hash"]) == 16
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "-w", "resnet50-trian"], "did you mean 'resnet50-train'"),
+    (["run", "-w", "resnet50-train", "--set", "batch_size=-1"], "batch_size=-1: must be >= 1"),
+    (["run", "-w", "resnet50-train", "--variant", "amp-bf16+amp-fp16"], "exclude each other"),
+    (["run", "-w", "resnet50-train", "--variant", "seed+compile"], "does not combine"),
+    (["run", "--suite", "no-such-suite"], "unknown suite"),
+])
+def test_bad_input_is_one_line_exit_2(cli, tmp_path, argv, says):
+    db = tmp_path / "x.db"
+    proc = cli(*argv, "--db", str(db))
+    assert proc.returncode == 2
+    assert says in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not db.exists()
+
+
+def test_malformed_suite_file(cli, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nentries:\n  - workload: resnet50-train\n    grid: {batch_size: [1, 2]\n")
+    proc = cli("run", "--suite", str(bad), "--db", str(tmp_path / "x.db"))
+    assert proc.returncode == 2 and "not valid YAML" in proc.stderr
+
+
+# --- statistics on known samples ------------------------------------------------
+
+def test_summary_known_values():
+    s = summarize([10.0, 12.0, 14.0, 16.0, 18.0])
+    assert s.median == 14.0 and s.mean == 14.0
+    assert s.stdev == pytest.approx(math.sqrt(10.0))           # sample stdev, n-1
+    assert s.cv == pytest.approx(math.sqrt(10.0) / 14.0)
+    half = 2.776 * math.sqrt(10.0) / math.sqrt(5)                # t(0.975, df=4) = 2.776
+    assert (s.ci95_low, s.ci95_high) == pytest.approx((14.0 - half, 14.0 + half))
+
+
+def test_t_quantiles():
+    assert t975(9) == 2.262          # the article's ten repeats
+    assert t975(1000) == pytest.approx(1.962, abs=1e-3)
+
+
+def test_ratio_interval_excludes_one_only_when_different():
+    r, lo, hi = ratio_ci95([110, 111, 109, 110, 110], [100, 101, 99, 100, 100])
+    assert r == pytest.approx(1.10) and lo > 1.0
+    r, lo, hi = ratio_ci95([100, 120, 80, 100, 110], [100, 90, 110, 105, 95])
+    assert lo < 1.0 < hi
+
+
+def test_resnet_flop_count_matches_flop_counter():
+    """The documented 4.089 GMAC per 224x224 image agrees with torch's own FLOP counter."""
+    import torch
+    import torchvision
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = torchvision.models.resnet50()
+    x = torch.randn(1, 3, 224, 224)
+    with FlopCounterMode(display=False) as counter:
+        model(x)
+    fwd = counter.get_total_flops()
+    assert fwd == pytest.approx(2 * 4.089e9, rel=0.01)

@@ -8,6 +8,8 @@ PART=${1:?part 2 or 3}
 OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 DB=$OUT/h200.db
+# results accumulate across calls: the previous call's database travels in .gpu/ (ignored by git)
+[ -f .gpu/h200.db ] && cp .gpu/h200.db "$DB"
 RUN="python3 -m gpuarena run -q --db $DB"
 t() { local limit=$1; shift; echo "### $*"; timeout "$limit" "$@" 2>&1 | grep -vE '^\s*$' | tail -${TAIL:-12}; }
 python3 -m gpuarena env > "$OUT/env.json"

@@ -49,9 +49,29 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     assert store.run(run_id)["status"] == "running"  # never marked complete
     store.close()
 
+    # A pre-empted resume (SIGTERM mid-case) ends cleanly: exit 130, run marked
+    # interrupted, the case's process killed with it.
+    runner = start_runner("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
+    try:
+        running = wait_for(lambda: case_children(psutil.Process(runner.pid)), 60, "a resumed case to start")
+        runner.send_signal(signal.SIGTERM)
+        _, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 130, err
+    assert f"resuming run {run_id}: {len(before)} of 3 cases already stored" in err
+    assert f"gpuarena run --resume {run_id}" in " ".join(err.split())  # rich wraps lines
+    assert not alive(running)
+    store = Store(db)
+    assert store.run(run_id)["status"] == "interrupted"
+    stored = len(store.results([run_id]))
+    store.close()
+
     res = cli("run", "--resume", run_id, "--db", db, "-q")
     assert res.returncode == 0, res.stderr
-    assert f"resuming run {run_id}: {len(before)} of 3 cases already stored" in res.stderr
+    assert f"resuming run {run_id}: {stored} of 3 cases already stored" in res.stderr
 
     store = Store(db)
     after = store.results([run_id])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from typing import Optional
 
@@ -57,6 +58,10 @@ def parse_gpus(text: str | None) -> list[int] | None:
     if not out or any(n < 1 or n > 1024 for n in out):
         raise UserError(f"--gpus {text!r}: each count must be between 1 and 1024")
     return out
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -137,6 +142,12 @@ def run(
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {suite_name} · {len(todo)} case(s) on {dname} · db {store.path}")
     store.set_run_status(run_id, "running")
+    # A pre-empted job gets SIGTERM: end like Ctrl-C (the case's process group is
+    # killed, the run marked interrupted) rather than dying with the child orphaned.
+    try:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread (run called from a library): leave signals alone
+        pass
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=quiet, transient=False) as progress:

@@ -69,3 +69,23 @@ def test_parallel_runs_and_threads_share_one_db(tmp_path, suite_file):
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+def test_a_lock_held_too_long_is_one_clear_line(tmp_path):
+    """Past the busy timeout the user gets a sentence, not a traceback or a false "not a database"."""
+    import pytest
+
+    from gpuarena.errors import UserError
+
+    db = str(tmp_path / "held.db")
+    Store(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # what a stuck writer in another process looks like
+    try:
+        with pytest.raises(UserError, match="kept the database locked"):
+            store = Store(db, timeout_s=0.2)
+            store.create_run("x", "cpu", [], None)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert count(db, "SELECT COUNT(*) FROM runs") == 0

@@ -129,6 +129,11 @@ class Store:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):  # another writer held it past the busy timeout
+                raise UserError(f"{self.path}: another process kept the database locked for "
+                                f"{timeout_s:g} s; try again when it is done") from None
+            raise UserError(f"{self.path}: not a gpuarena database ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.path}: not a gpuarena database ({exc})") from None
 
@@ -254,6 +259,11 @@ class Store:
         return [row_to_result(r) for r in self.conn.execute(sql, args)]
 
 
+class DatabaseLocked(UserError, sqlite3.OperationalError):
+    """A writer waited past the busy timeout.  Still an OperationalError (add_result
+    backs off and retries it); a UserError once it reaches the CLI: one line, exit 2."""
+
+
 class _Tx:
     """BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so writers queue instead of deadlocking."""
 
@@ -261,7 +271,13 @@ class _Tx:
         self.conn = conn
 
     def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            raise DatabaseLocked("another process kept the database locked past the busy timeout; "
+                                 "try again when it is done") from None
         return self.conn
 
     def __exit__(self, exc_type, *rest):

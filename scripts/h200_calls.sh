@@ -9,7 +9,7 @@ OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 DB=$OUT/h200.db
 # results accumulate across calls: the previous call's database travels in .gpu/ (ignored by git)
-[ -f .gpu/h200.db ] && cp .gpu/h200.db "$DB"
+[ -f .gpu/h200.db ] && cp .gpu/h200.db "$DB" && chmod u+w "$DB"
 RUN="python3 -m gpuarena run -q --db $DB"
 t() { local limit=$1; shift; echo "### $*"; timeout "$limit" "$@" 2>&1 | grep -vE '^\s*$' | tail -${TAIL:-12}; }
 python3 -m gpuarena env > "$OUT/env.json"
@@ -33,7 +33,7 @@ s["entries"] = [e for e in s["entries"] if e["workload"] != "resnet50-train"]
 s["name"] = "seed-a100-a800"
 yaml.safe_dump(s, open("/tmp/seed-a100-a800-nors.yaml", "w"))
 PY
-  TAIL=20 t 280 $RUN --suite /tmp/seed-a100-a800-nors.yaml
-  TAIL=20 t 250 $RUN --suite ddp-single
+  TAIL=20 t 270 $RUN --suite /tmp/seed-a100-a800-nors.yaml
+  TAIL=20 t 240 $RUN --suite ddp-single
 fi
 python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json"

@@ -120,6 +120,9 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
 def main(argv: list[str]) -> int:
     import torch.distributed as dist
 
+    from gpuarena.runner.child import watch_runner
+
+    watch_runner()  # a SIGKILLed runner takes torchrun and every rank down with it
     case_path, result_path = argv[1], argv[2]
     with open(case_path) as f:
         case = Case(**json.load(f))

@@ -90,3 +90,23 @@ def test_advise_measured_and_projected(store):
     assert proj["basis"] == "projected"
     assert any(e["gpu"] == "NVIDIA L4" for e in out["excluded"])
     assert out["rows"][0]["rank"] == 1 and out["explanation"].startswith("For resnet50-train on 1 GPU(s)")
+
+
+def test_advise_projects_with_the_precision_that_projects_fastest(tmp_path):
+    """A high FP32 share must not be applied to tensor-core peaks: project per precision, keep the best."""
+    from gpuarena.data import catalog
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "p.db"))
+    h200 = "NVIDIA H200"
+    # FP32 (default) at a high share of the FP32 peak, bf16 at a lower share of the bf16 peak but far faster
+    s.add_result(result(h200, 256, [0.25, 0.25, 0.25], precision="default"))
+    s.add_result(result(h200, 256, [0.05, 0.05, 0.05], precision="bf16", variant="amp-bf16"))
+    out = advise.advise(s, "resnet50-train")
+    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 80GB SXM4")
+    g200, g100 = catalog.match(h200), catalog.match("A100 80GB SXM4")
+    bf16_share = (256 / 0.05) * 3 * 2 * 4.089e9 / 1e12 / g200.peak("bf16")
+    assert a100["basis"] == "projected" and "bf16" in a100["note"]
+    assert a100["throughput"] == pytest.approx(g100.peak("bf16") * 1e12 * bf16_share / (3 * 2 * 4.089e9))
+    s.close()

@@ -3,15 +3,16 @@
 Per catalog GPU the single-GPU throughput is, in order of preference:
 measured (a measured or imported result in the database), published (a
 published row), or projected: the roofline of the catalog peak for the
-reference precision x the share of peak gpuarena measured for this workload on
-another GPU (check.measured_efficiency).  Each row says which.  With --gpus N
+precision x the share of peak gpuarena measured for this workload at that
+precision on another GPU (check.measured_efficiencies), taking the precision
+that projects fastest.  Each row says which.  With --gpus N
 > 1 the whatif model scales it (catalog bus bandwidth, no overlap).
 """
 
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.check import measured_efficiency
+from gpuarena.analysis.check import measured_efficiencies
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -42,11 +43,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     if workload not in registry.names():
         registry.get(workload)   # the UserError with a suggestion
     results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
-    eff = measured_efficiency(store, workload)
-    ref = None
-    if eff:
-        ref = next(r for r in store.results(workload=workload, status="ok")
-                   if r.get("tflops") and R.gpu_of(r) == eff["gpu"] and r.get("flops_per_item"))
+    effs = [e for e in measured_efficiencies(store, workload).values() if e.get("flops_per_item")]
     rows, excluded = [], []
     for g in catalog.priced(prices):
         if min_memory and g.memory_gb < min_memory:
@@ -57,13 +54,16 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
         if r is None:
             r, basis = _best(results, g.name, published=True), "published"
             note = (r or {}).get("origin") or ""
+        projections = [(g.peak(e["precision"]) * 1e12 * e["share"] / e["flops_per_item"], e)
+                       for e in effs if g.peak(e["precision"])]
+        ref = max(projections, key=lambda x: x[0])[1] if projections else None
         if r is not None:
             thr, unit = r["throughput_median"], r.get("unit")
-        elif ref is not None and g.peak(eff["precision"]):
+        elif ref is not None:
             basis = "projected"
-            thr = g.peak(eff["precision"]) * 1e12 * eff["share"] / ref["flops_per_item"]
+            thr = max(projections, key=lambda x: x[0])[0]
             unit = ref.get("unit")
-            note = f"{eff['share']:.0%} of {eff['precision']} peak, as measured on {eff['gpu']}"
+            note = f"{ref['share']:.0%} of {ref['precision']} peak, as measured on {ref['gpu']}"
         else:
             excluded.append({"gpu": g.name, "reason": "no measured, published or projectable figure"})
             continue

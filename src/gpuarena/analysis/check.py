@@ -46,13 +46,14 @@ def flops_per_item(workload: str, batch_size: int) -> float:
     return float(f)
 
 
-def measured_efficiency(store, workload: str) -> dict | None:
-    """Best share of peak gpuarena measured for a workload on a catalog GPU: {share, gpu, precision, tflops}."""
+def measured_efficiencies(store, workload: str) -> dict[str, dict]:
+    """Best share of peak gpuarena measured for a workload, per precision, on catalog GPUs:
+    {precision: {share, gpu, precision, tflops, flops_per_item, unit, params}}."""
     if store is None:
-        return None
+        return {}
     from gpuarena.analysis.rows import gpu_of
 
-    best = None
+    best: dict[str, dict] = {}
     for r in store.results(workload=workload, status="ok"):
         if r.get("source") == "published" or not r.get("tflops"):
             continue
@@ -68,9 +69,17 @@ def measured_efficiency(store, workload: str) -> dict | None:
         if prec == "default" and share > 1 and g.peak("tf32"):
             # PyTorch's defaults run cuDNN convolutions in TF32: above the FP32 peak means TF32 ran
             prec, share = "tf32", r["tflops"] / (r.get("gpus") or 1) / g.peak("tf32")
-        if best is None or share > best["share"]:
-            best = {"share": share, "gpu": g.name, "precision": prec, "tflops": r["tflops"]}
+        if prec not in best or share > best[prec]["share"]:
+            best[prec] = {"share": share, "gpu": g.name, "precision": prec, "tflops": r["tflops"],
+                          "flops_per_item": r.get("flops_per_item"), "unit": r.get("unit"),
+                          "params": r.get("params") or {}}
     return best
+
+
+def measured_efficiency(store, workload: str) -> dict | None:
+    """Best share of peak gpuarena measured for a workload on a catalog GPU: {share, gpu, precision, tflops}."""
+    effs = measured_efficiencies(store, workload)
+    return max(effs.values(), key=lambda e: e["share"]) if effs else None
 
 
 def check_claim(claim: dict, store=None, _fpi_cache: dict | None = None) -> dict:

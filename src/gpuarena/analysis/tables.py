@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import io
 import json
-import math
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from gpuarena.report.console import fmt_num  # one number format everywhere
 
 FORMATS = ("table", "md", "json")
 
@@ -19,16 +20,7 @@ def cell(v) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
-        if not math.isfinite(v):
-            return "-"
-        a = abs(v)
-        if a >= 1000:
-            return f"{v:,.0f}"
-        if a >= 100:
-            return f"{v:.1f}"
-        if a >= 1:
-            return f"{v:.2f}"
-        return f"{v:.3g}"
+        return fmt_num(v)
     if isinstance(v, (list, tuple)):
         return "; ".join(map(str, v)) or "-"
     return str(v)

@@ -24,3 +24,18 @@ def check_format(fmt: str, allowed: tuple[str, ...]) -> str:
     if fmt not in allowed:
         raise UserError(f"--format {fmt!r}: choose one of {', '.join(allowed)}")
     return fmt
+
+
+def resolve_run_ids(store, runs: list[str]) -> list[str]:
+    """--run values ('latest' or ids) as run ids; a UserError naming the latest runs if one is unknown."""
+    out = []
+    for r in runs:
+        if r == "latest":
+            latest = store.latest_run_id()
+            if latest is None:
+                raise UserError("the database has no runs")
+            out.append(latest)
+        else:
+            store.run(r)  # raises the UserError
+            out.append(r)
+    return out

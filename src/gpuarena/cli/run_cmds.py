@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
 from gpuarena.errors import UserError
 
 
@@ -245,16 +245,7 @@ def results(
 
     check_format(fmt, ("table", "json", "csv"))
     store = open_store(db, must_exist=True)
-    run_ids = []
-    for r in run:
-        if r == "latest":
-            latest = store.latest_run_id()
-            if latest is None:
-                raise UserError("the database has no runs")
-            run_ids.append(latest)
-        else:
-            store.run(r)  # raises a UserError naming the latest runs if unknown
-            run_ids.append(r)
+    run_ids = resolve_run_ids(store, run)
     rows = store.results(run_ids or None, workload=workload)
     if fmt == "json":
         print(to_json(rows))

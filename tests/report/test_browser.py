@@ -18,7 +18,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 CHARTS = ("wl-resnet50-train-scaling", "wl-resnet50-train-ladder-chart", "wl-resnet50-train-memory",
           "telemetry-chart", "scaling-chart", "busbw-chart", "compare-chart")
 TABLES = ("runs", "method", "environments", "hardware-table", "compare-table", "wl-resnet50-train-throughput",
-          "wl-resnet50-train-ladder", "telemetry-table", "scaling-table", "busbw-table")
+          "wl-resnet50-train-ladder", "telemetry-table", "scaling-table", "busbw-table", "claims-table",
+          "cost-table", "advice-resnet50-train-table", "warnings-table")
 
 
 @pytest.fixture
@@ -56,3 +57,7 @@ def test_report_renders_in_chromium(chromium, report_db, tmp_path):
         assert m, chart
         assert "<svg" in m.group(0) and "<path" in m.group(0), chart   # drawn, not an empty frame
     assert "2,323" in dom and "2.55x faster" in dom
+    rows = lambda table: re.search(rf'<table id="{table}".*?</table>', dom, re.S).group(0).count("<tr>") - 1  # noqa: E731
+    assert rows("claims-table") == 18 and rows("cost-table") == 3 and rows("advice-resnet50-train-table") == 5
+    scaling = re.search(r'<figure class="chart" id="scaling-chart".*?</figure>', dom, re.S).group(0)
+    assert "(whatif model)" in scaling and "(measured)" in scaling      # the model's line beside the points

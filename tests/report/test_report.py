@@ -83,3 +83,36 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(cli, report_db, tmp_path, 
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
+    """Claims, cost, advice and the whatif model reach the report through gpuarena.analysis."""
+    from gpuarena.analysis.advise import advise
+
+    store = Store(report_db)
+    md = open(write_report(store, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
+    # claims: the article's A100 ResNet-50 figure is 1.1x the FP32 peak; the reason now carries the share
+    # measured here: H200 seed at batch 256 = 2,323 images/s x 24.534 GFLOP = 57.0 TFLOP/s = 85% of 67
+    assert ("| A100 40GB SXM4 | resnet50-train | fp32 | 64 | 892.0 | 21.88 | 19.50 | 112% | implausible | "
+            "implies 22 TFLOP/s, 1.1x the A100 40GB SXM4's FP32 peak (19.5)") in md
+    assert "gpuarena measured 85% of peak (default) on NVIDIA H200 SXM 141GB" in md
+    # cost at catalog prices: 2,323 images/s per $27,000 = 86.04 per $1k; the A100 at $16,250
+    assert "| resnet50-train | H200 SXM 141GB | seed | batch_size=256 | measured | 2,323 images/s | $27,000 | 86.04 |" in md
+    assert "| resnet50-train | A100 80GB SXM4 | seed | batch_size=256 | measured | 1,434 images/s | $16,250 | 88.24 |" in md
+    assert "at $0.12/kWh and PUE 1.5" in md
+    # advice: the explanation and the measured H200 row of the ranking
+    assert advise(store, "resnet50-train")["explanation"] in md
+    assert "| H200 SXM 141GB | measured | 5,926 | images/s | $27,000 | 219.5 |" in md
+    # whatif beside the measured scaling: 102 MB of FP32 gradients in a ring at the measured 355 GB/s
+    # busbw cost 2 x 1/2 x 102.2 MB / 355 GB/s = 0.29 ms against 256 / 2,321 = 110.3 ms of compute -> 99.7%
+    assert "| NVIDIA H200 · seed · batch_size=256 model=resnet50 | 2 | 4,448 | 95.8% | 99.7% |" in md
+    assert "at 355 GB/s (measured allreduce (4 GPUs))" in md
+
+
+def test_warnings_are_grouped_and_params_briefed():
+    from gpuarena.report.build import brief_params, id_ranges
+
+    assert id_ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+    texts = [("w", "batch_size=8 lr=0.1"), ("w", "batch_size=16 lr=0.1"), ("v", "dtype=bf16 m=1"),
+             ("v", "dtype=fp16 m=1")]
+    assert brief_params(texts) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]

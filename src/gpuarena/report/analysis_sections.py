@@ -6,7 +6,8 @@ its module is not installed or has nothing to say about these results."""
 from __future__ import annotations
 
 from gpuarena.errors import UserError
-from gpuarena.report.build import NUMERIC, TEXT, Chart, Section, Table, fmt_num
+from gpuarena.report.build import (NUMERIC, PROSE, TEXT, Chart, Section, Table, brief_params, fmt_num, prune,
+                                   slug)
 
 
 def _catalog():
@@ -15,6 +16,18 @@ def _catalog():
     except ImportError:
         return None
     return catalog
+
+
+def short(gpu: str) -> str:
+    """A catalog name without the maker's prefix, for table cells."""
+    return str(gpu).replace("NVIDIA ", "", 1)
+
+
+def natural(text: str) -> tuple:
+    """Sort key that puts batch_size=8 before batch_size=16."""
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
 def whole(x) -> str:
@@ -45,10 +58,10 @@ def hardware(rows: list[dict]) -> Section | None:
                    f"${g.cloud.usd:.2f}" if g.cloud.usd else "-"] for g in gpus]
     s.tables.append(Table("hardware-table", [
         ("GPU", TEXT), ("architecture", TEXT), ("memory", TEXT), ("memory GB/s", NUMERIC), ("NVLink GB/s", NUMERIC),
-        ("PCIe gen", NUMERIC), ("TDP W", NUMERIC), ("SMs", NUMERIC), ("FP32 TFLOP/s", NUMERIC),
+        ("PCIe gen", NUMERIC), ("TDP W", NUMERIC), ("SMs", NUMERIC), ("FP32", NUMERIC),
         ("TF32", NUMERIC), ("BF16", NUMERIC), ("FP8", NUMERIC), ("price", NUMERIC), ("cloud $/h", NUMERIC)],
         table_rows, "GPUs in this report (from the catalog)",
-        "Dense peak rates; NVLink is NVIDIA's total bidirectional figure per GPU. Sources: "
+        "Dense peak rates in TFLOP/s; NVLink is NVIDIA's total bidirectional figure per GPU. Sources: "
         + "; ".join(f"{g.name}: {g.source}" for g in gpus)))
     if unknown:
         s.paragraphs.append("Not in the catalog (no peak rates or prices): " + ", ".join(unknown) + ".")
@@ -92,31 +105,195 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     s.tables.append(Table("compare-summary", [("GPU", TEXT), ("configs", NUMERIC), ("geomean ratio", NUMERIC),
                                               ("faster", NUMERIC), ("slower", NUMERIC), ("no sig. diff.", NUMERIC),
                                               ("no CI", NUMERIC)],
-                          [[x["gpu"], str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x.get("geomean_ratio") else "-",
+                          [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x.get("geomean_ratio") else "-",
                             str(x["faster"]), str(x["slower"]), str(x["no_difference"]), str(x["no_ci"])]
                            for x in result["summary"]], f"Geometric mean of ratios to {b}"))
     rows_out = []
-    for x in result["rows"]:
+    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
+                                                    natural(x["params"]), x["gpu"]))
+    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
+    for x, params in zip(ordered, brief):
         ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
-        rows_out.append([x["workload"], x["variant"], x["params"], x["gpu"], x.get("source") or "",
+        rows_out.append([x["workload"], x["variant"], params, short(x["gpu"]), x.get("source") or "",
                          fmt_num(x["baseline_value"]), fmt_num(x["value"]), x.get("unit") or "",
                          f"{x['ratio']:.3f}", ci, x["verdict"], "; ".join(x.get("flags") or [])])
-    s.tables.append(Table("compare-table", [
+    s.tables.append(prune(Table("compare-table", [
         ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
         (b, NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
         ("verdict", TEXT), ("flags", TEXT)], rows_out, f"Ratio to {b}",
-        "A ratio is called faster or slower only when its 95% interval excludes 1."))
+        "A ratio is called faster or slower only when its 95% interval excludes 1; a published figure has no "
+        "repeats, so no interval. Parameters not shown are the workload's defaults (see its section).")))
+    published = sorted({x["baseline_source"] for x in result["rows"]} | {x["source"] for x in result["rows"]})
+    if "published" in published:
+        s.paragraphs.append(
+            "Rows marked published are other people's figures (for the articles' GPUs, their tables), not "
+            "measured here, so they carry no interval. The claim check below tests whether each article "
+            "figure is physically possible at its stated precision: a ratio against an impossible "
+            "baseline is not a speed-up.")
     for sk in result.get("skipped") or []:
         s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
                             f"{sk['reason']}.")
-    cats = list(dict.fromkeys(f"{x['workload']} {x['variant']} {x['params']}" for x in result["rows"]))[:16]
+    label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
+    cats = list(dict.fromkeys(label[id(x)] for x in ordered))[:16]
     groups = []
     for gpu in dict.fromkeys(x["gpu"] for x in result["rows"]):
-        mine = {f"{x['workload']} {x['variant']} {x['params']}": x for x in result["rows"] if x["gpu"] == gpu}
-        groups.append({"label": gpu, "values": [mine[c]["ratio"] if c in mine else None for c in cats],
+        mine = {label[id(x)]: x for x in result["rows"] if x["gpu"] == gpu}
+        groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
                        "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
                        "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})
     s.charts.append(Chart("compare-chart", f"Throughput ratio to {b}", "grouped_bars",
                           {"categories": cats, "groups": groups, "ylabel": f"ratio to {b}", "ref": 1.0},
                           f"ratio of each GPU's throughput to {b} per configuration, 95% CI error bars"))
+    return s
+
+
+# Micro-benchmarks measure a property of the device (a matmul rate, a copy bandwidth), not a
+# job one buys a GPU for, so cost per item and advice are left to the real workloads; ddp-train
+# wraps several models under one name and has its own section (Multi-GPU).
+DEVICE_PROBES = ("matmul", "membw", "h2d", "d2h", "allreduce", "allgather", "reduce-scatter", "broadcast",
+                 "nccl-bandwidth", "ddp-train")
+
+
+def jobs_in(rows: list[dict]) -> list[str]:
+    return [w for w in dict.fromkeys(r["workload"] for r in rows if r.get("status") == "ok")
+            if w not in DEVICE_PROBES]
+
+
+def _money(x, digits: int = 0) -> str:
+    return "-" if x is None else f"${x:,.{digits}f}"
+
+
+def _times(x) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
+    """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
+    baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
+    setting and the fastest variant."""
+    try:
+        from gpuarena.analysis.cost import cost_table
+    except ImportError:
+        return None
+    catalog = _catalog()
+    jobs = jobs_in(rows)
+    if catalog is None or not jobs:
+        return None
+    gpus = {catalog.identity(r.get("device_name")) for r in rows}
+    base = catalog.find(baseline) if baseline else None
+    if base:
+        gpus.add(base.name)
+    try:
+        result = cost_table(store, baseline=base.name if base else None)
+    except UserError as exc:   # e.g. no result on a catalog GPU (a CPU run)
+        return Section("cost", "Cost and energy efficiency", [f"No cost table: {exc}."])
+    mine = [x for x in result["rows"] if x["gpu"] in gpus and x["workload"] in jobs]
+    picked: list[tuple[str, dict]] = []
+    for key in dict.fromkeys((x["gpu"], x["workload"]) for x in mine):
+        these = [x for x in mine if (x["gpu"], x["workload"]) == key]
+        seed = [x for x in these if x["variant"] == "seed"]
+        fastest = max(these, key=lambda x: x["throughput"])
+        if seed:
+            picked.append(("article's code (seed)", max(seed, key=lambda x: x["throughput"])))
+        if not seed or fastest["variant"] != "seed":
+            picked.append(("fastest variant", fastest))
+    if not picked:
+        return None
+    picked.sort(key=lambda p: (p[1]["workload"], p[0] != "article's code (seed)", p[1]["gpu"]))
+    brief = brief_params([(x["workload"], x["params"]) for _, x in picked])
+    a = result["assumptions"]
+    table_rows = [[x["workload"], short(x["gpu"]), x["variant"], params, x.get("source") or "",
+                   f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip(), _money(x["purchase_usd"]),
+                   fmt_num(x["per_1000usd"]), _money(x["usd_per_million_items"], 2), fmt_num(x["items_per_joule"]),
+                   x["energy_basis"].split(" (")[0], _money(x.get("tco_usd_per_million_items"), 3)]
+                  for (_, x), params in zip(picked, brief)]
+    s = Section("cost", "Cost and energy efficiency")
+    s.paragraphs.append(
+        "From gpuarena cost at the catalog's prices, per GPU and workload: the article's code (seed) at its "
+        f"fastest setting, and the fastest variant. Assumptions: TCO of {a['gpus']} GPU over {a['years']:g} "
+        f"years at ${a['kwh_price']}/kWh and PUE {a['pue']}, hosting ${a['hosting_per_gpu_year']:g}/GPU-year, "
+        "100% utilisation; power is the measured mean where stored, else the TDP; items per joule come from "
+        "the measured energy counter where there is one, else throughput / TDP (the 'energy from' column). "
+        "Published rows are other people's figures at other settings.")
+    s.tables.append(Table("cost-table", [
+        ("workload", TEXT), ("GPU", TEXT), ("variant", TEXT), ("params", TEXT), ("source", TEXT),
+        ("per GPU", NUMERIC), ("price", NUMERIC), ("per s per $1k", NUMERIC), ("cloud $/M items", NUMERIC),
+        ("items/J", NUMERIC), ("energy from", TEXT), ("TCO $/M items", NUMERIC)],
+        table_rows, "Throughput per dollar and per joule",
+        "Energy 'measured' is the NVML energy counter over the timed window. Prices: "
+        + "; ".join(sorted({f"{short(x['gpu'])}: {x['purchase_source']}, cloud {x['cloud_source']}"
+                                       for _, x in picked}))))
+    return s
+
+
+def claims(store, csv_path: str | None = None) -> Section | None:
+    """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
+    peak measured in this database in each reason."""
+    try:
+        from gpuarena.analysis import check
+    except ImportError:
+        return None
+    from pathlib import Path
+
+    path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
+    try:
+        checked = check.check_claims(check.read_claims(path), store)
+    except UserError as exc:
+        return Section("claims", "The articles' claims", [f"Claims not checked: {exc}."])
+    s = Section("claims", "The articles' claims, checked against peak FLOP/s")
+    counts = {v: sum(c["verdict"] == v for c in checked) for v in ("impossible", "implausible", "plausible")}
+    s.paragraphs.append(
+        f"{len(checked)} claims from the articles: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        + ". Implied FLOP/s = claimed throughput x the workload's FLOPs per item; implausible = above the "
+        f"claimed precision's peak or above {check.SUSTAINED_CEILING:.0%} of it; impossible = above the peak at "
+        "every precision. Where this database holds measurements of the workload, each reason ends with the "
+        "best share of peak measured here.")
+    s.tables.append(Table("claims-table", [
+        ("GPU", TEXT), ("workload", TEXT), ("precision", TEXT), ("batch", NUMERIC), ("claimed items/s", NUMERIC),
+        ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
+        ("reason", PROSE)],
+        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], c["precision"], str(c["batch_size"]),
+          fmt_num(c["throughput"]), fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
+          f"{c['share_of_peak']:.0%}", c["verdict"], c["reason"]] for c in checked],
+        "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates."))
+    return s
+
+
+ADVICE_ROWS = 5
+
+
+def advice(store, rows: list[dict]) -> Section | None:
+    """The recommendation (analysis.advise) for each workload in the report: its explanation
+    and the top of its ranking."""
+    try:
+        from gpuarena.analysis.advise import advise
+    except ImportError:
+        return None
+    jobs = jobs_in(rows)
+    if not jobs:
+        return None
+    s = Section("advice", "Recommendation")
+    s.paragraphs.append(
+        "From gpuarena advise: the catalog ranked by single-GPU throughput, each figure measured (here), "
+        "published (someone else's, at their settings) or projected (the catalog peak x the share of peak "
+        f"measured here). The top {ADVICE_ROWS} per workload; `gpuarena advise WORKLOAD` gives the whole list "
+        "and takes a budget, hours and a memory floor.")
+    for w in jobs:
+        sub = Section(f"advice-{slug(w)}", w)
+        try:
+            result = advise(store, w)
+        except UserError as exc:
+            sub.paragraphs.append(f"No advice: {exc}.")
+            s.subsections.append(sub)
+            continue
+        sub.paragraphs.append(result["explanation"])
+        sub.tables.append(Table(f"advice-{slug(w)}-table", [
+            ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), ("throughput", NUMERIC), ("unit", TEXT),
+            ("price", NUMERIC), ("per s per $1k", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC),
+            ("note", PROSE)],
+            [[str(x["rank"]), short(x["gpu"]), x["basis"], fmt_num(x["throughput"]), x.get("unit") or "",
+              _money(x["price_usd"]), fmt_num(x["items_per_s_per_1000usd"]), fmt_num(x["items_per_joule"]),
+              whole(x["memory_gb"]), x.get("note") or ""] for x in result["rows"][:ADVICE_ROWS]],
+            f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}"))
+        s.subsections.append(sub)
     return s

@@ -9,6 +9,7 @@ called from gpuarena.analysis, never re-computed here.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from gpuarena.errors import UserError
@@ -17,7 +18,8 @@ from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report.console import fmt_bytes, fmt_num
 
 NUMERIC = "r"
-TEXT = "l"
+TEXT = "l"       # short text: kept on one line
+PROSE = "p"      # sentences (reasons, notes, warnings): wrapped
 CV_FLAG = stats.CV_WARN
 
 
@@ -78,17 +80,37 @@ def varying_params(rows: list[dict]) -> list[str]:
 
 
 def params_text(r: dict, keys: list[str]) -> str:
+    """Only the keys the result has: a parameter added to a workload later is not "None" on older results."""
     p = r.get("params") or {}
-    return " ".join(f"{k}={p.get(k)}" for k in keys)
+    return " ".join(f"{k}={p[k]}" for k in keys if k in p)
+
+
+ALWAYS_SHOWN = ("batch_size",)
+
+
+def brief_params(texts: list[tuple[str, str]]) -> list[str]:
+    """Shorten "k=v k=v" parameter texts (as the analyses format them) for a table: per
+    workload, keep the keys whose value differs between rows, and batch size.
+    `texts` is [(workload, params text)]; returns the shortened texts in the same order."""
+    parsed = [(w, dict(kv.partition("=")[::2] for kv in t.split(" ") if "=" in kv)) for w, t in texts]
+    shown: dict[str, set[str]] = {}
+    for w in dict.fromkeys(w for w, _ in parsed):
+        mine = [p for x, p in parsed if x == w]
+        keys = dict.fromkeys(k for p in mine for k in p)
+        shown[w] = {k for k in keys if k in ALWAYS_SHOWN or len({p.get(k) for p in mine if k in p}) > 1}
+    return [" ".join(f"{k}={v}" for k, v in p.items() if k in shown[w]) or "-" for w, p in parsed]
 
 
 def x_key(rows: list[dict], keys: list[str]) -> str | None:
     """The parameter for the x axis: batch size where it varies, else the first numeric one."""
-    numeric = [k for k in keys if all(isinstance((r.get("params") or {}).get(k), (int, float)) for r in rows)]
-    for k in ("batch_size", "size_mb", "seq_len"):
+    # Only a size makes a line: a matmul's m against matmuls/s mixes shapes and dtypes, and a
+    # boolean (pinned) is two bars, not a curve.
+    numeric = [k for k in keys if all(isinstance((r.get("params") or {}).get(k), (int, float))
+                                      and not isinstance((r.get("params") or {}).get(k), bool) for r in rows)]
+    for k in ("batch_size", "size_mb", "seq_len", "image_size"):
         if k in numeric:
             return k
-    return numeric[0] if numeric else None
+    return None
 
 
 def throughput_samples(r: dict) -> list[float]:
@@ -108,6 +130,21 @@ def flags(r: dict) -> list[str]:
     if r.get("source") and r["source"] != "measured":
         out.append(r["source"])
     return out
+
+
+def catalog_share(r: dict) -> float | None:
+    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
+    (PyTorch's default precision counts as FP32)."""
+    try:
+        from gpuarena.data import catalog
+    except ImportError:
+        return None
+    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
+    try:
+        peak = g.peak(r.get("precision") or "default") if g else None
+    except UserError:            # "n/a": a copy has no FLOP rate
+        return None
+    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None
 
 
 def pct(x) -> str:
@@ -142,19 +179,23 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
     from gpuarena.report import analysis_sections as an
 
-    sections = [what_was_run(store, runs, rows), warnings_section(rows), an.hardware(rows),
-                an.comparison(store, rows, baseline)]
+    sections = [what_was_run(store, runs, rows), an.hardware(rows), an.comparison(store, rows, baseline),
+                an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if w not in MULTI_GPU_WORKLOADS]
-    multi = multi_gpu_section(rows)
-    if multi:
-        sections.append(multi)
-    sections.append(telemetry_section(rows, case_id))
+    sections += [multi_gpu_section(store, rows), telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
-    names = sorted({device_of(r) for r in rows})
-    title = "gpuarena report"
-    subtitle = f"{', '.join(r['suite'] for r in runs) or 'stored results'} on {', '.join(names)}"
-    return Report(title=title, subtitle=subtitle, headline=headline(rows), sections=sections)
+    names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
+    title = f"gpuarena report: {', '.join(names)}"
+    subtitle = f"{len(rows)} results from {', '.join(r['suite'] for r in runs) or 'stored results'}"
+    tiles = headline(rows)
+    compared = next((s for s in sections if s.id == "comparison"), None)
+    if compared:
+        subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
+        for gpu, n, geo, *_ in compared.tables[0].rows:
+            tiles.insert(1, (f"vs {compared.title.removeprefix('Comparison with ')}", geo,
+                             f"{gpu}: geometric mean of {n} ratios (see Comparison)"))
+    return Report(title=title, subtitle=subtitle, headline=tiles, sections=sections)
 
 
 MULTI_GPU_WORKLOADS = ("ddp-train", "allreduce", "allgather", "reduce-scatter", "broadcast", "nccl-bandwidth")
@@ -173,7 +214,14 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
     tiles = [("results", f"{len(good)} ok", f"of {len(rows)} stored" + (
         f"; {len(rows) - len(good)} failed, OOM or timed out" if len(good) < len(rows) else ""))]
     for w in workloads_in(good):
-        best = max((r for r in good if r["workload"] == w), key=lambda r: r["throughput_median"])
+        mine = [r for r in good if r["workload"] == w]
+        if len({r.get("flops_per_item") for r in mine}) > 1 and all(r.get("tflops") for r in mine):
+            # items of different sizes (matmul shapes): the FLOP rate is the comparable figure
+            best = max(mine, key=lambda r: r["tflops"])
+            tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
+                          f"best: {device_of(best)}, {best.get('precision') or best['variant']}"))
+            continue
+        best = max(mine, key=lambda r: r["throughput_median"])
         tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
                       f"best: {device_of(best)}, {best['variant']}"
                       + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")))
@@ -198,8 +246,15 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                   else "host clock (perf_counter) with a synchronisation at both ends")
         for rep, warm, steps, size in combos:
             method_rows.append([run["id"], str(rep), str(warm), str(steps), size, timing])
+        if not combos:   # an imported bundle carries results, not the plan: the repeats are in them
+            mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
+            reps = sorted({r["throughput"].get("n") for r in mine if r["throughput"].get("n")})
+            cuda = any(str(r.get("device")).startswith("cuda") for r in mine)
+            method_rows.append([run["id"], ", ".join(map(str, reps)) or "-", "-", "-",
+                                ", ".join(sorted({str(r.get("size") or "full") for r in mine})) or "-",
+                                ("CUDA events" if cuda else "host clock") + " (imported: plan not in the bundle)"])
     s.tables.append(Table("method", [("run", TEXT), ("repeats", NUMERIC), ("warm-up steps", NUMERIC),
-                                     ("steps per repeat", NUMERIC), ("size", TEXT), ("timing", TEXT)],
+                                     ("steps per repeat", NUMERIC), ("size", TEXT), ("timing", PROSE)],
                           method_rows, "Method",
                           "Each case runs in its own process; the first step (compilation, autotuning) is timed "
                           "apart and excluded; throughput is items per step over each repeat's mean step time, "
@@ -220,8 +275,15 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
 
 
 def warnings_section(rows: list[dict]) -> Section | None:
-    warn_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]), w]
-                 for r in rows for w in r.get("warnings") or []]
+    # One row per warning, naming the results that carry it: 40 results with the same NaN note
+    # are one fact, not 40 rows.
+    by_text: dict[str, list[dict]] = {}
+    for r in rows:
+        for w in r.get("warnings") or []:
+            # the CV itself is in the throughput tables; here "spread above 5%" is the fact
+            by_text.setdefault(re.sub(r"CV [\d.]+% > (\S+)", r"CV > \1", w), []).append(r)
+    warn_rows = [[w, str(len(rs)), ", ".join(dict.fromkeys(r["workload"] for r in rs)), id_ranges([r["id"] for r in rs])]
+                 for w, rs in by_text.items()]
     bad_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]),
                  r["status"], str(r.get("error") or "")[:200]] for r in rows if r.get("status") != "ok"]
     if not warn_rows and not bad_rows:
@@ -230,14 +292,24 @@ def warnings_section(rows: list[dict]) -> Section | None:
                 ["Results check themselves: high spread, too few repeats, throttling and NaN losses are stored "
                  "with the result. A failed, OOM or timed-out case costs that case only."])
     if warn_rows:
-        s.tables.append(Table("warnings-table", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
-                                                 ("device", TEXT), ("params", TEXT), ("warning", TEXT)],
-                              warn_rows, "Warnings"))
+        s.tables.append(Table("warnings-table", [("warning", PROSE), ("results", NUMERIC), ("workloads", TEXT),
+                                                 ("result ids", TEXT)], warn_rows, "Warnings"))
     if bad_rows:
         s.tables.append(Table("failures", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
-                                           ("device", TEXT), ("params", TEXT), ("status", TEXT), ("error", TEXT)],
+                                           ("device", TEXT), ("params", TEXT), ("status", TEXT), ("error", PROSE)],
                               bad_rows, "Cases that did not finish"))
     return s
+
+
+def id_ranges(ids: list[int]) -> str:
+    """[1, 2, 3, 7] -> "1-3, 7"."""
+    out: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if out and i == out[-1][1] + 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in out)
 
 
 def workload_section(workload: str, rows: list[dict]) -> Section:
@@ -245,28 +317,43 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     keys = varying_params(rows)
     unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
     table_rows = []
+    devices = list(dict.fromkeys(device_of(r) for r in rows))
+    sources = {r.get("source") for r in rows}
     for r in rows:
         thr = r.get("throughput") or {}
         extra = r.get("extra") or {}
         mem, _ = memory_bytes(r)
+        shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.get("source")]
         table_rows.append([
             str(r["id"]), device_of(r), r["variant"], params_text(r, keys) or "-", r.get("precision") or "-",
             fmt_num(thr.get("median")) if ok(r) else r["status"], ci_text(thr), pct(thr.get("cv")),
-            fmt_num(r.get("tflops")), pct(extra.get("share_of_ceiling")),
+            fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(extra.get("share_of_ceiling")),
             fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
-            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(flags(r)),
+            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(shown_flags),
         ])
+    common = []
+    if len(devices) == 1:
+        common.append(f"All on {devices[0]}" + (f" ({next(iter(sources))} results)" if len(sources) == 1
+                                                 and None not in sources and "measured" not in sources else "") + ".")
     fixed = [k for k in (rows[0].get("params") or {}) if k not in keys]
     if fixed:
-        s.paragraphs.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
-    s.tables.append(prune(Table(f"{s.id}-throughput", [
+        common.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
+    if common:
+        s.paragraphs.append(" ".join(common))
+    table = prune(Table(f"{s.id}-throughput", [
         ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", TEXT), ("precision", TEXT),
         (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("CV", NUMERIC), ("TFLOP/s", NUMERIC),
-        ("share of peak", NUMERIC), ("peak memory", NUMERIC), ("power W", NUMERIC), ("J/item", NUMERIC),
-        ("flags", TEXT)], table_rows, "Throughput",
-        "TFLOP/s from the workload's FLOP count per item; share of peak is of the card's peak rate for the "
-        "precision used, where the catalog knows it. Empty columns are left out; RSS marks a CPU "
-        "process's peak resident memory.")))
+        ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC), ("power W", NUMERIC),
+        ("J/item", NUMERIC), ("flags", PROSE)], table_rows, "Throughput",
+        "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
+        "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
+        "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
+        "are left out; RSS marks a CPU process's peak resident memory."))
+    if len(devices) == 1:
+        table = drop_column(table, "device")
+    if "TFLOP/s" not in [h for h, _ in table.columns]:
+        table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
+    s.tables.append(table)
     good = [r for r in rows if ok(r)]
     xk = x_key(good, keys)
     if xk:
@@ -276,6 +363,17 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
                                 lambda r: (r.get("throughput") or {}).get("ci95_high")),
             "xlabel": xk, "ylabel": unit, "logx": len({r["params"][xk] for r in good}) > 3},
             f"{workload}: {unit} against {xk}, one line per device and variant, 95% CI error bars"))
+        if len(devices) == 1:
+            s.charts[-1].title += f" ({devices[0]})"
+    if not xk and len(good) > 1 and all(r.get("tflops") for r in good):
+        # Cases that differ in shape or dtype, not size: their FLOP rate is what compares.
+        cats = [" ".join(p for p in (r["variant"] if len({x["variant"] for x in good}) > 1 else "",
+                                      params_text(r, keys)) if p) or str(r["id"]) for r in good]
+        s.charts.append(Chart(f"{s.id}-tflops", "Achieved TFLOP/s per case", "grouped_bars", {
+            "categories": cats, "ylabel": "TFLOP/s",
+            "groups": [{"label": d, "values": [r["tflops"] if device_of(r) == d else None for r in good]}
+                       for d in devices]},
+            f"{workload}: achieved TFLOP/s of each case"))
     ladder = tuning_ladder(workload, good, keys)
     if ladder:
         s.tables.append(ladder[0])
@@ -297,6 +395,11 @@ def prune(t: Table, keep: int = 3) -> Table:
     return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note)
 
 
+def drop_column(t: Table, name: str) -> Table:
+    keep = [i for i, (header, _) in enumerate(t.columns) if header != name]
+    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note)
+
+
 def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
 
@@ -304,9 +407,10 @@ def slug(text: str) -> str:
 def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
     """Lines keyed by device, variant and the other varying parameters; points sorted by x."""
     groups: dict[str, list[dict]] = {}
+    one_device = len({device_of(r) for r in rows}) == 1     # then the chart's caption names it
     for r in rows:
         other = [k for k in keys if k != xk]
-        label = " · ".join(p for p in (device_of(r), r["variant"], params_text(r, other)) if p)
+        label = " · ".join(p for p in ("" if one_device else device_of(r), r["variant"], params_text(r, other)) if p)
         groups.setdefault(label, []).append(r)
     out = []
     for label, rs in groups.items():
@@ -423,7 +527,7 @@ def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
     return s
 
 
-def multi_gpu_section(rows: list[dict]) -> Section | None:
+def multi_gpu_section(store, rows: list[dict]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
     ddp = [r for r in rows if r["workload"] == "ddp-train" and ok(r)]
@@ -432,16 +536,16 @@ def multi_gpu_section(rows: list[dict]) -> Section | None:
         return None
     s = Section("multi-gpu", "Multi-GPU")
     if ddp:
-        s.subsections.append(scaling_subsection(ddp))
+        s.subsections.append(scaling_subsection(store, ddp))
     if coll:
         s.subsections.append(busbw_subsection(coll))
     return s
 
 
-def scaling_subsection(rows: list[dict]) -> Section:
+def scaling_subsection(store, rows: list[dict]) -> Section:
     from gpuarena.report import multigpu
 
-    return multigpu.scaling(rows)
+    return multigpu.scaling(rows, store)
 
 
 def busbw_subsection(rows: list[dict]) -> Section:

@@ -76,8 +76,10 @@ def _thousands(ax, axis: str = "y") -> None:
 
 
 def _legend(ax, n: int) -> None:
-    if n > 1:
-        ax.legend(loc="best", ncol=1 if n <= 6 else 2)
+    if n > 4:   # many lines: the legend goes under the axes, where it cannot cover a point
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.2), ncol=2, borderaxespad=0)
+    elif n > 1:
+        ax.legend(loc="best")
 
 
 def _err(y, lo, hi):
@@ -122,17 +124,18 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
 
 def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",
                  ref: float | None = None) -> str:
-    """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?})."""
+    """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?}).
+    More than HBAR_FROM categories turn into horizontal bars: their labels then get a line each
+    instead of colliding under the axis."""
+    if len(categories) > HBAR_FROM:
+        return _hbars(chart_id, categories, groups, ylabel, title, ref)
     with plt.rc_context(STYLE):
         fig, (ax,) = _figure()
         n = max(1, len(groups))
         w = 0.8 / n
         for gi, g in enumerate(groups):
             xs = [ci - 0.4 + w * (gi + 0.5) for ci in range(len(categories))]
-            vals = [v if v is not None else math.nan for v in g["values"]]
-            yerr = None
-            if g.get("lo") and g.get("hi"):
-                yerr = _err([0 if math.isnan(v) else v for v in vals], g["lo"], g["hi"])
+            vals, yerr = _bar_values(g)
             bars = ax.bar(xs, vals, width=w * 0.92, label=g["label"], color=g.get("color") or colour(gi),
                           yerr=yerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
             tops = [max(v, h) if h is not None and not math.isnan(v) else v
@@ -154,6 +157,47 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
             ax.set_title(title)
         if groups:  # even one group: its label says which GPU the bars are
             ax.legend(loc="best")
+        return _svg(fig, chart_id)
+
+
+HBAR_FROM = 6
+
+
+def _bar_values(g: dict):
+    """A group's values (missing -> NaN, drawn as no bar) and its error bars, if it has bounds."""
+    vals = [v if v is not None else math.nan for v in g["values"]]
+    err = _err([0 if math.isnan(v) else v for v in vals], g["lo"], g["hi"]) if g.get("lo") and g.get("hi") else None
+    return vals, err
+
+
+def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str,
+           ref: float | None) -> str:
+    with plt.rc_context(STYLE):
+        n = max(1, len(groups))
+        fig, (ax,) = _figure(height=0.9 + 0.16 * len(categories) * (n + 0.6))
+        h = 0.8 / n
+        for gi, g in enumerate(groups):
+            ys = [ci - 0.4 + h * (gi + 0.5) for ci in range(len(categories))]
+            vals, xerr = _bar_values(g)
+            bars = ax.barh(ys, vals, height=h * 0.9, label=g["label"], color=g.get("color") or colour(gi),
+                           xerr=xerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
+            for b, v in zip(bars, vals):
+                if not math.isnan(v):
+                    ax.annotate(f"{v:.2f}" if v < 100 else f"{v:,.0f}", (v, b.get_y() + b.get_height() / 2),
+                                xytext=(3, 0), textcoords="offset points", va="center", fontsize=7, color="#333")
+        if ref is not None:
+            ax.axvline(ref, color="#666", linewidth=0.9, linestyle="--")
+        ax.set_yticks(range(len(categories)))
+        ax.set_yticklabels([textwrap.shorten(c, 60, placeholder="…") for c in categories], fontsize=8)
+        ax.invert_yaxis()                       # first category on top, as in the table
+        ax.grid(axis="y", visible=False)
+        ax.set_xlim(left=0)
+        ax.margins(x=0.08)
+        ax.set_xlabel(xlabel)
+        if title:
+            ax.set_title(title)
+        if groups:
+            ax.legend(loc="lower right")
         return _svg(fig, chart_id)
 
 

@@ -16,22 +16,32 @@ def _setting(r: dict) -> str:
     return " · ".join(x for x in (r.get("device_name") or r.get("device") or "?", r["variant"], shown) if x)
 
 
-def scaling(rows: list[dict]) -> Section:
+MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
+# ddp-train's model param -> the workload whose gradient size gpuarena.analysis.whatif knows
+WHATIF_WORKLOAD = {"resnet50": "resnet50-train", "bert-large": "bert-large-train"}
+
+
+def scaling(rows: list[dict], store=None) -> Section:
     s = Section("scaling", "Data-parallel scaling (ddp-train)")
     groups: dict[str, dict[int, dict]] = {}
     for r in rows:
         groups.setdefault(_setting(r), {})[int(r.get("gpus") or 1)] = r
-    table_rows, series = [], []
+    table_rows, series, model_series, notes = [], [], {}, {}
+    single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
         base = by_n.get(1)
         xs, eff, pred_x, pred = [], [], [], []
+        model, why = whatif_model(store, by_n)
+        model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
         for n in sorted(by_n):
             r = by_n[n]
             extra = r.get("extra") or {}
             e = extra.get("scaling_efficiency")
             if e is None and base is not None:
                 e = r["throughput_median"] / (n * base["throughput_median"])
-            p = predicted_efficiency(r)
+            p = model_eff.get(n)
+            if p is None:
+                p = predicted_efficiency(r)
             table_rows.append([label, str(n), fmt_num(r["throughput_median"]), pct(e), pct(p),
                                fmt_num(extra.get("comm_s_per_step")), fmt_num(extra.get("busbw_gbs"))])
             if e is not None:
@@ -40,17 +50,45 @@ def scaling(rows: list[dict]) -> Section:
             if p is not None:
                 pred_x.append(n)
                 pred.append(p)
-        if xs:
+        if len(xs) > 1:
             series.append({"label": f"{label} (measured)", "x": xs, "y": eff})
-        if pred_x:
+        elif xs:
+            single.append((xs[0], eff[0]))
+        key = (_device(by_n), _model_name(by_n))
+        if model:
+            # One model line per GPU and model: the variants' predictions differ only through their
+            # single-GPU speed, and a line per variant would hide the measured points.
+            if key not in model_series or _is_seed(by_n):
+                model_series[key] = {"label": f"{key[0]} · {key[1]} (whatif model)",
+                                     "x": [m["n"] for m in model["rows"]], "y": [m["efficiency"] for m in model["rows"]],
+                                     "dashed": True}
+            notes[key] = (f"{key[0]} · {key[1]}: gradients {model['grad_bytes'] / 1e6:.0f} MB all-reduced in a ring "
+                          f"at {model['busbw_gbs']:.0f} GB/s ({model['busbw_from']}), overlap {model['overlap']:.2f} "
+                          f"({model['overlap_from']}), compute {model['compute_s'] * 1e3:.1f} ms per step of "
+                          f"batch {model['batch_size']}; predicted efficiency at "
+                          + ", ".join(f"{m['n']} GPUs {m['efficiency']:.1%}" for m in model["rows"] if m["n"] > 1)
+                          + ".")
+        elif why:
+            notes.setdefault(key, f"{key[0]} · {key[1]}: no model prediction ({why}).")
+        elif pred_x:
             series.append({"label": f"{label} (model)", "x": pred_x, "y": pred, "dashed": True})
     unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    s.paragraphs += ["Interconnect model (gpuarena whatif): " + n for n in notes.values()]
+    if all(n == 1 for by_n in groups.values() for n in by_n):
+        s.paragraphs.append("Every ddp-train result here ran on one GPU, so the measured efficiency is 1 by "
+                            "definition; the dashed lines are the model's prediction for more GPUs, to be "
+                            "checked by a multi-GPU run.")
     s.tables.append(Table("scaling-table", [("setting", TEXT), ("GPUs", NUMERIC), (f"job {unit}", NUMERIC),
                                             ("efficiency", NUMERIC), ("model predicts", NUMERIC),
                                             ("comm s/step", NUMERIC), ("bus GB/s", NUMERIC)], table_rows,
                           "Scaling efficiency",
                           "Efficiency = throughput on N GPUs / (N x throughput on one); the article reports "
                           "0.92 (A100) and 0.81 (A800) for 4-GPU ResNet-50."))
+    if single:
+        pts = sorted(set(single))
+        series.append({"label": "measured, settings run at one size only", "x": [p[0] for p in pts],
+                       "y": [p[1] for p in pts]})
+    series += list(model_series.values())
     if series:
         s.charts.append(Chart("scaling-chart", "Scaling efficiency vs GPUs", "lines_with_ci",
                               {"series": series, "xlabel": "GPUs", "ylabel": "efficiency", "ref": 1.0},
@@ -58,8 +96,46 @@ def scaling(rows: list[dict]) -> Section:
     return s
 
 
+def _device(by_n: dict[int, dict]) -> str:
+    r = next(iter(by_n.values()))
+    return r.get("device_name") or r.get("device") or "?"
+
+
+def _model_name(by_n: dict[int, dict]) -> str:
+    r = next(iter(by_n.values()))
+    return str((r.get("params") or {}).get("model") or (r.get("extra") or {}).get("model") or r["workload"])
+
+
+def _is_seed(by_n: dict[int, dict]) -> bool:
+    return next(iter(by_n.values()))["variant"] == "seed"
+
+
+def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
+    """gpuarena.analysis.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
+    the model cannot say."""
+    try:
+        from gpuarena.analysis import whatif
+    except ImportError:
+        return None, ""
+    from gpuarena.errors import UserError
+
+    r = by_n[min(by_n)]
+    workload = WHATIF_WORKLOAD.get(_model_name(by_n))
+    if workload is None:
+        return None, f"whatif does not know the gradient size of {_model_name(by_n)}"
+    p = r.get("params") or {}
+    batch = p.get("batch_size") or ((r.get("extra") or {}).get("inner_params") or {}).get("batch_size")
+    one = by_n.get(1)
+    per_gpu = one["throughput_median"] if one else None
+    ns = sorted(set(MODEL_NS) | set(by_n))
+    try:
+        return whatif.predict(workload, _device(by_n), ns, store=store, batch_size=batch, throughput=per_gpu), ""
+    except UserError as exc:
+        return None, str(exc)
+
+
 def predicted_efficiency(r: dict) -> float | None:
-    """The interconnect model's prediction, when the result carries one or the model can give one."""
+    """A prediction the result carries itself (a multi-GPU workload may store one), used where whatif cannot say."""
     extra = r.get("extra") or {}
     for k in ("predicted_efficiency", "model_efficiency"):
         if isinstance(extra.get(k), (int, float)):

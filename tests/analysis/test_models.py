@@ -110,3 +110,19 @@ def test_advise_projects_with_the_precision_that_projects_fastest(tmp_path):
     assert a100["basis"] == "projected" and "bf16" in a100["note"]
     assert a100["throughput"] == pytest.approx(g100.peak("bf16") * 1e12 * bf16_share / (3 * 2 * 4.089e9))
     s.close()
+
+
+def test_advise_ranks_measured_above_an_equal_projection(tmp_path):
+    """H800 and H200 share their tensor peaks: the measured H200 must rank above the H800's projection."""
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "t.db"))
+    s.add_result(result("NVIDIA H200", 256, [0.05, 0.05, 0.05], precision="bf16", variant="amp-bf16"))
+    rows = advise.advise(s, "resnet50-train")["rows"]
+    by = {r["gpu"]: r for r in rows}
+    h800 = next(g for g in by if "H800" in g)
+    assert by[h800]["throughput"] == pytest.approx(by["NVIDIA H200 SXM 141GB"]["throughput"])
+    assert rows.index(by["NVIDIA H200 SXM 141GB"]) < rows.index(by[h800])
+    assert by["NVIDIA H200 SXM 141GB"]["basis"] == "measured"
+    s.close()

@@ -93,7 +93,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     if not rows:
         raise UserError(f"no GPU to advise for {workload}: "
                         + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
-    rows.sort(key=lambda x: -x["throughput"])
+    # fastest first; on a tie a measured figure ranks above a published one, and both above a projection
+    rows.sort(key=lambda x: (-round(x["throughput"], 3), ("measured", "published", "projected").index(x["basis"])))
     for i, x in enumerate(rows, 1):
         x["rank"] = i
     return {"workload": workload, "gpus": gpus, "rows": rows, "excluded": excluded,

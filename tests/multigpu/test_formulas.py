@@ -123,3 +123,11 @@ def test_bad_inner_variant_is_refused_before_running():
     assert ddp.resolve_params({"model_variant": "channels-last+amp-bf16"})["model_variant"] == "amp-bf16+channels-last"
     with pytest.raises(UserError, match="no variant"):
         ddp.resolve_params({"model_variant": "amp-bf17"})
+
+
+def test_ddp_train_reports_its_inner_workloads_unit():
+    from gpuarena.workloads import registry
+
+    ddp = registry.get("ddp-train")
+    assert ddp.unit_name({"model": "resnet50"}) == "images/s"
+    assert ddp.unit_name({"model": "bert-large"}) == "sequences/s"

@@ -125,7 +125,7 @@ def run_case(case: Case) -> dict:
         result = run_command(cmd, case, workdir, result_path)
     base = {"workload": case.workload, "variant": case.variant, "params": case.params,
             "size": case.size, "gpus": case.gpus, "device": case.device,
-            "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(),
+            "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),
             "warnings": [], "extra": {}}
     base.update(result)
     return base

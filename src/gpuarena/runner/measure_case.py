@@ -76,7 +76,7 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
     wl_cls = registry.get(case.workload)
     out: dict = {"workload": case.workload, "variant": case.variant, "params": case.params,
                  "workload_version": wl_cls.version, "code_hash": wl_cls.code_hash(),
-                 "unit": wl_cls.unit_name(), "size": case.size, "gpus": case.gpus,
+                 "unit": wl_cls.unit_name(case.params), "size": case.size, "gpus": case.gpus,
                  "device": case.device, "warnings": [], "extra": {}}
     try:
         device = resolve_device(device_spec or case.device)

@@ -182,8 +182,9 @@ class Workload:
         return "+".join(sorted(chosen, key=order.index))
 
     @classmethod
-    def unit_name(cls) -> str:
-        """The stored throughput unit: ``unit`` if set ("GB/s" reads better than "GBs/s")."""
+    def unit_name(cls, params: dict | None = None) -> str:
+        """The stored throughput unit: ``unit`` if set ("GB/s" reads better than "GBs/s").
+        ``params`` lets a wrapper (ddp-train) name its inner workload's unit."""
         return cls.unit or f"{cls.item}s/s"
 
     @classmethod

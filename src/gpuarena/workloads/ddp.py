@@ -110,6 +110,12 @@ class DDPTrain(Workload):
     default_steps = 10
 
     @classmethod
+    def unit_name(cls, params: dict | None = None) -> str:
+        """The inner workload's unit (images/s, sequences/s), summed over ranks."""
+        model = (params or {}).get("model")
+        return registry.get(MODELS[model]).unit_name() if model in MODELS else super().unit_name()
+
+    @classmethod
     def resolve_params(cls, given: dict, size: str = "full") -> dict:
         """Also check model_variant against the inner workload, before anything runs."""
         out = super().resolve_params(given, size)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from abc import ABC, abstractmethod
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -73,7 +74,7 @@ class StepContext:
     notes: list[str] = field(default_factory=list)  # things the workload wants stored as warnings
 
 
-class Workload:
+class Workload(ABC):
     """Base class.  Subclasses set the ClassVars and implement setup/step."""
 
     name: ClassVar[str]
@@ -103,8 +104,9 @@ class Workload:
     def setup(self) -> None:
         """Build the model and inputs on ctx.device.  Not timed."""
 
-    def step(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError(f"{type(self).__name__}.step")
+    @abstractmethod
+    def step(self) -> None:
+        """One unit of work: a training step, an inference batch, one pipeline call."""
 
     def items_per_step(self) -> float:
         return float(self.p.get("batch_size", 1))

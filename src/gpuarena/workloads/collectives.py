@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from abc import abstractmethod
+
 import torch
 
 from gpuarena.workloads.base import Param, Workload
@@ -79,8 +81,9 @@ class _Collective(Workload):
         self.size_bytes = count * elem
         self.buffers(count)
 
+    @abstractmethod
     def buffers(self, count: int) -> None:
-        raise NotImplementedError
+        """Allocate this collective's input and output for ``count`` elements per rank."""
 
     def items_per_step(self) -> float:
         return self.size_bytes / 1e9

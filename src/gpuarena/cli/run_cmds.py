@@ -81,14 +81,14 @@ def run(
 ) -> None:
     """Run a suite (default: sized for the device found) and store every result."""
     from gpuarena.measure.env import device_name, fingerprint
+    from gpuarena.report.console import print_table
+    from gpuarena.report.html import after_run
     from gpuarena.runner.executor import execute
-    from gpuarena.spec.model import Case, Method
+    from gpuarena.runner.torchrun import export_args, fit_to_host
+    from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
-    from gpuarena.spec.model import expand
 
     console = Console(stderr=True)
-    from gpuarena.runner.torchrun import export_args, fit_to_host
-
     export_args(torchrun_arg)
     if resume:
         store = open_store(db, must_exist=True)
@@ -171,19 +171,8 @@ def run(
         raise typer.Exit(130)
     missing = {c.key for c in cases} - store.done_keys(run_id)
     store.set_run_status(run_id, "complete" if not missing else "interrupted")
-    from gpuarena.report.console import print_table
-
     print_table(store.results([run_id]), title=f"run {run_id}")
-    post_run_hooks(store, run_id, console)
-
-
-def post_run_hooks(store, run_id: str, console: Console) -> None:
-    """Things that follow a run (the report, when that module is present)."""
-    try:
-        from gpuarena.report.html import after_run  # noqa: F401
-    except ImportError:
-        return
-    after_run(store, run_id, console)
+    after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
 
 
 @app.command("list")

@@ -89,3 +89,17 @@ def test_oom_crash_timeout_then_ok(tmp_path, suite_file):
 
     run = store.runs()[0]
     assert run["status"] == "complete" and run["results"] == 4
+
+
+def test_onednn_allocation_failure_counts_as_oom_only_under_a_cap():
+    """oneDNN says 'could not create a primitive' when RLIMIT_AS stops its allocation."""
+    import subprocess
+    import sys
+
+    code = ("import resource\nfrom gpuarena.runner.measure_case import is_oom\n"
+            "e = RuntimeError('could not create a primitive')\n"
+            "print(is_oom(e))\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (2**40, 2**40))\n"
+            "print(is_oom(e))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -30,7 +30,12 @@ def is_oom(exc: BaseException) -> bool:
                                   getattr(torch.cuda, "OutOfMemoryError", None), MemoryError) if t)
     if isinstance(exc, oom_types):
         return True
-    return any(m in str(exc) for m in OOM_MARKERS)
+    if any(m in str(exc) for m in OOM_MARKERS):
+        return True
+    # Under an address-space cap (GPUARENA_MEMORY_CAP_MB on the CPU) oneDNN reports a failed
+    # allocation as a primitive it could not create; without a cap that error means something else.
+    capped = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    return capped and "could not create a primitive" in str(exc)
 
 
 def resolve_device(spec: str):

@@ -7,8 +7,10 @@ set -eu
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show chromium >/dev/null 2>&1; then
+# A stale package list can name files the mirror no longer has: then update and try again.
+if ! apt-cache show chromium >/dev/null 2>&1 \
+   || ! $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; then
     $SUDO apt-get update -qq >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
-$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
 [ -x /usr/bin/chromium ] || { echo "install_chromium: /usr/bin/chromium still missing" >&2; exit 1; }

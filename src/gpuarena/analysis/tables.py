@@ -49,5 +49,5 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
     con = Console(file=buf, width=220, color_system=None, force_terminal=False, legacy_windows=False)
     con.print(t)
     for n in notes:
-        con.print(n, soft_wrap=True)
+        con.print(Text(n), soft_wrap=True)  # notes carry prices' sources and user text: never markup
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"

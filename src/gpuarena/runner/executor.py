@@ -90,6 +90,7 @@ def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> d
         if rc != 0 and result.get("status") == "ok":
             result["status"] = "crashed"
             result["error"] = f"exit code {rc} after the measurement"
+            result.setdefault("extra", {})["stderr_tail"] = _tail(err_path)
         return result
     tail = _tail(err_path)
     if rc < 0:

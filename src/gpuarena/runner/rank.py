@@ -144,6 +144,9 @@ def main(argv: list[str]) -> int:
     if int(os.environ.get("LOCAL_RANK", "0")) == 0 and result is not None:
         result["extra"]["node_rank"] = int(os.environ.get("GROUP_RANK", "0"))
         write_atomic(result_path, result)
+    # Every rank leaves together: a rank tearing its connections down while a peer is still
+    # in gather/broadcast makes that peer exit non-zero (seen now and then with gloo).
+    dist.barrier()
     dist.destroy_process_group()
     return 0
 

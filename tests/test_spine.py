@@ -155,3 +155,16 @@ def test_resnet_flop_count_matches_flop_counter():
         model(x)
     fwd = counter.get_total_flops()
     assert fwd == pytest.approx(2 * 4.089e9, rel=0.01)
+
+
+def test_run_ends_by_writing_the_report_beside_the_database(resnet_run):
+    import os
+    import re
+
+    db, proc = resnet_run
+    m = re.search(r"report: (\S+\.html)", proc.stdout + proc.stderr)
+    assert m, proc.stderr[-1000:]
+    path = m.group(1)
+    assert os.path.dirname(path) == os.path.join(os.path.dirname(db), "reports")
+    html = open(path).read()
+    assert "resnet50-train" in html and "<svg" in html

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from gpuarena.report.build import Report, Section, gather
 
-REPORTS_DIR = "reports"
+REPORTS_DIR = "reports"   # beside the database: ./gpuarena.db -> ./reports/<run id>.html
 
 
 def _version() -> str:
@@ -67,10 +67,11 @@ def write_report(store, out: str, run_ids: list[str] | None = None, baseline: st
 
 
 def after_run(store, run_id: str, console) -> None:
-    """Called by `gpuarena run` when a run ends: writes reports/<run_id>.html and prints its path."""
+    """Called by `gpuarena run` when a run ends: writes reports/<run_id>.html in the database's
+    folder (a report lives with the results it shows) and prints its path."""
     from gpuarena.errors import UserError
 
-    path = os.path.join(REPORTS_DIR, f"{run_id}.html")
+    path = os.path.join(os.path.dirname(os.path.abspath(store.path)), REPORTS_DIR, f"{run_id}.html")
     try:
         write_report(store, path, [run_id])
     except UserError as exc:  # e.g. a run with no results: say why, the run itself succeeded

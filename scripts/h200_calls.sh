@@ -5,14 +5,7 @@
 # Each part fits one 10-minute device call; results accumulate in $OUT/h200.db.
 set -u
 PART=${1:?part 2 or 3}
-OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-DB=$OUT/h200.db
-# results accumulate across calls: the previous call's database travels in .gpu/ (ignored by git)
-[ -f .gpu/h200.db ] && cp .gpu/h200.db "$DB" && chmod u+w "$DB"
-RUN="python3 -m gpuarena run -q --db $DB"
-t() { local limit=$1; shift; echo "### $*"; timeout "$limit" "$@" 2>&1 | grep -vE '^\s*$' | tail -${TAIL:-12}; }
-python3 -m gpuarena env > "$OUT/env.json"
+. "$(dirname "$0")/h200_common.sh"
 if [ "$PART" = 2 ]; then
   TAIL=16 t 170 $RUN --suite micro
   t 240 $RUN -w bert-large-infer --variant fp16+sdpa --variant bf16+sdpa --variant fp16+sdpa+compile \

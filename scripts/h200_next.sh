@@ -6,13 +6,7 @@
 #   bash scripts/h200_next.sh B   # BERT DDP variants (issue 4), BERT push, tuning ladder remainder
 set -u
 PART=${1:?part A or B}
-OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-DB=$OUT/h200.db
-[ -f .gpu/h200.db ] && cp .gpu/h200.db "$DB" && chmod u+w "$DB"
-RUN="python3 -m gpuarena run -q --db $DB"
-t() { local limit=$1; shift; echo "### $*"; timeout "$limit" "$@" 2>&1 | grep -vE '^\s*$' | tail -${TAIL:-12}; }
-python3 -m gpuarena env > "$OUT/env.json"
+. "$(dirname "$0")/h200_common.sh"
 if [ "$PART" = A ]; then
   # matmul bf16 8192^3: a short burst (3 warm-up, 1 product per repeat) beside the sustained 500
   t 60 $RUN -w matmul --set dtype=bf16 --set warmup=3 --set steps=1 --repeats 10

@@ -6,3 +6,11 @@ class UserError(Exception):
 
     Raised before anything is written, so a refused command changes nothing.
     """
+
+
+def pydantic_error_line(exc) -> str:
+    """A pydantic ValidationError as one line: where, what, and how many more."""
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err.get("loc", ())) or "top level"
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{where}: {err.get('msg')}{more}"

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, pydantic_error_line
 
 DATA = Path(__file__).parent
 SPECS_CSV = DATA / "gpu_specs.csv"
@@ -229,9 +229,7 @@ def load_prices(path: str | None) -> dict[str, dict[str, Price]]:
     try:
         pf = PriceFile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise UserError(f"--prices {path}: {where}: {err['msg']}") from None
+        raise UserError(f"--prices {path}: {pydantic_error_line(exc)}") from None
     out: dict[str, dict[str, Price]] = {}
     for e in pf.prices:
         g = match(e.gpu)

@@ -120,11 +120,10 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
                     dist.barrier()
                 windows.append(timer.time(wl.step, case.steps) / case.steps)
         items = wl.items_per_step()
-        per_step = windows
-        throughput = [items / s for s in per_step]
+        throughput = [items / s for s in windows]
         tsum = stats.summarize(throughput, unit=out["unit"])
-        lsum = stats.summarize(per_step, unit="s/step")
-        out["samples"] = per_step
+        lsum = stats.summarize(windows, unit="s/step")
+        out["samples"] = windows
         out["throughput"] = tsum.to_dict()
         out["throughput_median"] = tsum.median
         out["latency"] = lsum.to_dict()

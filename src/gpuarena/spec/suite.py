@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.spec.model import Entry, Method, Suite
 
 MAX_SUITE_BYTES = 1_000_000
@@ -26,13 +26,6 @@ def builtin_names() -> list[str]:
 
 def _builtin_text(name: str) -> str:
     return (resources.files("gpuarena.spec") / "suites" / f"{name}.yaml").read_text()
-
-
-def pydantic_error_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(x) for x in err.get("loc", ())) or "top level"
-    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return f"{where}: {err.get('msg')}{more}"
 
 
 def parse_suite(text: str, origin: str) -> Suite:

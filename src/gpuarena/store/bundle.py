@@ -24,7 +24,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.store.db import JSON_COLUMNS, _RESULT_COLUMNS, _finite, new_run_id, now
 
 FORMAT = "gpuarena-bundle"
@@ -196,9 +196,7 @@ def read(path: str) -> Bundle:
     try:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise UserError(f"{path}: refused, nothing imported: {loc}: {err['msg'][:300]}") from None
+        raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
     env_ids = {e.id for e in bundle.environments}
     for i, r in enumerate(bundle.results):
         if r.env_id is not None and r.env_id not in env_ids:

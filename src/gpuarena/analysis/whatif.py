@@ -29,8 +29,10 @@ from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-PARAM_COUNTS = {"resnet50-train": 25_557_032, "bert-large-train": 335_000_000, "ddp-train": 25_557_032}
+PARAM_COUNTS = {"resnet50-train": 25_557_032, "bert-large-train": 335_000_000}
 GRAD_BYTES_PER_PARAM = 4
+# ddp-train's communication hooks all-reduce 2-byte gradients
+COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")
 NVLINK_EFF = 0.8
 PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
 DEFAULT_OVERLAP = 0.0
@@ -73,27 +75,41 @@ def measured_busbw(store, gpu: str) -> tuple[float, str] | None:
     return (best[0], f"measured allreduce ({best[2]} GPUs)") if best else None
 
 
-def measured_overlap(store, gpu: str) -> tuple[float, str] | None:
+def measured_overlap(store, gpu: str, model: str | None = None) -> tuple[float, str] | None:
+    """1 - exposed / total communication of the newest multi-GPU ddp-train result (of that model)."""
     if store is None:
         return None
     for r in reversed(store.results(workload="ddp-train", status="ok")):
-        if R.gpu_of(r) != gpu:
+        if R.gpu_of(r) != gpu or (r.get("gpus") or 1) < 2:
+            continue
+        if model and (r.get("params") or {}).get("model") != model:
             continue
         ex = r.get("extra") or {}
-        comm, exposed = _extra_num(ex, "comm_s"), ex.get("exposed_comm_s")
-        if comm and isinstance(exposed, (int, float)) and 0 <= exposed <= comm:
-            return 1 - exposed / comm, f"measured ddp-train ({r.get('gpus')} GPUs)"
+        comm, exposed = _extra_num(ex, "comm_total_s"), ex.get("comm_exposed_s")
+        if comm and isinstance(exposed, (int, float)) and exposed >= 0:
+            return max(0.0, 1 - exposed / comm), f"measured ddp-train {r['variant']} ({r.get('gpus')} GPUs)"
     return None
 
 
-def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None) -> dict | None:
+def _batch_size(r: dict) -> int | None:
+    """The per-GPU batch of a result (ddp-train keeps its model's in extra.inner_params)."""
+    return ((r.get("params") or {}).get("batch_size")
+            or ((r.get("extra") or {}).get("inner_params") or {}).get("batch_size"))
+
+
+def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None,
+                          model: str | None = None, variant: str | None = None) -> dict | None:
     if store is None:
         return None
     best = None
     for r in store.results(workload=workload, status="ok"):
         if R.gpu_of(r) != gpu or (r.get("gpus") or 1) != 1 or not r.get("throughput_median"):
             continue
-        bs = (r.get("params") or {}).get("batch_size")
+        if model and (r.get("params") or {}).get("model") != model:
+            continue
+        if variant and r.get("variant") != variant:
+            continue
+        bs = _batch_size(r)
         if batch_size and bs != batch_size:
             continue
         rank = (r.get("source") != "published", r.get("id") or 0)
@@ -104,15 +120,22 @@ def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None
 
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
             overlap: float | None = None, batch_size: int | None = None,
-            throughput: float | None = None) -> dict:
+            throughput: float | None = None, model: str | None = None, variant: str | None = None) -> dict:
     """Predicted scaling for N GPUs.
 
     Returns {"gpu", "workload", "batch_size", "grad_bytes", "compute_s", "compute_from",
              "busbw_gbs", "busbw_from", "overlap", "overlap_from",
              "rows": [{n, comm_s, exposed_s, step_s, efficiency, throughput}]}.
     """
-    if workload not in PARAM_COUNTS:
-        raise UserError(f"whatif knows the gradient size of {', '.join(PARAM_COUNTS)}; not {workload!r}")
+    ddp_model = None
+    if workload == "ddp-train":          # the model's gradients, measured through DDP at N = 1
+        ddp_model = model or "resnet50"
+        if f"{ddp_model}-train" not in PARAM_COUNTS:
+            raise UserError(f"--model {ddp_model!r}: whatif knows "
+                            + ", ".join(k.removesuffix("-train") for k in PARAM_COUNTS))
+    elif workload not in PARAM_COUNTS:
+        raise UserError(f"whatif knows the gradient size of {', '.join(PARAM_COUNTS)} and ddp-train; "
+                        f"not {workload!r}")
     g = catalog.match(gpu)
     if not ns or any(n < 1 or n > 100_000 for n in ns):
         raise UserError("--n: GPU counts must be between 1 and 100000")
@@ -125,12 +148,13 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         if thr <= 0:
             raise UserError("--throughput must be positive")
     else:
-        r = single_gpu_throughput(store, workload, g.name, batch_size)
+        r = single_gpu_throughput(store, workload, g.name, batch_size, ddp_model,
+                                  (variant or "seed") if ddp_model else variant)
         if r is None:
             raise UserError(f"no single-GPU {workload} result on {g.name}"
                             + (f" at batch size {batch_size}" if batch_size else "")
                             + "; pass --throughput (items/s on one GPU) or import published results")
-        thr, bs = r["throughput_median"], (r.get("params") or {}).get("batch_size") or batch_size or 1
+        thr, bs = r["throughput_median"], _batch_size(r) or batch_size or 1
         src = f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")
     compute = bs / thr
     if busbw is not None:
@@ -140,8 +164,10 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     if overlap is not None:
         ov, ov_from = overlap, "given"
     else:
-        ov, ov_from = measured_overlap(store, g.name) or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)")
-    nbytes = PARAM_COUNTS[workload] * GRAD_BYTES_PER_PARAM
+        ov, ov_from = (measured_overlap(store, g.name, ddp_model)
+                       or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
+    grad_workload = f"{ddp_model}-train" if ddp_model else workload
+    nbytes = PARAM_COUNTS[grad_workload] * (2 if variant in COMPRESSED_VARIANTS else GRAD_BYTES_PER_PARAM)
     rows = []
     for n in ns:
         comm = ring_allreduce_s(nbytes, n, bw)
@@ -149,7 +175,8 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         step = compute + exposed
         rows.append({"n": n, "comm_s": comm, "exposed_s": exposed, "step_s": step,
                      "efficiency": compute / step, "throughput": n * bs / step})
-    return {"gpu": g.name, "workload": workload, "batch_size": bs, "grad_bytes": nbytes, "compute_s": compute,
+    return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
+            "batch_size": bs, "grad_bytes": nbytes, "compute_s": compute,
             "compute_from": src, "busbw_gbs": bw, "busbw_from": bw_from, "overlap": ov, "overlap_from": ov_from,
             "rows": rows}
 
@@ -165,7 +192,7 @@ def render(result: dict, fmt: str) -> str:
     rows = [{**r, "compute_ms": result["compute_s"] * 1e3, "comm_ms": r["comm_s"] * 1e3,
              "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}"}
             for r in result["rows"]]
-    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB (FP32); batch {result['batch_size']} per GPU",
+    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced; batch {result['batch_size']} per GPU",
              f"compute from {result['compute_from']}",
              f"busbw {result['busbw_gbs']:.0f} GB/s from {result['busbw_from']}",
              f"overlap {result['overlap']:.2f} from {result['overlap_from']}"]

@@ -116,12 +116,16 @@ def expand(suite: Suite, device: str, override: Method | None = None,
             if k not in pm:
                 from gpuarena.workloads.registry import did_you_mean
                 raise UserError(f"--set {k}: {wl.name} has no parameter {k!r}{did_you_mean(k, pm)}")
-        keys = list(entry.grid)
+        # --set KEY=V replaces the suite's value or axis for KEY; --set KEY=A,B is an axis of its own
+        grid = {k: v for k, v in entry.grid.items() if k not in set_params}
+        grid.update({k: v for k, v in set_params.items() if isinstance(v, list)})
+        fixed = {k: v for k, v in set_params.items() if not isinstance(v, list)}
+        keys = list(grid)
         # Count before building: a hostile grid of a few long lists is 10^12 combinations.
-        planned = math.prod(len(entry.grid[k]) for k in keys) * len(variants) * len(entry.gpus)
+        planned = math.prod(len(grid[k]) for k in keys) * len(variants) * len(entry.gpus)
         if len(cases) + planned > MAX_CASES:
             raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
-        combos = list(itertools.product(*(entry.grid[k] for k in keys))) or [()]
+        combos = list(itertools.product(*(grid[k] for k in keys))) or [()]
         tiny = size == "tiny"
         for gpus in entry.gpus:
             if gpus < 1 or gpus > 1024:
@@ -130,8 +134,8 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 raise UserError(f"{wl.name} runs on one device; gpus={gpus} needs a multi-GPU workload")
             for combo in combos:
                 given = dict(entry.params)
+                given.update(fixed)
                 given.update(dict(zip(keys, combo)))
-                given.update(set_params)
                 params = wl.resolve_params(given, size=size)
                 for variant in variants:
                     cases.append(Case(

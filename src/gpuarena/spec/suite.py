@@ -79,6 +79,7 @@ def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
     """--set KEY=VALUE pairs, split into workload parameters and method settings.
 
     Values stay strings here; the workload's Param coerces and range-checks them.
+    A comma-separated value (`--set batch_size=64,128`) is a sweep: one case per value.
     """
     params: dict[str, Any] = {}
     method: dict[str, Any] = {}
@@ -91,6 +92,11 @@ def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
             raise UserError(f"--set {item!r}: empty key")
         if k in ("repeats", "warmup", "steps", "timeout_s", "size"):
             method[k] = v
+        elif "," in v:
+            values = [x.strip() for x in v.split(",")]
+            if not all(values):
+                raise UserError(f"--set {item!r}: an empty value in the list")
+            params[k] = values
         else:
             params[k] = v
     try:

@@ -126,3 +126,43 @@ def test_advise_ranks_measured_above_an_equal_projection(tmp_path):
     assert rows.index(by["NVIDIA H200 SXM 141GB"]) < rows.index(by[h800])
     assert by["NVIDIA H200 SXM 141GB"]["basis"] == "measured"
     s.close()
+
+
+def test_whatif_uses_the_bucket_busbw_and_the_measured_overlap(tmp_path):
+    """Known answers for the corrected model: busbw at DDP's 25 MiB message from the measured curve,
+    overlap from exposed(N) - exposed(1) of the same run against the modelled all-reduce."""
+    import math
+
+    from gpuarena.store.db import Store
+    from tests.report.conftest import FINGERPRINT, RUN_ID, result
+
+    store = Store(str(tmp_path / "w.db"))
+    env = store.env_id(FINGERPRINT)
+    store.create_run("multi-gpu", "cuda", [], env, argv=["run"], run_id=RUN_ID)
+    for mb, bw in ((4, 104.0), (32, 240.0), (4096, 345.0)):
+        store.add_result(result("allreduce", "seed", {"size_mb": mb, "dtype": "float32"}, [0.001] * 3, 1,
+                                "GB/s", gpus=2, env_id=env, extra={"busbw_gbs": bw, "size_bytes": mb * 2**20}))
+    expected_bw = 104 + 136 * math.log(25 / 4) / math.log(8)
+    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 25.0) == pytest.approx(expected_bw)
+    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1.0) == 104.0      # ends are held
+    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1e6) == 240.0
+    step = 256 / 4600
+    comm = whatif.PARAM_COUNTS["resnet50-train"] * 4 / (expected_bw * 1e9)   # ring at N=2: 2 x 1/2 x bytes
+    for n, exposed in ((1, 0.0001), (2, 0.0001 + 0.25 * comm)):           # a quarter of it left exposed
+        store.add_result(result("ddp-train", "seed", {"batch_size": 256, "model": "resnet50"},
+                                [step / n] * 3, 256, "images/s", gpus=n, env_id=env,
+                                extra={"comm_exposed_s": exposed, "comm_total_s": 1.0, "accum_steps": 1}))
+    p = whatif.predict("ddp-train", "H200", [2, 8], store, model="resnet50")
+    assert p["message_bytes"] == 25 * 2**20
+    assert p["rows"][0]["busbw_gbs"] == pytest.approx(expected_bw)           # nearest count: 2 GPUs
+    assert "at 25 MiB" in p["busbw_from"]
+    assert p["overlap"] == pytest.approx(0.75)                                # not 1 - 0.0001/1.0
+    assert p["rows"][0]["exposed_s"] == pytest.approx(0.25 * comm)
+    # a 2-byte compression hook halves the gradients and the message (12.5 MiB)
+    store.add_result(result("ddp-train", "fp16-compress", {"batch_size": 256, "model": "resnet50"}, [step] * 3,
+                            256, "images/s", gpus=1, env_id=env, extra={"comm_exposed_s": 0.0, "accum_steps": 1}))
+    half = whatif.predict("ddp-train", "H200", [2], store, model="resnet50", variant="fp16-compress")
+    assert half["grad_bytes"] == p["grad_bytes"] / 2 and half["message_bytes"] == 12.5 * 2**20
+    assert half["overlap"] == 0.0 and "default" in half["overlap_from"]      # no 2-GPU fp16-compress result
+    with pytest.raises(UserError, match="--model 'gpt2'"):
+        whatif.predict("ddp-train", "H200", [2], store, model="gpt2")

@@ -9,20 +9,25 @@ scaling efficiency = compute / step(N)
   compression hook is set).  ResNet-50: 25.557M parameters (torchvision
   resnet50, checked in tests); BERT-Large: ~335M (BertForPreTraining, the
   figure usually quoted; 24 layers x 12.6M + embeddings and heads).
-- busbw: measured (`allreduce` results in the database, the largest message on
-  that GPU) or derived from the catalog: NVIDIA's NVLink figure is the total of
+- busbw: measured (`allreduce` results in the database on that GPU, at the GPU
+  count asked for or the nearest measured, interpolated at the size of DDP's
+  messages: its 25 MiB buckets, not the 1-4 GiB where busbw peaks; on 2 H200s
+  that is 224 GB/s against 345 at 4 GiB) or derived from the catalog: NVIDIA's NVLink figure is the total of
   both directions, and nccl-tests all-reduce busbw reaches about 80% of one
   direction (e.g. ~230-240 GB/s of A100's 300 GB/s), so busbw = NVLINK_EFF x
   nvlink / 2; without NVLink, PCIe x16 per direction (16/32/64 GB/s for gen
   3/4/5) x the same factor.
-- overlap: measured from `ddp-train` results (1 - exposed_comm_s / comm_s) or
-  DEFAULT_OVERLAP = 0: no overlap, so the prediction is a lower bound on
-  efficiency (DDP's bucketed all-reduce overlaps part of it with backward).
+- overlap: measured from a multi-GPU `ddp-train` result of the same model and
+  variant (see measured_overlap) or DEFAULT_OVERLAP = 0: no overlap, so the
+  prediction is a lower bound on efficiency (DDP's bucketed all-reduce overlaps
+  part of it with backward).
 - compute: per-step time of the single-GPU throughput (measured, else
   published) at the given batch size.
 """
 
 from __future__ import annotations
+
+import math
 
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import render as _render
@@ -36,6 +41,7 @@ COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")
 NVLINK_EFF = 0.8
 PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
 DEFAULT_OVERLAP = 0.0
+DDP_BUCKET_MB = 25.0   # DistributedDataParallel's bucket_cap_mb default: the size of each all-reduce
 
 
 def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
@@ -61,33 +67,78 @@ def _extra_num(extra: dict, *names) -> float | None:
     return None
 
 
-def measured_busbw(store, gpu: str) -> tuple[float, str] | None:
+def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
+    """Measured all-reduce bus bandwidth on one GPU model: {GPU count: [(message bytes, busbw GB/s)]},
+    the newest result per (count, size)."""
+    curves: dict[int, dict[float, float]] = {}
     if store is None:
-        return None
-    best = None
+        return {}
     for r in store.results(workload="allreduce", status="ok"):
         if R.gpu_of(r) != gpu:
             continue
-        bw = _extra_num(r.get("extra") or {}, "busbw_gbs", "busbw_GBps", "busbw")
-        size = _extra_num(r.get("extra") or {}, "bytes", "size_bytes") or (r.get("params") or {}).get("size_mb", 0)
-        if bw and (best is None or size >= best[1]):
-            best = (bw, size, r.get("gpus"))
-    return (best[0], f"measured allreduce ({best[2]} GPUs)") if best else None
+        ex = r.get("extra") or {}
+        bw = _extra_num(ex, "busbw_gbs", "busbw_GBps", "busbw")
+        size = _extra_num(ex, "size_bytes", "bytes")
+        mb = (r.get("params") or {}).get("size_mb")
+        if size is None and isinstance(mb, (int, float)) and mb > 0:
+            size = float(mb) * 2**20
+        if bw and size:
+            curves.setdefault(int(r.get("gpus") or 2), {})[size] = bw
+    return {n: sorted(c.items()) for n, c in curves.items()}
 
 
-def measured_overlap(store, gpu: str, model: str | None = None) -> tuple[float, str] | None:
-    """1 - exposed / total communication of the newest multi-GPU ddp-train result (of that model)."""
+def interpolate(points: list[tuple[float, float]], size: float) -> float:
+    """busbw at a message size: linear in log(size) between measured sizes, the end value beyond them."""
+    if size <= points[0][0]:
+        return points[0][1]
+    for (s0, b0), (s1, b1) in zip(points, points[1:]):
+        if size <= s1:
+            return b0 + (b1 - b0) * math.log(size / s0) / math.log(s1 / s0)
+    return points[-1][1]
+
+
+def measured_busbw(store, gpu: str, n: int | None = None,
+                   message_bytes: float | None = None) -> tuple[float, str] | None:
+    """busbw from the measured all-reduce curve: at n GPUs (else the nearest count measured), at the
+    message size DDP sends (its bucket), else at the largest size measured."""
+    curves = busbw_curves(store, gpu)
+    if not curves:
+        return None
+    count = min(curves, key=lambda c: (abs(c - (n or max(curves))), -c))
+    points = curves[count]
+    size = message_bytes or points[-1][0]
+    return interpolate(points, size), f"measured allreduce ({count} GPUs) at {_mib(size)}"
+
+
+def _mib(nbytes: float) -> str:
+    return f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:g} KiB"
+
+
+def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
+                     comm_s: dict[int, float]) -> tuple[float, str] | None:
+    """Share of the all-reduce that DDP hides behind backward, from the newest ddp-train result at N >= 2
+    (same model and variant): exposed = step with sync - step without (no_sync), less the same
+    difference at N = 1 in that run (DDP's bucket copies, not communication), against the modelled
+    all-reduce time comm_s[N].  Not from the profiler's NCCL kernel time: a kernel is resident while it
+    waits for its peer, so that time exceeds the transfer (156 ms of kernels in a 129 ms BERT-Large step
+    on 2 H200s)."""
     if store is None:
         return None
-    for r in reversed(store.results(workload="ddp-train", status="ok")):
-        if R.gpu_of(r) != gpu or (r.get("gpus") or 1) < 2:
+    rows = [r for r in store.results(workload="ddp-train", status="ok") if R.gpu_of(r) == gpu
+            and (model is None or (r.get("params") or {}).get("model") == model)
+            and r.get("variant") == (variant or "seed")]
+    for r in reversed(rows):
+        n = r.get("gpus") or 1
+        exposed = (r.get("extra") or {}).get("comm_exposed_s")
+        if n < 2 or not isinstance(exposed, (int, float)) or not comm_s.get(n):
             continue
-        if model and (r.get("params") or {}).get("model") != model:
-            continue
-        ex = r.get("extra") or {}
-        comm, exposed = _extra_num(ex, "comm_total_s"), ex.get("comm_exposed_s")
-        if comm and isinstance(exposed, (int, float)) and exposed >= 0:
-            return max(0.0, 1 - exposed / comm), f"measured ddp-train {r['variant']} ({r.get('gpus')} GPUs)"
+        one = [o for o in rows if o["run_id"] == r["run_id"] and (o.get("gpus") or 1) == 1
+               and o.get("params") == r.get("params")]
+        base = ((one[-1].get("extra") or {}).get("comm_exposed_s") or 0.0) if one else 0.0
+        extra = max(0.0, exposed - max(0.0, base))
+        ov = min(1.0, max(0.0, 1 - extra / comm_s[n]))
+        return ov, (f"measured ddp-train {r['variant']} ({n} GPUs): {extra * 1e3:.2f} ms exposed of "
+                    f"{comm_s[n] * 1e3:.2f} ms modelled")
     return None
 
 
@@ -120,12 +171,13 @@ def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None
 
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
             overlap: float | None = None, batch_size: int | None = None,
-            throughput: float | None = None, model: str | None = None, variant: str | None = None) -> dict:
+            throughput: float | None = None, model: str | None = None, variant: str | None = None,
+            bucket_mb: float = DDP_BUCKET_MB) -> dict:
     """Predicted scaling for N GPUs.
 
     Returns {"gpu", "workload", "batch_size", "grad_bytes", "compute_s", "compute_from",
-             "busbw_gbs", "busbw_from", "overlap", "overlap_from",
-             "rows": [{n, comm_s, exposed_s, step_s, efficiency, throughput}]}.
+             "busbw_gbs", "busbw_from", "overlap", "overlap_from", "message_bytes",
+             "rows": [{n, busbw_gbs, comm_s, exposed_s, step_s, efficiency, throughput}]}.
     """
     ddp_model = None
     if workload == "ddp-train":          # the model's gradients, measured through DDP at N = 1
@@ -143,6 +195,7 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         raise UserError(f"--busbw {busbw}: must be a positive GB/s figure below 100000")
     if overlap is not None and not 0 <= overlap <= 1:
         raise UserError(f"--overlap {overlap}: must be between 0 and 1")
+    accum = 1   # ddp-train no-sync: accum_steps micro-batches per all-reduce
     if throughput is not None:
         thr, bs, src = throughput, batch_size or 256, "given"
         if thr <= 0:
@@ -155,33 +208,44 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
                             + (f" at batch size {batch_size}" if batch_size else "")
                             + "; pass --throughput (items/s on one GPU) or import published results")
         thr, bs = r["throughput_median"], _batch_size(r) or batch_size or 1
+        accum = int((r.get("extra") or {}).get("accum_steps") or 1)
         src = f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")
-    compute = bs / thr
-    if busbw is not None:
-        bw, bw_from = busbw, "given"
-    else:
-        bw, bw_from = measured_busbw(store, g.name) or catalog_busbw(g)
+    compute = bs * accum / thr
+    if not 0 < bucket_mb <= 1e6:
+        raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
+    grad_workload = f"{ddp_model}-train" if ddp_model else workload
+    grad_bytes = PARAM_COUNTS[grad_workload] * (2 if variant in COMPRESSED_VARIANTS else GRAD_BYTES_PER_PARAM)
+    # DDP all-reduces buckets of bucket_mb (of FP32 gradients; half that with a 2-byte hook), one after
+    # another: the whole transfer moves at the bus bandwidth of that message size, not of 1 GB.
+    message = min(bucket_mb * 2**20 * grad_bytes / (PARAM_COUNTS[grad_workload] * GRAD_BYTES_PER_PARAM),
+                  grad_bytes)
+    bws: dict[int, tuple[float, str]] = {}
+    for n in ns:
+        if busbw is not None:
+            bws[n] = (busbw, "given")
+        else:
+            bws[n] = measured_busbw(store, g.name, n, message) or catalog_busbw(g)
+    comm = {n: ring_allreduce_s(grad_bytes, n, bws[n][0]) for n in ns}
     if overlap is not None:
         ov, ov_from = overlap, "given"
     else:
-        ov, ov_from = (measured_overlap(store, g.name, ddp_model)
+        model_name = ddp_model or grad_workload.removesuffix("-train")
+        ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm)
                        or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
-    grad_workload = f"{ddp_model}-train" if ddp_model else workload
-    nbytes = PARAM_COUNTS[grad_workload] * (2 if variant in COMPRESSED_VARIANTS else GRAD_BYTES_PER_PARAM)
     rows = []
     for n in ns:
-        comm = ring_allreduce_s(nbytes, n, bw)
-        exposed = (1 - ov) * comm
+        exposed = (1 - ov) * comm[n]
         step = compute + exposed
-        rows.append({"n": n, "comm_s": comm, "exposed_s": exposed, "step_s": step,
-                     "efficiency": compute / step, "throughput": n * bs / step})
+        rows.append({"n": n, "busbw_gbs": bws[n][0], "comm_s": comm[n], "exposed_s": exposed, "step_s": step,
+                     "efficiency": compute / step, "throughput": n * bs * accum / step})
+    froms = sorted({f for _, f in bws.values()})
     return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
-            "batch_size": bs, "grad_bytes": nbytes, "compute_s": compute,
-            "compute_from": src, "busbw_gbs": bw, "busbw_from": bw_from, "overlap": ov, "overlap_from": ov_from,
-            "rows": rows}
+            "batch_size": bs, "accum_steps": accum, "grad_bytes": grad_bytes, "message_bytes": message, "compute_s": compute,
+            "compute_from": src, "busbw_gbs": bws[ns[-1]][0], "busbw_from": "; ".join(froms),
+            "overlap": ov, "overlap_from": ov_from, "rows": rows}
 
 
-COLUMNS = [("n", "GPUs"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),
+COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),
            ("exposed_ms", "exposed ms"), ("step_ms", "step ms"), ("efficiency", "scaling eff."),
            ("throughput", "items/s")]
 
@@ -189,11 +253,13 @@ COLUMNS = [("n", "GPUs"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce 
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=result)
-    rows = [{**r, "compute_ms": result["compute_s"] * 1e3, "comm_ms": r["comm_s"] * 1e3,
+    rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3, "comm_ms": r["comm_s"] * 1e3,
              "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}"}
             for r in result["rows"]]
-    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced; batch {result['batch_size']} per GPU",
+    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {_mib(result['message_bytes'])} "
+             f"messages; batch {result['batch_size']} per GPU"
+             + (f", {result['accum_steps']} micro-batches per all-reduce" if result.get("accum_steps", 1) > 1 else ""),
              f"compute from {result['compute_from']}",
-             f"busbw {result['busbw_gbs']:.0f} GB/s from {result['busbw_from']}",
+             f"busbw from {result['busbw_from']}",
              f"overlap {result['overlap']:.2f} from {result['overlap_from']}"]
     return _render(COLUMNS, rows, fmt, title=f"What if: {result['workload']} on N x {result['gpu']}", notes=notes)

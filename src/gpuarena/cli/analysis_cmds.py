@@ -102,6 +102,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
            throughput: Optional[float] = typer.Option(None, "--throughput", help="single-GPU items/s if none stored"),
            model: Optional[str] = typer.Option(None, "--model", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", help="ddp-train variant (default seed)"),
+           bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="DDP bucket size in MiB (its all-reduce message)"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
     import os
@@ -112,7 +113,8 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
     check_format(fmt, ("table", "md", "json"))
     path = db or default_path()
     store = open_store(path) if os.path.exists(path) else None
-    _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model, variant), fmt))
+    _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
+                               variant, bucket_mb), fmt))
 
 
 @app.command()

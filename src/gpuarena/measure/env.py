@@ -12,6 +12,7 @@ import importlib.metadata as md
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 
@@ -107,13 +108,36 @@ def _gpus() -> tuple[list[dict], list[dict]]:
     return static, volatile
 
 
-def _topology() -> str | None:
-    """`nvidia-smi topo -m`, when there is more than one GPU to relate."""
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")   # nvidia-smi underlines its table header
+
+
+def _smi(*args: str) -> str | None:
     try:
-        out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=20)
-        return out.stdout.strip() or None
+        out = subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=20)
+        return ANSI.sub("", out.stdout).strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _topology() -> str | None:
+    """`nvidia-smi topo -m`, when there is more than one GPU to relate."""
+    return _smi("topo", "-m")
+
+
+def nvlink_gbs(status: str) -> dict[int, float]:
+    """Per GPU, the sum of its links' speeds (GB/s, one direction) from `nvidia-smi nvlink -s`
+    ("GPU 0: ..." then "Link 0: 26.562 GB/s" lines); NVML's common-speed field is empty on some drivers."""
+    totals: dict[int, float] = {}
+    gpu = None
+    for line in status.splitlines():
+        m = re.match(r"\s*GPU (\d+):", line)
+        if m:
+            gpu = int(m.group(1))
+            continue
+        m = re.match(r"\s*Link \d+: ([0-9.]+) GB/s", line)
+        if m and gpu is not None:
+            totals[gpu] = totals.get(gpu, 0.0) + float(m.group(1))
+    return {g: round(v, 3) for g, v in totals.items()}
 
 
 def fingerprint(with_topology: bool = True) -> dict:
@@ -158,6 +182,13 @@ def fingerprint(with_topology: bool = True) -> dict:
             fp["driver"] = None
     if with_topology and len(gpus) > 1:
         fp["topology"] = _topology()
+    if with_topology and any(g.get("nvlink_links_active") for g in gpus):
+        status = _smi("nvlink", "-s")
+        fp["nvlink_status"] = status
+        for i, total in nvlink_gbs(status or "").items():
+            for g in gpus:
+                if g.get("index") == i:
+                    g["nvlink_gbs_per_direction"] = total
     fp["gpus_volatile"] = vol
     fp["collected_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return fp

@@ -15,7 +15,8 @@ windows, on every rank:
   all-reduce) against a window of normal steps; the difference per step is the
   communication the backward pass could not hide (``comm_exposed_s``);
 * total communication: the profiler's time in NCCL kernels (cuda) or gloo
-  operations (cpu) over a few steps (``comm_total_s``);
+  operations (cpu) over a few steps (``comm_total_s``); an NCCL kernel is
+  resident while it waits for its peers, so this bounds the transfer from above;
 
 ``overlap_fraction`` = 1 - exposed / total: the share of communication hidden
 behind computation.

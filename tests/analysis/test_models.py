@@ -168,3 +168,18 @@ def test_whatif_uses_the_bucket_busbw_and_the_measured_overlap(tmp_path):
     assert half["overlap"] == 0.0 and "default" in half["overlap_from"]      # no 2-GPU fp16-compress result
     with pytest.raises(UserError, match="--model 'gpt2'"):
         whatif.predict("ddp-train", "H200", [2], store, model="gpt2")
+
+
+def test_a_published_figure_meets_only_the_default_setting():
+    """A published row states few params; the measured row's others must be the workload's defaults."""
+    from gpuarena.analysis.compare import _params_match
+
+    pub = {"batch_size": 1}
+    default = {"batch_size": 1, "inference_steps": 50, "search": "none", "image_size": 512}
+    search = {**default, "inference_steps": 10, "search": "max-batch"}
+    assert _params_match(pub, default, True, False, "sd15-generate")
+    assert not _params_match(pub, search, True, False, "sd15-generate")       # 10 steps, batch search
+    assert not _params_match(search, pub, False, True, "sd15-generate")       # either side may be published
+    assert not _params_match(pub, {**default, "batch_size": 2}, True, False, "sd15-generate")
+    # a workload gpuarena does not run holds nothing but the stated params
+    assert _params_match(pub, {"batch_size": 1, "x": 3}, True, False, "someone-elses-workload")

@@ -24,19 +24,35 @@ from gpuarena.measure.stats import ratio_ci95
 SYNONYMS = {"seq_len": ("seq_len", "seq_length", "sequence_length", "max_seq_len")}
 
 
-def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool) -> bool:
-    """Measured vs measured: equal params.  With a published row: its params must agree."""
+def _defaults(workload: str | None) -> dict:
+    try:
+        from gpuarena.workloads import registry
+
+        return {k: p.default for k, p in registry.get(workload).param_map().items()}
+    except Exception:   # a published workload gpuarena does not run: nothing to hold the others to
+        return {}
+
+
+def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool, workload: str | None = None) -> bool:
+    """Measured vs measured: equal params.  With a published row: the params it states must agree,
+    and every other parameter of the measured row must be the workload's default (the article's setup):
+    a 10-step, batch-256 search is not the published 50-step figure at batch 1."""
     if not a_pub and not b_pub:
         return (a or {}) == (b or {})
     pub, other = (a, b) if a_pub else (b, a)
+    stated = set()
     for k, v in (pub or {}).items():
         names = SYNONYMS.get(k, (k,))
+        stated.update(names)
         present = [n for n in names if n in (other or {})]
         if v is None:
             continue
         if not present or other[present[0]] != v:
             return False
-    return True
+    if a_pub and b_pub:
+        return True
+    defaults = _defaults(workload)
+    return all(other[k] == defaults[k] for k in (other or {}) if k not in stated and k in defaults)
 
 
 def _same_definition(b: dict, o: dict) -> str | None:
@@ -94,7 +110,7 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
                 continue
             if b_pub and o_pub and b.get("origin") != o.get("origin"):
                 continue    # published figures compare only within one source (one method)
-            if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub):
+            if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"]):
                 continue
             why = _same_definition(b, o)
             if why:

@@ -150,7 +150,7 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
 # Micro-benchmarks measure a property of the device (a matmul rate, a copy bandwidth), not a
 # job one buys a GPU for, so cost per item and advice are left to the real workloads; ddp-train
 # wraps several models under one name and has its own section (Multi-GPU).
-DEVICE_PROBES = ("matmul", "membw", "h2d", "d2h", "allreduce", "allgather", "reduce-scatter", "broadcast",
+DEVICE_PROBES = ("matmul", "membw", "h2d", "d2h", "allreduce", "allgather", "reducescatter", "broadcast",
                  "nccl-bandwidth", "ddp-train")
 
 

@@ -193,12 +193,12 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     if compared:
         subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
         for gpu, n, geo, *_ in compared.tables[0].rows:
-            tiles.insert(1, (f"vs {compared.title.removeprefix('Comparison with ')}", geo,
-                             f"{gpu}: geometric mean of {n} ratios (see Comparison)"))
+            tiles.insert(1, (f"{gpu} vs {compared.title.removeprefix('Comparison with ')}", geo,
+                             f"geometric mean of {n} ratios (see Comparison)"))
     return Report(title=title, subtitle=subtitle, headline=tiles, sections=sections)
 
 
-MULTI_GPU_WORKLOADS = ("ddp-train", "allreduce", "allgather", "reduce-scatter", "broadcast", "nccl-bandwidth")
+MULTI_GPU_WORKLOADS = ("ddp-train", "allreduce", "allgather", "reducescatter", "broadcast", "nccl-bandwidth")
 
 
 def workloads_in(rows: list[dict]) -> list[str]:

@@ -17,7 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from gpuarena.measure.telemetry import THROTTLE_BITS  # noqa: E402
 
@@ -77,7 +77,9 @@ def _thousands(ax, axis: str = "y") -> None:
 
 def _legend(ax, n: int) -> None:
     if n > 4:   # many lines: the legend goes under the axes, where it cannot cover a point
-        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.2), ncol=2, borderaxespad=0)
+        longest = max((len(str(t)) for t in ax.get_legend_handles_labels()[1]), default=0)
+        # two columns of long labels would make the figure wider than the axes and the page shrink it
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.2), ncol=1 if longest > 45 else 2, borderaxespad=0)
     elif n > 1:
         ax.legend(loc="best")
 
@@ -90,8 +92,13 @@ def _err(y, lo, hi):
     return [below, above]
 
 
+def _size_tick(v: float, _=None) -> str:
+    return f"1/{round(1 / v):g}" if 0 < v < 1 else f"{v:g}"
+
+
 def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, title: str = "",
-                  logx: bool = False, logy: bool = False, ref: float | None = None) -> str:
+                  logx: bool = False, logy: bool = False, ref: float | None = None,
+                  ybottom: float | None = 0.0) -> str:
     """One line per series ({label, x, y, lo?, hi?, dashed?}) with 95% CI error bars."""
     with plt.rc_context(STYLE):
         fig, (ax,) = _figure()
@@ -105,11 +112,15 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
             ax.axhline(ref, color="#888", linewidth=0.8, linestyle=":")
         if logx:
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            xs_all = [x for s in series for x in s["x"] if x > 0]
+            if xs_all and max(xs_all) / min(xs_all) > 2**10:   # a wide sweep: a tick every factor of 8
+                ax.xaxis.set_major_locator(LogLocator(base=8))
+            ax.xaxis.set_major_formatter(FuncFormatter(_size_tick))
         if logy:
             ax.set_yscale("log")
         else:
-            ax.set_ylim(bottom=0)
+            if ybottom is not None:
+                ax.set_ylim(bottom=ybottom)
             _thousands(ax)
         xs = sorted({x for s in series for x in s["x"]})
         if xs and len(xs) <= 12 and not logx:

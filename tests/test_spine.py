@@ -168,3 +168,19 @@ def test_run_ends_by_writing_the_report_beside_the_database(resnet_run):
     assert os.path.dirname(path) == os.path.join(os.path.dirname(db), "reports")
     html = open(path).read()
     assert "resnet50-train" in html and "<svg" in html
+
+
+def test_fused_sgd_and_cudnn_benchmark_run_and_say_so(cli, tmp_path):
+    db = str(tmp_path / "f.db")
+    p = cli("run", "--db", db, "-q", "-w", "resnet50-train", "--variant", "fused-sgd+cudnn-benchmark",
+            "--variant", "seed", "--set", "size=tiny", "--set", "batch_size=2", "--set", "loss=cross-entropy",
+            "--repeats", "2")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(cli("results", "--db", db, "--format", "json").stdout)
+    by_variant = {r["variant"]: r for r in rows}
+    assert set(by_variant) == {"cudnn-benchmark+fused-sgd", "seed"}    # stored in the canonical order
+    fused = by_variant["cudnn-benchmark+fused-sgd"]
+    assert fused["status"] == "ok" and fused["throughput"]["median"] > 0
+    assert fused["extra"]["optimizer"] == "SGD fused" and fused["extra"]["cudnn_benchmark"] is True
+    assert by_variant["seed"]["extra"]["optimizer"] == "SGD (PyTorch's default implementation)"
+    assert by_variant["seed"]["extra"]["cudnn_benchmark"] is False

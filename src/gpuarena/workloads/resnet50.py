@@ -45,6 +45,7 @@ class ResNet50Train(Workload):
         "channels-last": "NHWC memory format for model and input (tensor-core friendly convolutions)",
         "compile": "torch.compile the model (mode from compile_mode); compile time excluded and recorded",
         "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
+        "fused-sgd": "torch.optim.SGD(fused=True): one kernel updates every parameter instead of one per tensor",
     }
     exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16"}),)
     default_warmup = 10
@@ -64,7 +65,8 @@ class ResNet50Train(Workload):
             model = model.to(memory_format=torch.channels_last)
             self.x = self.x.contiguous(memory_format=torch.channels_last)
         model.train()
-        self.opt = torch.optim.SGD(model.parameters(), lr=self.p["lr"])
+        self.opt = torch.optim.SGD(model.parameters(), lr=self.p["lr"],
+                                   **({"fused": True} if "fused-sgd" in v else {}))
         self.amp = autocast_dtype(v)
         self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
         if "compile" in v:
@@ -93,6 +95,11 @@ class ResNet50Train(Workload):
     def flops_per_item(self) -> float:
         scale = (self.p["image_size"] / 224) ** 2
         return 3 * 2 * RESNET50_FWD_MACS_224 * scale
+
+    def extra(self) -> dict:
+        group = self.opt.param_groups[0]
+        return {"optimizer": "SGD fused" if group.get("fused") else "SGD (PyTorch's default implementation)",
+                "cudnn_benchmark": torch.backends.cudnn.benchmark}
 
     def check(self) -> list[str]:
         if self.loss is not None and not torch.isfinite(self.loss.detach()).item():

@@ -184,3 +184,15 @@ def test_fused_sgd_and_cudnn_benchmark_run_and_say_so(cli, tmp_path):
     assert fused["extra"]["optimizer"] == "SGD fused" and fused["extra"]["cudnn_benchmark"] is True
     assert by_variant["seed"]["extra"]["optimizer"] == "SGD (PyTorch's default implementation)"
     assert by_variant["seed"]["extra"]["cudnn_benchmark"] is False
+
+
+def test_the_report_path_is_one_line_on_a_narrow_terminal(tmp_path):
+    from tests.conftest import run_cli
+
+    deep = tmp_path / ("a-folder-name-long-enough-to-wrap-" * 3) / "sub"
+    deep.mkdir(parents=True)
+    p = run_cli("run", "-q", "--db", str(deep / "g.db"), "-w", "matmul", "--set", "size=tiny", "--repeats", "2",
+                env={"COLUMNS": "40"})
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in (p.stdout + p.stderr).splitlines() if x.startswith("report:"))
+    assert line == f"report: {deep / 'reports'}/" + line.rsplit("/", 1)[1] and line.endswith(".html")

@@ -75,6 +75,7 @@ def after_run(store, run_id: str, console) -> None:
     try:
         write_report(store, path, [run_id])
     except UserError as exc:  # e.g. a run with no results: say why, the run itself succeeded
-        console.print(f"no report: {exc}")
+        console.print(f"no report: {exc}", markup=False)
         return
-    console.print(f"report: {os.path.abspath(path)}")
+    # one unwrapped line, whatever the terminal's width: a path to copy (and to parse)
+    console.print(f"report: {os.path.abspath(path)}", soft_wrap=True, markup=False, highlight=False)

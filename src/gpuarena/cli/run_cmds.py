@@ -140,7 +140,8 @@ def run(
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
     dname = device_name(fp, device)
-    console.print(f"run [bold]{run_id}[/] · suite {suite_name} · {len(todo)} case(s) on {dname} · db {store.path}")
+    console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
+                  f"db {escape(store.path)}", soft_wrap=True)
     store.set_run_status(run_id, "running")
     # A pre-empted job gets SIGTERM: end like Ctrl-C (the case's process group is
     # killed, the run marked interrupted) rather than dying with the child orphaned.
@@ -167,7 +168,8 @@ def run(
             execute(store, run_id, todo, env_id, dname, on_start, on_done)
     except KeyboardInterrupt:
         store.set_run_status(run_id, "interrupted")
-        console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run")
+        console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
+                      soft_wrap=True)
         raise typer.Exit(130)
     missing = {c.key for c in cases} - store.done_keys(run_id)
     store.set_run_status(run_id, "complete" if not missing else "interrupted")

@@ -63,6 +63,16 @@ def test_resnet50_parameter_count():
     assert sum(p.numel() for p in torchvision.models.resnet50().parameters()) == whatif.PARAM_COUNTS["resnet50-train"]
 
 
+def test_bert_large_parameter_count():
+    """The gradients DDP all-reduces: BertForPreTraining as bert-large-train builds it (tied weights once)."""
+    from transformers import BertForPreTraining
+
+    from gpuarena.workloads.bert import BertLargeTrain, build_config
+
+    model = BertForPreTraining(build_config(BertLargeTrain.resolve_params({})))
+    assert sum(p.numel() for p in model.parameters()) == whatif.PARAM_COUNTS["bert-large-train"]
+
+
 def test_article_perf_per_price_table(tmp_path):
     """Article 000 section 5: perf/price A100 1.0x vs A800 '1.18x', from its own tables and prices."""
     from gpuarena.store.db import Store

@@ -7,8 +7,9 @@ scaling efficiency = compute / step(N)
 
 - Gradient bytes: parameter count x 4 (DDP all-reduces FP32 gradients unless a
   compression hook is set).  ResNet-50: 25.557M parameters (torchvision
-  resnet50, checked in tests); BERT-Large: ~335M (BertForPreTraining, the
-  figure usually quoted; 24 layers x 12.6M + embeddings and heads).
+  resnet50, checked in tests); BERT-Large: 336.2M (BertForPreTraining from the
+  bert-large-uncased config as bert-large-train builds it, the MLM decoder tied
+  to the word embeddings; checked in tests).
 - busbw: measured (`allreduce` results in the database on that GPU, at the GPU
   count asked for or the nearest measured, interpolated at the size of DDP's
   messages: its 25 MiB buckets, not the 1-4 GiB where busbw peaks; on 2 H200s
@@ -34,7 +35,7 @@ from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-PARAM_COUNTS = {"resnet50-train": 25_557_032, "bert-large-train": 335_000_000}
+PARAM_COUNTS = {"resnet50-train": 25_557_032, "bert-large-train": 336_226_108}
 GRAD_BYTES_PER_PARAM = 4
 # ddp-train's communication hooks all-reduce 2-byte gradients
 COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")

@@ -244,7 +244,8 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
                      "efficiency": compute / step, "throughput": n * bs * accum / step})
     froms = sorted({f for _, f in bws.values()})
     return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
-            "batch_size": bs, "accum_steps": accum, "grad_bytes": grad_bytes, "message_bytes": message, "compute_s": compute,
+            "batch_size": bs, "accum_steps": accum, "grad_bytes": grad_bytes, "message_bytes": message,
+            "compute_s": compute,
             "compute_from": src, "busbw_gbs": bws[ns[-1]][0], "busbw_from": "; ".join(froms),
             "overlap": ov, "overlap_from": ov_from, "rows": rows}
 
@@ -257,8 +258,8 @@ COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"),
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=result)
-    rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3, "comm_ms": r["comm_s"] * 1e3,
-             "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}"}
+    rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3,
+             "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}"}
             for r in result["rows"]]
     notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {_mib(result['message_bytes'])} "
              f"messages; batch {result['batch_size']} per GPU"

@@ -65,3 +65,12 @@ def geomean(xs: list[float]) -> float | None:
 def fmt_params(params: dict | None) -> str:
     """Compact, stable text of a params dict (sorted keys)."""
     return " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+
+
+def message_bytes(r: dict) -> float | None:
+    """A collective result's message size: extra.size_bytes, else params.size_mb in MiB."""
+    size = (r.get("extra") or {}).get("size_bytes")
+    if isinstance(size, (int, float)) and size > 0:
+        return float(size)
+    mb = (r.get("params") or {}).get("size_mb")
+    return float(mb) * 2**20 if isinstance(mb, (int, float)) and mb > 0 else None

@@ -79,10 +79,7 @@ def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
             continue
         ex = r.get("extra") or {}
         bw = _extra_num(ex, "busbw_gbs", "busbw_GBps", "busbw")
-        size = _extra_num(ex, "size_bytes", "bytes")
-        mb = (r.get("params") or {}).get("size_mb")
-        if size is None and isinstance(mb, (int, float)) and mb > 0:
-            size = float(mb) * 2**20
+        size = R.message_bytes(r)
         if bw and size:
             curves.setdefault(int(r.get("gpus") or 2), {})[size] = bw
     return {n: sorted(c.items()) for n, c in curves.items()}
@@ -218,11 +215,11 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     if not 0 < bucket_mb <= 1e6:
         raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
     grad_workload = f"{ddp_model}-train" if ddp_model else workload
-    grad_bytes = PARAM_COUNTS[grad_workload] * (2 if variant in COMPRESSED_VARIANTS else GRAD_BYTES_PER_PARAM)
-    # DDP all-reduces buckets of bucket_mb (of FP32 gradients; half that with a 2-byte hook), one after
-    # another: the whole transfer moves at the bus bandwidth of that message size, not of 1 GB.
-    message = min(bucket_mb * 2**20 * grad_bytes / (PARAM_COUNTS[grad_workload] * GRAD_BYTES_PER_PARAM),
-                  grad_bytes)
+    shrink = 0.5 if variant in COMPRESSED_VARIANTS else 1.0    # a 2-byte hook sends half the bytes
+    grad_bytes = PARAM_COUNTS[grad_workload] * GRAD_BYTES_PER_PARAM * shrink
+    # DDP all-reduces buckets of bucket_mb of FP32 gradients, one after another: the whole transfer
+    # moves at the bus bandwidth of that message size, not of 1 GB.
+    message = min(bucket_mb * 2**20 * shrink, grad_bytes)
     bws: dict[int, tuple[float, str]] = {}
     for n in ns:
         if busbw is not None:

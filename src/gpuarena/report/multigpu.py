@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.analysis import rows as R
 from gpuarena.report.build import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
 
 
@@ -151,24 +152,16 @@ def predicted_efficiency(r: dict) -> float | None:
     return None
 
 
-def _size_bytes(r: dict) -> float | None:
-    extra = r.get("extra") or {}
-    if isinstance(extra.get("size_bytes"), (int, float)):
-        return float(extra["size_bytes"])
-    mb = (r.get("params") or {}).get("size_mb")
-    return float(mb) * 2**20 if isinstance(mb, (int, float)) else None
-
-
 def busbw(rows: list[dict]) -> Section:
     s = Section("busbw", "Collective bus bandwidth")
     groups: dict[str, list[tuple[float, float, float | None]]] = {}
     table_rows = []
     order = {w: i for i, w in enumerate(("allreduce", "reducescatter", "allgather", "broadcast"))}
     rows = sorted(rows, key=lambda r: (order.get(r["workload"], 9), r["workload"], r.get("gpus") or 1,
-                                       _size_bytes(r) or 0))
+                                       R.message_bytes(r) or 0))
     for r in rows:
         extra = r.get("extra") or {}
-        size, bw = _size_bytes(r), extra.get("busbw_gbs")
+        size, bw = R.message_bytes(r), extra.get("busbw_gbs")
         label = f"{r['workload']} · {r.get('device_name') or r.get('device')} x{r.get('gpus') or 1}"
         table_rows.append([label, fmt_num(size / 2**20) if size else "-", fmt_num(bw), fmt_num(extra.get("algbw_gbs"))])
         if size and isinstance(bw, (int, float)):

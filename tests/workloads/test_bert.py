@@ -71,3 +71,32 @@ def test_bad_params_refused():
         cls.resolve_params({"seq_len": "1024"})
     with pytest.raises(UserError, match="did you mean 'heads'"):
         cls.resolve_params({"head": 4})
+
+
+@pytest.mark.parametrize("scope", ["encoder", "model"])
+def test_compile_scope(scope, monkeypatch):
+    # What SDPA receives inside the compiled graph: with the encoder as the scope the mask is
+    # built by eager code, which drops the all-ones mask, so the flash kernel stays possible.
+    from torch._dynamo.eval_frame import OptimizedModule
+
+    masks = []
+
+    def capture(gm, example_inputs):
+        masks.extend(n.kwargs.get("attn_mask", n.args[3] if len(n.args) > 3 else None)
+                     for n in gm.graph.nodes if "scaled_dot_product_attention" in str(n.target))
+        return gm.forward
+
+    real = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda model, mode=None: real(model, mode=mode, backend=capture))
+    torch._dynamo.reset()
+    wl = make("bert-large-infer", "sdpa+compile", compile_scope=scope)
+    wl.setup()
+    wl.step()
+    assert wl.uses_compile() and not wl.check()
+    assert len(masks) == 2  # one attention per layer of the tiny model
+    if scope == "encoder":
+        assert isinstance(wl.model.encoder, OptimizedModule) and not isinstance(wl.model, OptimizedModule)
+        assert masks == [None, None]
+    else:
+        assert isinstance(wl.model, OptimizedModule)
+    torch._dynamo.reset()

@@ -4,8 +4,12 @@
 #   bash scripts/h200_s3.sh 1   # BERT-Large compiled by scope (encoder vs whole model) vs eager; matmul burst
 #   bash scripts/h200_s3.sh 2   # SD v1.5 batch 1: UNet + VAE compiled, with and without CUDA graphs
 #   bash scripts/h200_s3.sh 3   # ResNet-50 batch 512: fused SGD, cuDNN autotuning, CUDA graphs; GPU tests
+#   bash scripts/h200_s3.sh 4   # ResNet-50 with CUDA graphs: fp16 autocast beside bf16, batch 512 and 768
+#   bash scripts/h200_s3.sh 5   # ResNet-50 batch 768: bf16 and fp16, the article's loss and cross-entropy
+#   bash scripts/h200_s3.sh 6   # ResNet-50 that stays finite: batch 640 and 1024, cuDNN autotuning at 768
+#   bash scripts/h200_s3.sh 7   # the tuning ladder of BERT-Large inference, one run, 3 repeats
 set -u
-PART=${1:?part 1, 2 or 3}
+PART=${1:?part 1 to 7}
 . "$(dirname "$0")/h200_common.sh"
 S=scripts/suites
 if [ "$PART" = 1 ]; then
@@ -18,4 +22,8 @@ if [ "$PART" = 3 ]; then
   t 400 $RUN --suite $S/h200-resnet-push.yaml
   TAIL=8 t 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py
 fi
+[ "$PART" = 4 ] && t 540 $RUN --suite $S/h200-resnet-fp16.yaml
+[ "$PART" = 5 ] && t 540 $RUN --suite $S/h200-resnet-768.yaml
+[ "$PART" = 6 ] && t 540 $RUN --suite $S/h200-resnet-finite.yaml
+[ "$PART" = 7 ] && t 540 $RUN --suite $S/h200-ladder-bert-infer.yaml
 python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json"

@@ -193,3 +193,26 @@ def test_a_published_figure_meets_only_the_default_setting():
     assert not _params_match(pub, {**default, "batch_size": 2}, True, False, "sd15-generate")
     # a workload gpuarena does not run holds nothing but the stated params
     assert _params_match(pub, {"batch_size": 1, "x": 3}, True, False, "someone-elses-workload")
+
+
+def test_best_is_taken_among_finite_results(tmp_path):
+    """A diverged run (NaN flagged) is not a speed record while a finite result exists."""
+    from gpuarena.report.build import headline
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "n.db"))
+    h200 = "NVIDIA H200"
+    s.add_result(result(h200, 768, [0.098, 0.098, 0.098], precision="bf16", variant="amp-bf16",
+                        extra={"nan": True}, warnings=["output turned to NaN/inf"]))
+    s.add_result(result(h200, 768, [0.103, 0.103, 0.103], precision="bf16", variant="amp-bf16+cudnn-benchmark"))
+    out = advise.advise(s, "resnet50-train")
+    mine = next(r for r in out["rows"] if r["gpu"] == "NVIDIA H200 SXM 141GB")
+    assert mine["throughput"] == pytest.approx(768 / 0.103)
+    tile = dict((w, (v, note)) for w, v, note in headline(s.results()))["resnet50-train"]
+    assert tile[0] == "7,456 images/s" and "cudnn-benchmark" in tile[1] and "NaN" not in tile[1]
+    # with nothing finite, the fastest diverged result is shown, and says so
+    only_nan = [r for r in s.results() if (r.get("extra") or {}).get("nan")]
+    v, note = dict((w, (v, n)) for w, v, n in headline(only_nan))["resnet50-train"]
+    assert v == "7,837 images/s" and note.endswith("(its output turned NaN)")
+    s.close()

@@ -21,7 +21,7 @@ from gpuarena.errors import UserError
 def _best(results: list[dict], gpu: str, published: bool) -> dict | None:
     mine = [r for r in results if R.gpu_of(r) == gpu and (r.get("gpus") or 1) == 1
             and (r.get("source") == "published") == published]
-    return max(mine, key=lambda r: r["throughput_median"]) if mine else None
+    return max(R.finite_first(mine), key=lambda r: r["throughput_median"]) if mine else None
 
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,

@@ -44,6 +44,17 @@ def flags(r: dict) -> list[str]:
     return out
 
 
+def finite_first(results: list[dict]) -> list[dict]:
+    """The results whose computation stayed finite, or all of them if none did.
+
+    A diverged run is not a fair speed record: on an H200 ResNet-50 trained into NaNs
+    drew 557 W at full clock where the same recipe on finite numbers sat at the 700 W cap
+    (BENCHMARKS.md), so "best" is taken among finite results wherever there are some.
+    """
+    finite = [r for r in results if not (r.get("extra") or {}).get("nan")]
+    return finite or results
+
+
 def latest(results: list[dict]) -> list[dict]:
     """The newest result per (GPU, source, workload, variant, params, size, gpus)."""
     best: dict[tuple, dict] = {}

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from gpuarena.analysis.rows import finite_first
 from gpuarena.errors import UserError
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
@@ -221,10 +222,11 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
             tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
                           f"best: {device_of(best)}, {best.get('precision') or best['variant']}"))
             continue
-        best = max(mine, key=lambda r: r["throughput_median"])
+        best = max(finite_first(mine), key=lambda r: r["throughput_median"])
         tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
                       f"best: {device_of(best)}, {best['variant']}"
-                      + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")))
+                      + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")
+                      + (" (its output turned NaN)" if (best.get("extra") or {}).get("nan") else "")))
     warned = sum(1 for r in rows if r.get("warnings"))
     tiles.append(("warnings", str(warned), "results carry a warning" if warned != 1 else "result carries a warning"))
     return tiles

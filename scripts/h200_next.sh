@@ -1,30 +1,21 @@
 #!/usr/bin/env bash
-# What the H200 measurements of 2026-11-29 left for the next device session (both sessions' device
-# time is spent), in priority order.  Each part fits one 10-minute call; carry the database in
-# .gpu/h200.db (ignored by git; seed it with `gpuarena import docs/data/h200-2026-11-29.json` and
-# docs/data/h200-x2-2026-11-29.json so ceilings and baselines are there).
-#   bash scripts/h200_next.sh A   # issue 2 push past 7,367 images/s; matmul burst vs sustained
-#   bash scripts/h200_next.sh B   # issue 3: SD v1.5 compiled (launch-bound at batch 1), BERT compile
-# Done on 2026-11-29 (x2 host) and so gone from here: ResNet-50 batch 1024 (7,152, power-capped),
-# BERT DDP variants at N = 1, BERT inference batch 128, BERT training batch 64, SD max-batch search.
+# What the H200 sessions of 2026-11-29 left for the next device session (all three sessions'
+# device time is spent), in priority order.  Each part fits one 10-minute call; carry the
+# database in .gpu/h200.db (ignored by git; seed it with `gpuarena import` of the three bundles
+# in docs/data/ so that ceilings, baselines and the interrupted run are there).
+#   bash scripts/h200_next.sh A   # issue 3: the last BERT-infer ladder case; the SD rungs of the ladder
+#   bash scripts/h200_next.sh B   # issue 3: the BERT-Large training rungs of the ladder
+#   bash scripts/h200_next.sh C   # issue 3: the seed-pt2 suite (article 001's matrix), never run yet
+# A part cut by the call's limit is finished with `gpuarena run --resume RUN_ID` (the id is printed).
+# Done and so gone from here: ResNet-50 fused SGD / CUDA graphs / batch 768 (7,836 NaN, 7,479 finite),
+# SD compiled (0.418 s/image), BERT compiled by scope (1,508 and 328.0 sequences/s), matmul burst.
 set -u
-PART=${1:?part A or B}
+PART=${1:?part A, B or C}
 . "$(dirname "$0")/h200_common.sh"
 if [ "$PART" = A ]; then
-  # batch 512 was the best; batch 1024 hit the 700 W cap harder.  Fewer kernels per step instead:
-  # the fused optimizer, cuDNN autotuning, and CUDA graphs (compile mode reduce-overhead)
-  t 150 $RUN -w resnet50-train --variant amp-bf16+channels-last+compile+fused-sgd \
-      --variant amp-bf16+channels-last+compile+cudnn-benchmark+fused-sgd --set batch_size=512 --repeats 5
-  t 200 $RUN -w resnet50-train --variant amp-bf16+channels-last+compile+fused-sgd \
-      --set compile_mode=reduce-overhead --set batch_size=256,512 --repeats 5
-  # matmul bf16 8192^3: a short burst (3 warm-up, 1 product per repeat) beside the sustained 500
-  t 60 $RUN -w matmul --set dtype=bf16 --set warmup=3 --set steps=1 --repeats 10
+  t 120 $RUN --resume 20261129-183733-345106
+  t 420 $RUN --suite tuning-ladder -w sd15-generate
 fi
-if [ "$PART" = B ]; then
-  # SD v1.5 batch 1: compiled UNet+VAE (launch-bound at 5-7% of the ceiling)
-  t 300 $RUN -w sd15-generate --variant sdpa+channels-last+fused-qkv+compile --set compile_mode=max-autotune-no-cudagraphs \
-      --set warmup=1 --repeats 5
-  # BERT-Large inference compiled was slower (853/s vs 1,422 eager): max-autotune instead of default
-  t 200 $RUN -w bert-large-infer --variant bf16+sdpa+compile --set compile_mode=max-autotune --set batch_size=64 --set warmup=3 --set steps=5 --repeats 5
-fi
+[ "$PART" = B ] && t 540 $RUN --suite tuning-ladder -w bert-large-train
+[ "$PART" = C ] && t 540 $RUN --suite seed-pt2
 python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json"

@@ -86,6 +86,16 @@ def test_default_run_on_cpu_is_the_smoke_suite(cli, tmp_path):
     assert all(r["throughput"]["median"] > 0 for r in rows)
 
 
+def test_suite_cut_to_named_workloads(cli, tmp_path):
+    """`--suite S -w W` runs S's entries for W only, with S's own parameters and method."""
+    db = str(tmp_path / "cut.db")
+    proc = cli("run", "--db", db, "-q", "--suite", "smoke", "-w", "membw", "-w", "d2h", "--repeats", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(cli("results", "--db", db, "-f", "json").stdout)
+    assert sorted(r["workload"] for r in rows) == ["d2h", "membw"]
+    assert all(r["status"] == "ok" and r["size"] == "tiny" for r in rows)
+
+
 def test_list_and_env(cli):
     listing = json.loads(cli("list", "--format", "json").stdout)
     names = {w["name"] for w in listing["workloads"]}

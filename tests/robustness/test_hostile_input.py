@@ -75,6 +75,8 @@ RUN_REFUSALS = [
     ("missing-suite-file", ["--suite", "{s}/nope.yaml"], {}, "does not exist"),
     ("unknown-suite", ["--suite", "smok"], {}, "did you mean 'smoke'"),
     ("unknown-workload", ["-w", "resnet50-trian"], {}, "did you mean 'resnet50-train'"),
+    ("suite-lacks-workload", ["--suite", "seed-a100-a800", "-w", "matmul"], {}, "has no entry for workload 'matmul'"),
+    ("suite-workload-typo", ["--suite", "smoke", "-w", "membwx"], {}, "did you mean 'membw'"),
     ("unknown-variant", ["-w", "resnet50-train", "--variant", "amp-bf61"], {}, "did you mean 'amp-bf16'"),
     ("clashing-variants", ["-w", "resnet50-train", "--variant", "amp-bf16+amp-fp16"], {}, "exclude each other"),
     ("seed-combined", ["-w", "resnet50-train", "--variant", "seed+tf32"], {}, "does not combine"),

@@ -40,6 +40,18 @@ def check_device(device: str) -> str:
     return device
 
 
+def select_workloads(spec, workloads: list[str]):
+    """The suite cut to its entries for the given workloads (`--suite S -w W`)."""
+    from gpuarena.workloads.registry import did_you_mean
+
+    have = [e.workload for e in spec.entries]
+    for w in workloads:
+        if w not in have:
+            raise UserError(f"suite {spec.name} has no entry for workload {w!r}"
+                            f"{did_you_mean(w, sorted(set(have)))}; it runs: {', '.join(dict.fromkeys(have))}")
+    return spec.model_copy(update={"entries": [e for e in spec.entries if e.workload in workloads]})
+
+
 def default_suite(device: str) -> str:
     from gpuarena.spec.suite import builtin_names
 
@@ -67,7 +79,7 @@ def _raise_interrupt(signum, frame):
 @app.command()
 def run(
     suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
-    workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable)"),
+    workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
     variant: list[str] = typer.Option([], "--variant", "-v", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
     set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size"),
     repeats: Optional[int] = typer.Option(None, "--repeats", "-r", help="timed repeats per case (default 10)"),
@@ -107,14 +119,14 @@ def run(
                 raise UserError(f"--repeats {repeats}: must be between 1 and 1000")
             method = method.merged(Method(repeats=repeats))
         gpu_counts = parse_gpus(gpus)
-        if workload and suite:
-            raise UserError("give either --suite or --workload, not both")
-        if workload:
+        if workload and not suite:
             spec = adhoc_suite(workload, variant, gpu_counts)
         else:
             spec = load_suite(suite or default_suite(device))
             if variant:
                 raise UserError("--variant selects variants of --workload; a suite names its own")
+            if workload:   # --suite S -w W: only S's entries for those workloads
+                spec = select_workloads(spec, workload)
             if gpu_counts:
                 for e in spec.entries:
                     e.gpus = gpu_counts

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the H200 sessions of 2026-11-29 left for the next device session (all three sessions'
 # device time is spent), in priority order.  Each part fits one 10-minute call; carry the
-# database in .gpu/h200.db (ignored by git; seed it with `gpuarena import` of the three bundles
-# in docs/data/ so that ceilings, baselines and the interrupted run are there).
+# database in .gpu/h200.db (ignored by git: the session's own database, which holds the
+# interrupted ladder run; on a fresh checkout seed it with `gpuarena import` of the three
+# bundles in docs/data/ for the ceilings and baselines; the --resume line then fails alone).
 #   bash scripts/h200_next.sh A   # issue 3: the last BERT-infer ladder case; the SD rungs of the ladder
 #   bash scripts/h200_next.sh B   # issue 3: the BERT-Large training rungs of the ladder
 #   bash scripts/h200_next.sh C   # issue 3: the seed-pt2 suite (article 001's matrix), never run yet

@@ -36,7 +36,8 @@ def test_markdown_carries_the_html_tables(report_db, tmp_path):
         assert f"**{c}**" in md
     # the measured figures themselves: seed at batch 256 is 256 / median(step seconds)
     assert "| 3 | NVIDIA H200 | seed | batch_size=256 | default | 2,323 |" in md
-    assert "| NVIDIA H200 | batch_size=256 | amp-bf16+channels-last | 2.55x | 2.54 – 2.57 | 2.55x faster |" in md
+    assert ("| NVIDIA H200 | 20250101-120000-abcdef | batch_size=256 | amp-bf16+channels-last | 2.55x | 2.54 – 2.57 "
+            "| 2.55x faster |") in md
 
 
 def test_hostile_gpu_name_renders_as_text(report_db, tmp_path):
@@ -118,3 +119,19 @@ def test_warnings_are_grouped_and_params_briefed():
     texts = [("w", "batch_size=8 lr=0.1"), ("w", "batch_size=16 lr=0.1"), ("v", "dtype=bf16 m=1"),
              ("v", "dtype=fp16 m=1")]
     assert brief_params(texts) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]
+
+
+def test_tuning_ladder_ratios_stay_within_one_run():
+    """A variant measured in another run is not set against this run's seed."""
+    from gpuarena.report.build import tuning_ladder
+
+    p = {"batch_size": 64}
+    rows = [result("bert-large-infer", "seed", p, [0.5, 0.5, 0.5], 64, "sequences/s"),
+            result("bert-large-infer", "bf16", p, [0.05, 0.05, 0.05], 64, "sequences/s"),
+            result("bert-large-infer", "tf32", p, [0.125, 0.125, 0.125], 64, "sequences/s"),
+            # another run, measured earlier and imported: only its origin run counts
+            result("bert-large-infer", "compile", p, [0.25, 0.25, 0.25], 64, "sequences/s", run_id="imp",
+                   extra={"origin_run_id": "20240101-000000-000000"})]
+    table, _ = tuning_ladder("bert-large-infer", rows, ["batch_size"])
+    got = {row[3]: (row[1], row[4]) for row in table.rows}
+    assert got == {"seed": (RUN_ID, "1.00x"), "bf16": (RUN_ID, "10.00x"), "tf32": (RUN_ID, "4.00x")}

@@ -424,10 +424,11 @@ def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
 
 def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
     """Speed-up of each variant over `seed` (the article's code) on the same device and parameters,
-    at the largest setting where seed and the most variants ran."""
+    within one run (ratios across runs would carry the drift between them), at the run and setting
+    where seed and the most variants ran."""
     by_setting: dict[tuple, dict[str, dict]] = {}
     for r in rows:
-        setting = (device_of(r), params_text(r, list(r.get("params") or {})))
+        setting = (device_of(r), origin_run(r), params_text(r, list(r.get("params") or {})))
         by_setting.setdefault(setting, {})[r["variant"]] = r
     chosen: dict[str, tuple] = {}
     for setting, variants in by_setting.items():
@@ -452,7 +453,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
             else:
                 ratio, lo, hi = r["throughput_median"] / seed["throughput_median"], None, None
             per_dev[dev][v] = (ratio, lo, hi)
-            table_rows.append([dev, params_text(seed, keys) or "-", v, f"{ratio:.2f}x",
+            table_rows.append([dev, setting[1], params_text(seed, keys) or "-", v, f"{ratio:.2f}x",
                                f"{lo:.2f} – {hi:.2f}" if lo is not None and math.isfinite(lo) else "-",
                                verdict(ratio, lo, hi)])
     variants = list(dict.fromkeys(v for d in per_dev.values() for v in sorted(d, key=lambda v: (v != "seed", v))))
@@ -461,7 +462,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
                "lo": [nan_none(per_dev[dev].get(v, (None, None))[1]) for v in variants],
                "hi": [nan_none(per_dev[dev].get(v, (None, None, None))[2]) for v in variants]}
               for dev in per_dev]
-    table = Table(f"wl-{slug(workload)}-ladder", [("device", TEXT), ("params", TEXT), ("variant", TEXT),
+    table = Table(f"wl-{slug(workload)}-ladder", [("device", TEXT), ("run", TEXT), ("params", TEXT), ("variant", TEXT),
                                                  ("speed-up over seed", NUMERIC), ("95% CI", NUMERIC),
                                                  ("verdict", TEXT)], table_rows, "Tuning ladder",
                   "seed is the article's code as published; the interval is the ratio of means' 95% interval "
@@ -470,6 +471,11 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
                   {"categories": variants, "groups": groups, "ylabel": "speed-up over seed (x)", "ref": 1.0},
                   f"{workload}: speed-up of each variant over the article's code, per device")
     return table, chart
+
+
+def origin_run(r: dict) -> str:
+    """The run that measured a result: an imported result keeps its measuring run in extra."""
+    return str((r.get("extra") or {}).get("origin_run_id") or r.get("run_id") or "-")
 
 
 def nan_none(x):

@@ -56,12 +56,12 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             note = (r or {}).get("origin") or ""
         projections = [(g.peak(e["precision"]) * 1e12 * e["share"] / e["flops_per_item"], e)
                        for e in effs if g.peak(e["precision"])]
-        ref = max(projections, key=lambda x: x[0])[1] if projections else None
+        fastest = max(projections, key=lambda x: x[0]) if projections else None
         if r is not None:
             thr, unit = r["throughput_median"], r.get("unit")
-        elif ref is not None:
+        elif fastest is not None:
             basis = "projected"
-            thr = max(projections, key=lambda x: x[0])[0]
+            thr, ref = fastest
             unit = ref.get("unit")
             note = f"{ref['share']:.0%} of {ref['precision']} peak, as measured on {ref['gpu']}"
         else:

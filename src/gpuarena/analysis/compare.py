@@ -29,7 +29,7 @@ def _defaults(workload: str | None) -> dict:
         from gpuarena.workloads import registry
 
         return {k: p.default for k, p in registry.get(workload).param_map().items()}
-    except Exception:   # a published workload gpuarena does not run: nothing to hold the others to
+    except UserError:   # a published workload gpuarena does not run: nothing to hold the others to
         return {}
 
 

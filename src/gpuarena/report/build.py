@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuarena.analysis.rows import finite_first
+from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
@@ -136,10 +137,6 @@ def flags(r: dict) -> list[str]:
 def catalog_share(r: dict) -> float | None:
     """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
     (PyTorch's default precision counts as FP32)."""
-    try:
-        from gpuarena.data import catalog
-    except ImportError:
-        return None
     g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
     try:
         peak = g.peak(r.get("precision") or "default") if g else None

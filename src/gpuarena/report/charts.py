@@ -153,7 +153,7 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
                     for v, h in zip(vals, g.get("hi") or [None] * len(vals))]
             for b, v, top in zip(bars, vals, tops):
                 if not math.isnan(v):
-                    ax.annotate(f"{v:.2f}" if v < 100 else f"{v:,.0f}", (b.get_x() + b.get_width() / 2, top),
+                    ax.annotate(_bar_label(v), (b.get_x() + b.get_width() / 2, top),
                                 xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
                                 fontsize=7, color="#333")
         if ref is not None:
@@ -172,6 +172,10 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
 
 
 HBAR_FROM = 6
+
+
+def _bar_label(v: float) -> str:
+    return f"{v:.2f}" if v < 100 else f"{v:,.0f}"
 
 
 def _bar_values(g: dict):
@@ -194,7 +198,7 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
                            xerr=xerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
             for b, v in zip(bars, vals):
                 if not math.isnan(v):
-                    ax.annotate(f"{v:.2f}" if v < 100 else f"{v:,.0f}", (v, b.get_y() + b.get_height() / 2),
+                    ax.annotate(_bar_label(v), (v, b.get_y() + b.get_height() / 2),
                                 xytext=(3, 0), textcoords="offset points", va="center", fontsize=7, color="#333")
         if ref is not None:
             ax.axvline(ref, color="#666", linewidth=0.9, linestyle="--")

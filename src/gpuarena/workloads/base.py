@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from abc import ABC, abstractmethod
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 

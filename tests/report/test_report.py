@@ -135,3 +135,36 @@ def test_tuning_ladder_ratios_stay_within_one_run():
     table, _ = tuning_ladder("bert-large-infer", rows, ["batch_size"])
     got = {row[3]: (row[1], row[4]) for row in table.rows}
     assert got == {"seed": (RUN_ID, "1.00x"), "bf16": (RUN_ID, "10.00x"), "tf32": (RUN_ID, "4.00x")}
+
+
+def test_tuning_ladder_takes_compile_mode_as_part_of_the_recipe():
+    """A compile variant run with another compile_mode is set against the same seed, labelled by
+    that mode; a parameter that is not recipe-scoped still makes another setting."""
+    from gpuarena.report.build import tuning_ladder
+
+    def p(**kw):
+        return {"batch_size": 1, "compile_mode": "default", **kw}
+    rows = [result("sd15-generate", "seed", p(), [1.6, 1.6, 1.6], 1, "images/s"),
+            result("sd15-generate", "compile", p(), [0.8, 0.8, 0.8], 1, "images/s"),
+            result("sd15-generate", "compile", p(compile_mode="reduce-overhead"), [0.4, 0.4, 0.4], 1, "images/s"),
+            # compile_mode does not act on sdpa: plain "sdpa", against the same seed
+            result("sd15-generate", "sdpa", p(compile_mode="reduce-overhead"), [1.28, 1.28, 1.28], 1, "images/s"),
+            # batch_size is the setting: a lone row of another setting stays out
+            result("sd15-generate", "compile", p(batch_size=2), [0.5, 0.5, 0.5], 2, "images/s")]
+    table, chart = tuning_ladder("sd15-generate", rows, ["batch_size", "compile_mode"])
+    got = {row[3]: (row[2], row[4]) for row in table.rows}
+    assert got == {"seed": ("batch_size=1", "1.00x"), "compile": ("batch_size=1", "2.00x"),
+                   "compile (compile_mode=reduce-overhead)": ("batch_size=1", "4.00x"),
+                   "sdpa": ("batch_size=1", "1.25x")}
+    assert chart.args["categories"][0] == "seed"
+
+
+def test_ratio_text_keeps_a_real_difference_visible():
+    from gpuarena.analysis.rows import ratio_text
+
+    assert ratio_text(1.004) == "1.004x"
+    assert ratio_text(0.9982) == "0.998x"
+    assert ratio_text(1.0) == "1.00x"
+    assert ratio_text(1.0001) == "1.00x"
+    assert ratio_text(3.129) == "3.13x"
+    assert ratio_text(float("nan")) == "-"

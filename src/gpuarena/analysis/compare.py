@@ -70,9 +70,9 @@ def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -
     if published or lo is None or hi is None:
         return "no CI (published)" if published else "no CI (too few repeats)"
     if lo > 1.0:
-        return f"{ratio:.2f}x faster"
+        return f"{R.ratio_text(ratio)} faster"
     if hi < 1.0:
-        return f"{ratio:.2f}x (slower)"
+        return f"{R.ratio_text(ratio)} (slower)"
     return "no significant difference"
 
 

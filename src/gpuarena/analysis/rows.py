@@ -19,6 +19,13 @@ def params_text(params: dict | None) -> str:
     return json.dumps(params or {}, sort_keys=True)
 
 
+def ratio_text(x: float) -> str:
+    """A ratio as "1.23x"; one more digit where two would print a real difference as 1.00x."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{x:.3f}x" if f"{x:.2f}" == "1.00" and f"{x:.3f}" != "1.000" else f"{x:.2f}x"
+
+
 def per_repeat_throughput(r: dict) -> list[float]:
     """items_per_step / seconds-per-step, one value per timed repeat (empty for published rows)."""
     items = r.get("items_per_step")

@@ -12,12 +12,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from gpuarena.analysis.rows import finite_first
+from gpuarena.analysis.rows import finite_first, ratio_text
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report.console import fmt_bytes, fmt_num
+from gpuarena.workloads.base import SCOPED_PARAMS
 
 NUMERIC = "r"
 TEXT = "l"       # short text: kept on one line
@@ -422,35 +423,40 @@ def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
 def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
     """Speed-up of each variant over `seed` (the article's code) on the same device and parameters,
     within one run (ratios across runs would carry the drift between them), at the run and setting
-    where seed and the most variants ran."""
-    by_setting: dict[tuple, dict[str, dict]] = {}
+    where seed and the most variants ran.  A parameter that acts only through one part of a recipe
+    (SCOPED_PARAMS: compile_mode) belongs to the recipe, not the setting: such a row is set against
+    the same seed and labelled "variant (compile_mode=...)"."""
+    by_setting: dict[tuple, list[dict]] = {}
     for r in rows:
-        setting = (device_of(r), origin_run(r), params_text(r, list(r.get("params") or {})))
-        by_setting.setdefault(setting, {})[r["variant"]] = r
+        fixed = [k for k in (r.get("params") or {}) if k not in SCOPED_PARAMS]
+        by_setting.setdefault((device_of(r), origin_run(r), params_text(r, fixed)), []).append(r)
     chosen: dict[str, tuple] = {}
-    for setting, variants in by_setting.items():
-        if "seed" not in variants or len(variants) < 2:
+    for setting, rs in by_setting.items():
+        seed = next((r for r in rs if r["variant"] == "seed"), None)
+        if seed is None or len(rs) < 2:
             continue
         dev = setting[0]
         best = chosen.get(dev)
-        score = (len(variants), sort_value(variants["seed"], keys))
+        score = (len(rs), sort_value(seed, keys))
         if best is None or score > best[0]:
-            chosen[dev] = (score, setting)
+            chosen[dev] = (score, setting, seed)
     if not chosen:
         return None
     table_rows, per_dev = [], {}
-    for dev, (_, setting) in chosen.items():
-        variants = by_setting[setting]
-        seed = variants["seed"]
+    for dev, (_, setting, seed) in chosen.items():
         per_dev[dev] = {}
-        for v, r in variants.items():
+        for r in by_setting[setting]:
+            v = recipe_label(r, seed)
+            if v in per_dev[dev]:
+                continue                    # measured twice in one run: the first stands
             a, b = throughput_samples(r), throughput_samples(seed)
             if len(a) > 1 and len(b) > 1:
                 ratio, lo, hi = stats.ratio_ci95(a, b)
             else:
                 ratio, lo, hi = r["throughput_median"] / seed["throughput_median"], None, None
             per_dev[dev][v] = (ratio, lo, hi)
-            table_rows.append([dev, setting[1], params_text(seed, keys) or "-", v, f"{ratio:.2f}x",
+            table_rows.append([dev, setting[1], params_text(seed, [k for k in keys if k not in SCOPED_PARAMS]) or "-",
+                               v, ratio_text(ratio),
                                f"{lo:.2f} – {hi:.2f}" if lo is not None and math.isfinite(lo) else "-",
                                verdict(ratio, lo, hi)])
     variants = list(dict.fromkeys(v for d in per_dev.values() for v in sorted(d, key=lambda v: (v != "seed", v))))
@@ -468,6 +474,14 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
                   {"categories": variants, "groups": groups, "ylabel": "speed-up over seed (x)", "ref": 1.0},
                   f"{workload}: speed-up of each variant over the article's code, per device")
     return table, chart
+
+
+def recipe_label(r: dict, seed: dict) -> str:
+    """The variant, with the recipe-scoped parameters it uses where they differ from seed's."""
+    parts = set(r["variant"].split("+"))
+    own = [f"{k}={v}" for k, v in (r.get("params") or {}).items()
+           if parts & set(SCOPED_PARAMS.get(k, ())) and v != (seed.get("params") or {}).get(k)]
+    return r["variant"] + (f" ({' '.join(own)})" if own else "")
 
 
 def origin_run(r: dict) -> str:
@@ -489,7 +503,7 @@ def verdict(ratio, lo, hi) -> str:
         return "too few samples to tell"
     if lo <= 1.0 <= hi:
         return "no significant difference"
-    return f"{ratio:.2f}x faster" if ratio > 1 else f"{1 / ratio:.2f}x slower"
+    return f"{ratio_text(ratio)} faster" if ratio > 1 else f"{ratio_text(1 / ratio)} slower"
 
 
 def telemetry_section(rows: list[dict], case_id: int | None) -> Section:

@@ -201,6 +201,14 @@ class Workload(ABC):
 
 # --- shared recipe helpers ------------------------------------------------
 
+# Parameters that act only through some parts of a recipe (named alike in every workload):
+# results that differ in them alone measured one setting with different recipes, so the
+# report's tuning ladder sets them against the same seed, labelled "variant (name=value)".
+SCOPED_PARAMS: dict[str, tuple[str, ...]] = {
+    "compile_mode": ("compile",),
+    "compile_scope": ("compile", "compile-max-autotune"),
+}
+
 PRECISION_VARIANTS = ("fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16")
 
 

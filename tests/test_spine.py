@@ -113,6 +113,8 @@ def test_list_and_env(cli):
     (["run", "-w", "resnet50-train", "--variant", "amp-bf16+amp-fp16"], "exclude each other"),
     (["run", "-w", "resnet50-train", "--variant", "seed+compile"], "does not combine"),
     (["run", "--suite", "no-such-suite"], "unknown suite"),
+    (["run", "-w", "matmul", "--processes", "0"], "--processes 0: must be between 1 and 100"),
+    (["run", "-w", "matmul", "--set", "processes=101"], "processes"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, argv, says):
     db = tmp_path / "x.db"

@@ -27,7 +27,13 @@ def ratio_text(x: float) -> str:
 
 
 def per_repeat_throughput(r: dict) -> list[float]:
-    """items_per_step / seconds-per-step, one value per timed repeat (empty for published rows)."""
+    """The independent throughput samples of a result, for ratio intervals: items_per_step /
+    seconds-per-step, one value per timed repeat, or, measured in several fresh processes
+    (runner/pool.py), one mean per process.  Empty for published rows."""
+    procs = (r.get("extra") or {}).get("processes")
+    if isinstance(procs, list) and len(procs) > 1:
+        means = [p.get("throughput_mean") for p in procs if isinstance(p, dict)]
+        return [m for m in means if isinstance(m, (int, float)) and math.isfinite(m) and m > 0]
     items = r.get("items_per_step")
     xs = r.get("samples") or []
     if not items or not isinstance(xs, list):
@@ -35,18 +41,24 @@ def per_repeat_throughput(r: dict) -> list[float]:
     return [items / s for s in xs if isinstance(s, (int, float)) and math.isfinite(s) and s > 0]
 
 
-def flags(r: dict) -> list[str]:
-    """Why a figure deserves caution: throttling, spread, NaN, other stored warnings."""
+def flags(r: dict, brief: bool = False) -> list[str]:
+    """Why a figure deserves caution: throttling, spread, NaN, processes that disagree
+    (runner/pool.py), other stored warnings.  brief: the report's one-word form ("noisy"
+    for a high CV; other warnings are listed apart there, so not counted)."""
     out = []
     if r.get("throttled"):
         out.append("throttled")
     cv = (r.get("throughput") or {}).get("cv")
     if isinstance(cv, (int, float)) and cv > CV_FLAG:
-        out.append(f"CV {cv:.1%}")
-    if (r.get("extra") or {}).get("nan"):
+        out.append("noisy" if brief else f"CV {cv:.1%}")
+    extra = r.get("extra") or {}
+    if extra.get("nan"):
         out.append("NaN")
-    other = [w for w in r.get("warnings") or [] if "throttled" not in w and "spread" not in w and "NaN" not in w]
-    if other:
+    if extra.get("processes_disagree"):
+        out.append("process-dependent")
+    other = [w for w in r.get("warnings") or []
+             if not any(m in w for m in ("throttled", "spread", "NaN", "process-dependent"))]
+    if other and not brief:
         out.append(f"{len(other)} warning(s)")
     return out
 

@@ -81,8 +81,9 @@ def run(
     suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
     workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
     variant: list[str] = typer.Option([], "--variant", "-v", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
-    set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size"),
+    set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
     repeats: Optional[int] = typer.Option(None, "--repeats", "-r", help="timed repeats per case (default 10)"),
+    processes: Optional[int] = typer.Option(None, "--processes", "-p", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
     device: Optional[str] = typer.Option(None, "--device", "-d", help="cpu, cuda or cuda:N (default: cuda if present)"),
     gpus: Optional[str] = typer.Option(None, "--gpus", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
     resume: Optional[str] = typer.Option(None, "--resume", help="finish run RUN_ID: only its missing cases run"),
@@ -118,6 +119,10 @@ def run(
             if repeats < 1 or repeats > 1000:
                 raise UserError(f"--repeats {repeats}: must be between 1 and 1000")
             method = method.merged(Method(repeats=repeats))
+        if processes is not None:
+            if processes < 1 or processes > 100:
+                raise UserError(f"--processes {processes}: must be between 1 and 100")
+            method = method.merged(Method(processes=processes))
         gpu_counts = parse_gpus(gpus)
         if workload and not suite:
             spec = adhoc_suite(workload, variant, gpu_counts)

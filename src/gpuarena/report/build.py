@@ -12,7 +12,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from gpuarena.analysis.rows import finite_first, ratio_text
+from gpuarena.analysis.rows import finite_first, per_repeat_throughput, ratio_text
+from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.measure import stats
@@ -23,7 +24,6 @@ from gpuarena.workloads.base import SCOPED_PARAMS
 NUMERIC = "r"
 TEXT = "l"       # short text: kept on one line
 PROSE = "p"      # sentences (reasons, notes, warnings): wrapped
-CV_FLAG = stats.CV_WARN
 
 
 @dataclass
@@ -116,20 +116,8 @@ def x_key(rows: list[dict], keys: list[str]) -> str | None:
     return None
 
 
-def throughput_samples(r: dict) -> list[float]:
-    items = r.get("items_per_step")
-    return [items / s for s in r.get("samples") or [] if items and s and s > 0]
-
-
 def flags(r: dict) -> list[str]:
-    out = []
-    thr = r.get("throughput") or {}
-    if r.get("throttled"):
-        out.append("throttled")
-    if thr.get("cv") is not None and thr["cv"] > CV_FLAG:
-        out.append("noisy")
-    if (r.get("extra") or {}).get("nan"):
-        out.append("NaN")
+    out = row_flags(r, brief=True)
     if r.get("source") and r["source"] != "measured":
         out.append(r["source"])
     return out
@@ -449,7 +437,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
             v = recipe_label(r, seed)
             if v in per_dev[dev]:
                 continue                    # measured twice in one run: the first stands
-            a, b = throughput_samples(r), throughput_samples(seed)
+            a, b = per_repeat_throughput(r), per_repeat_throughput(seed)
             if len(a) > 1 and len(b) > 1:
                 ratio, lo, hi = stats.ratio_ci95(a, b)
             else:

@@ -108,10 +108,26 @@ def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> d
 
 
 def run_case(case: Case) -> dict:
-    """Measure one case in a fresh child process (or N ranks through torchrun)."""
+    """Measure one case in a fresh child process (or N ranks through torchrun); with
+    case.processes > 1, in that many fresh processes one after another, pooled (runner/pool.py)."""
+    from gpuarena.runner.pool import merge
     from gpuarena.workloads import registry
 
     wl = registry.get(case.workload)
+    results = []
+    for _ in range(case.processes):
+        results.append(_run_process(case, wl))
+        if results[-1].get("status") != "ok":
+            break
+    base = {"workload": case.workload, "variant": case.variant, "params": case.params,
+            "size": case.size, "gpus": case.gpus, "device": case.device,
+            "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),
+            "warnings": [], "extra": {}}
+    base.update(merge(results))
+    return base
+
+
+def _run_process(case: Case, wl) -> dict:
     with tempfile.TemporaryDirectory(prefix="gpuarena-") as workdir:
         case_path = os.path.join(workdir, "case.json")
         result_path = os.path.join(workdir, "result.json")
@@ -123,13 +139,7 @@ def run_case(case: Case) -> dict:
             cmd = torchrun.command(case, case_path, result_path)
         else:
             cmd = [sys.executable, "-m", "gpuarena.runner.child", case_path, result_path]
-        result = run_command(cmd, case, workdir, result_path)
-    base = {"workload": case.workload, "variant": case.variant, "params": case.params,
-            "size": case.size, "gpus": case.gpus, "device": case.device,
-            "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),
-            "warnings": [], "extra": {}}
-    base.update(result)
-    return base
+        return run_command(cmd, case, workdir, result_path)
 
 
 def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, device_name: str,

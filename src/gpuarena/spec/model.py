@@ -18,7 +18,7 @@ from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
 # Keys of --set that set the method rather than a workload parameter.
-METHOD_KEYS = ("repeats", "warmup", "steps", "timeout_s", "size")
+METHOD_KEYS = ("repeats", "warmup", "steps", "timeout_s", "size", "processes")
 
 
 class Method(BaseModel):
@@ -31,6 +31,8 @@ class Method(BaseModel):
     steps: int | None = Field(None, ge=1, le=100000, description="steps in each timed repeat (default: the workload's)")
     timeout_s: float | None = Field(None, gt=0, le=86400, description="a case running longer is killed and stored as timeout")
     size: str | None = Field(None, description="'full' (the article's sizes) or 'tiny' (CPU tests)")
+    processes: int | None = Field(None, ge=1, le=100, description="fresh processes per case (default 1), each "
+                                  "with its own warm-up and repeats; the interval is then over process means")
 
     @field_validator("size")
     @classmethod
@@ -60,6 +62,7 @@ class Case(BaseModel):
     size: str = "full"
     device: str = "cpu"
     gpus: int = 1          # ranks for torchrun workloads
+    processes: int = Field(1, ge=1, le=100)  # fresh processes, each measuring the case (runner/pool.py)
 
     @property
     def key(self) -> str:
@@ -144,7 +147,7 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                         warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
                         steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
                         timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,
-                        size=size, device=device, gpus=gpus,
+                        size=size, device=device, gpus=gpus, processes=method.processes or 1,
                     ))
                     if len(cases) > MAX_CASES:
                         raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")

@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from gpuarena.errors import UserError, pydantic_error_line
-from gpuarena.spec.model import Entry, Method, Suite
+from gpuarena.spec.model import METHOD_KEYS, Entry, Method, Suite
 
 MAX_SUITE_BYTES = 1_000_000
 
@@ -90,7 +90,7 @@ def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
         k = k.strip()
         if not k:
             raise UserError(f"--set {item!r}: empty key")
-        if k in ("repeats", "warmup", "steps", "timeout_s", "size"):
+        if k in METHOD_KEYS:
             method[k] = v
         elif "," in v:
             values = [x.strip() for x in v.split(",")]

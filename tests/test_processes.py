@@ -8,6 +8,7 @@ import statistics
 
 from gpuarena.analysis.rows import flags, per_repeat_throughput
 from gpuarena.measure.stats import summarize
+from gpuarena.report.html import write_report
 from gpuarena.runner.pool import merge
 from gpuarena.store.db import Store
 
@@ -38,6 +39,9 @@ def test_three_processes_through_the_runner(cli, tmp_path):
     assert case["processes"] == 3 and case["repeats"] == 4
     shown = json.loads(cli("results", "--db", db, "-f", "json").stdout)[0]
     assert len(shown["extra"]["processes"]) == 3
+    # the report's method table says how the case was measured
+    md = open(write_report(Store(db), str(tmp_path / "r.md"), fmt="md")).read()
+    assert f"| {r['run_id']} | 4 | " in md and " | 3 | tiny |" in md
 
 
 def test_one_process_is_the_result_unchanged():

@@ -205,8 +205,13 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
         if len({r.get("flops_per_item") for r in mine}) > 1 and all(r.get("tflops") for r in mine):
             # items of different sizes (matmul shapes): the FLOP rate is the comparable figure
             best = max(mine, key=lambda r: r["tflops"])
+            # what sets the best apart: its variant where variants differ, its varying parameters
+            what = [best["variant"]] if len({r["variant"] for r in mine}) > 1 else []
+            acting = [k for k in varying_params(mine) if k not in SCOPED_PARAMS
+                      or set(best["variant"].split("+")) & set(SCOPED_PARAMS[k])]
+            what.append(params_text(best, acting) or best.get("precision") or "")
             tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
-                          f"best: {device_of(best)}, {best.get('precision') or best['variant']}"))
+                          f"best: {device_of(best)}, " + ", ".join(x for x in what if x)))
             continue
         best = max(finite_first(mine), key=lambda r: r["throughput_median"])
         tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
@@ -228,25 +233,28 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                                    ("status", TEXT), ("results", NUMERIC)], run_rows, "Runs"))
     method_rows = []
     for run in runs:
-        combos = sorted({(c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("size", "full"))
-                         for c in run.get("plan") or []}, key=repr)
+        combos = sorted({(c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("processes", 1),
+                          c.get("size", "full")) for c in run.get("plan") or []}, key=repr)
         timing = ("CUDA events around each window of steps" if str(run["device"]).startswith("cuda")
                   else "host clock (perf_counter) with a synchronisation at both ends")
-        for rep, warm, steps, size in combos:
-            method_rows.append([run["id"], str(rep), str(warm), str(steps), size, timing])
+        for rep, warm, steps, procs, size in combos:
+            method_rows.append([run["id"], str(rep), str(warm), str(steps), str(procs), size, timing])
         if not combos:   # an imported bundle carries results, not the plan: the repeats are in them
             mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
             reps = sorted({r["throughput"].get("n") for r in mine if r["throughput"].get("n")})
             cuda = any(str(r.get("device")).startswith("cuda") for r in mine)
-            method_rows.append([run["id"], ", ".join(map(str, reps)) or "-", "-", "-",
+            procs = sorted({len((r.get("extra") or {}).get("processes") or [None]) for r in mine})
+            method_rows.append([run["id"], ", ".join(map(str, reps)) or "-", "-", "-", ", ".join(map(str, procs)) or "-",
                                 ", ".join(sorted({str(r.get("size") or "full") for r in mine})) or "-",
                                 ("CUDA events" if cuda else "host clock") + " (imported: plan not in the bundle)"])
     s.tables.append(Table("method", [("run", TEXT), ("repeats", NUMERIC), ("warm-up steps", NUMERIC),
-                                     ("steps per repeat", NUMERIC), ("size", TEXT), ("timing", PROSE)],
+                                     ("steps per repeat", NUMERIC), ("processes", NUMERIC), ("size", TEXT),
+                                     ("timing", PROSE)],
                           method_rows, "Method",
                           "Each case runs in its own process; the first step (compilation, autotuning) is timed "
                           "apart and excluded; throughput is items per step over each repeat's mean step time, "
-                          "with the median and a Student-t 95% interval of the mean over repeats."))
+                          "with the median and a Student-t 95% interval of the mean over repeats (over process "
+                          "means for a case measured in several processes: --processes)."))
     env_rows = []
     for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
         fp = store.environment(env_id) or {}

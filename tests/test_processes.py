@@ -8,6 +8,7 @@ import statistics
 
 from gpuarena.analysis.rows import flags, per_repeat_throughput
 from gpuarena.measure.stats import summarize
+from gpuarena.measure.stats import warnings_for as stats_warnings_for
 from gpuarena.report.html import write_report
 from gpuarena.runner.pool import merge
 from gpuarena.store.db import Store
@@ -53,7 +54,7 @@ def _process(windows, **kw):
     xs = [1 / s for s in windows]
     s = summarize(xs)
     return {"status": "ok", "samples": windows, "items_per_step": 1, "flops_per_item": 2e12,
-            "throughput": {**s.to_dict(), "unit": "items/s"}, "warnings": ["throughput spread is high: CV 9% > 5%"],
+            "throughput": {**s.to_dict(), "unit": "items/s"}, "warnings": stats_warnings_for(s) + ["GPU throttled during the timed window: power cap"],
             "extra": {"first_step_s": 1.0}, "power_w_mean": 100.0, "power_w_max": 120.0, "throttled": False,
             "peak_memory_bytes": 10, **kw}
 
@@ -65,8 +66,9 @@ def test_processes_that_disagree_are_flagged_and_widen_the_interval():
     assert out["extra"]["processes_disagree"] is True
     assert "process-dependent" in flags(out) and "process-dependent" in flags(out, brief=True)
     assert any(w.startswith("process-dependent: the 2 processes") for w in out["warnings"])
-    # the stale one-process spread warning is replaced by the pooled one
-    assert not any(w == "throughput spread is high: CV 9% > 5%" for w in out["warnings"])
+    # each process's own self-checks give way to the pooled ones; other warnings are kept once
+    assert [w for w in out["warnings"] if w.startswith("only ")] == []
+    assert out["warnings"].count("GPU throttled during the timed window: power cap") == 1
     assert out["power_w_mean"] == 150.0 and out["power_w_max"] == 120.0
     assert out["throttled"] is True and out["peak_memory_bytes"] == 30
     assert out["tflops"] == out["throughput_median"] * 2

@@ -19,11 +19,6 @@ import statistics
 
 from gpuarena.measure import stats
 
-# The self-check warnings measure_case derives from one process's windows; the pooled
-# result derives its own from all of them.
-_STATS_WARNINGS = ("only ", "throughput spread is high")
-
-
 def _mean_or_none(xs):
     xs = [x for x in xs if x is not None]
     return statistics.fmean(xs) if xs else None
@@ -55,13 +50,17 @@ def merge(results: list[dict]) -> dict:
     lat_between = stats.summarize([statistics.fmean(r["samples"]) for r in results], unit="s/step")
     latency = {**lat_pooled.to_dict(), "ci95_low": lat_between.ci95_low, "ci95_high": lat_between.ci95_high}
 
+    # The self-checks measure_case derived from each process's own windows give way to
+    # those of the pooled windows; every other warning is kept once.
+    own = [stats.summarize(xs) for xs in per_process]
+    stale = {w for s in own for w in stats.warnings_for(s)}
     warnings = []
-    for r in results:
-        warnings += [w for w in r.get("warnings") or [] if not w.startswith(_STATS_WARNINGS) and w not in warnings]
+    for w in (w for r in results for w in r.get("warnings") or []):
+        if w not in stale and w not in warnings:
+            warnings.append(w)
     warnings += stats.warnings_for(pooled)
     # Each process's own 95% interval of its mean; if no value lies in all of them, the
     # processes disagree by more than their repeats explain.
-    own = [stats.summarize(xs) for xs in per_process]
     lows = [s.ci95_low for s in own if s.n > 1]
     highs = [s.ci95_high for s in own if s.n > 1]
     disagree = len(lows) > 1 and max(lows) > min(highs)

@@ -6,7 +6,8 @@ Every rank joins the process group (NCCL on its own GPU, gloo on the CPU),
 runs the same measured path as a one-process case, and sends its measurement
 to rank 0, which combines them and alone writes the result file: the ranks
 never touch the database.  A rank that dies makes torchrun stop the others and
-exit non-zero; the executor then stores the case as crashed.
+exit non-zero; the executor then stores the case as crashed (or, when rank 0 had
+written the result already, keeps it with a warning: teardown, runner/executor.py).
 """
 
 from __future__ import annotations

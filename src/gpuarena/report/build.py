@@ -19,7 +19,7 @@ from gpuarena.errors import UserError
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report.console import fmt_bytes, fmt_num
-from gpuarena.workloads.base import SCOPED_PARAMS
+from gpuarena.workloads.base import SCOPED_PARAMS, param_acts
 
 NUMERIC = "r"
 TEXT = "l"       # short text: kept on one line
@@ -207,8 +207,7 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
             best = max(mine, key=lambda r: r["tflops"])
             # what sets the best apart: its variant where variants differ, its varying parameters
             what = [best["variant"]] if len({r["variant"] for r in mine}) > 1 else []
-            acting = [k for k in varying_params(mine) if k not in SCOPED_PARAMS
-                      or set(best["variant"].split("+")) & set(SCOPED_PARAMS[k])]
+            acting = [k for k in varying_params(mine) if param_acts(k, best["variant"])]
             what.append(params_text(best, acting) or best.get("precision") or "")
             tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
                           f"best: {device_of(best)}, " + ", ".join(x for x in what if x)))
@@ -474,9 +473,8 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
 
 def recipe_label(r: dict, seed: dict) -> str:
     """The variant, with the recipe-scoped parameters it uses where they differ from seed's."""
-    parts = set(r["variant"].split("+"))
     own = [f"{k}={v}" for k, v in (r.get("params") or {}).items()
-           if parts & set(SCOPED_PARAMS.get(k, ())) and v != (seed.get("params") or {}).get(k)]
+           if k in SCOPED_PARAMS and param_acts(k, r["variant"]) and v != (seed.get("params") or {}).get(k)]
     return r["variant"] + (f" ({' '.join(own)})" if own else "")
 
 

@@ -209,6 +209,12 @@ SCOPED_PARAMS: dict[str, tuple[str, ...]] = {
     "compile_scope": ("compile", "compile-max-autotune"),
 }
 
+
+def param_acts(name: str, variant: str) -> bool:
+    """Whether a parameter changes what `variant` measures: always, unless it is recipe-scoped
+    (SCOPED_PARAMS) and the variant lacks every part it acts through."""
+    return name not in SCOPED_PARAMS or bool(set(variant.split("+")) & set(SCOPED_PARAMS[name]))
+
 PRECISION_VARIANTS = ("fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16")
 
 

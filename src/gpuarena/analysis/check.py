@@ -1,18 +1,21 @@
-"""Is a published figure physically possible?
+"""Is a published figure physically possible, judged as stated?
 
-implied FLOP/s = throughput x FLOPs per item (from the workload class itself);
-share = implied / the GPU's dense peak for the claimed precision.  Verdicts:
+implied FLOP/s = per-GPU throughput x FLOPs per item at the claim's conditions
+(batch, sequence length, image size, diffusion steps); the precision it is
+judged at is the one the claim's arithmetic actually ran as on that GPU
+generation (analysis.precision: FP32 tensors on an A100 run ResNet-50's
+convolutions in TF32, BERT's matmuls in IEEE FP32; a V100 has no TF32).
+Verdicts:
 
-- impossible: above the GPU's peak at every precision it has;
-- implausible: above the peak of the claimed precision (the reason names the
-  precisions under which it would fit), or above SUSTAINED_CEILING of it;
+- impossible: above that precision's peak, whatever other precisions the card
+  has (the reason names the one it would need);
+- implausible: above the best share of peak anyone has credibly reached on
+  that workload at that precision (analysis.ceilings, with its source);
 - plausible: otherwise.
 
-SUSTAINED_CEILING: whole training/inference steps reach well under peak
-(torchtitan and nanoGPT report MFU of 40-60% on A100/H100); 80% of peak is
-allowed before a claim is called implausible.  Where gpuarena has measured the
-workload on a catalog GPU, the best measured share of peak is reported beside
-the claim.
+A multi-GPU scaling coefficient is judged by the interconnect model
+(analysis.whatif): the no-overlap prediction is the lowest coefficient the
+interconnect can explain.
 """
 
 from __future__ import annotations
@@ -21,125 +24,122 @@ import csv
 import math
 from pathlib import Path
 
+from gpuarena.analysis import ceilings as C
+from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-SUSTAINED_CEILING = 0.8
-ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8"}
+ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8")
+NAMES = P.NAMES
 
 
-def flops_per_item(workload: str, batch_size: int) -> float:
-    """FLOPs per item from the workload class (no setup, so no model is built)."""
-    import torch
-
-    from gpuarena.workloads import registry
-    from gpuarena.workloads.base import StepContext
-
-    wl = registry.get(workload)
-    ctx = StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}),
-                      params=wl.resolve_params({"batch_size": batch_size}))
-    f = wl(ctx).flops_per_item()
-    if not f:
-        raise UserError(f"workload {workload!r} has no FLOP count, so its claims cannot be checked")
-    return float(f)
-
-
-def measured_efficiencies(store, workload: str) -> dict[str, dict]:
-    """Best share of peak gpuarena measured for a workload, per precision, on catalog GPUs:
-    {precision: {share, gpu, precision, tflops, flops_per_item, unit, params}}."""
-    if store is None:
-        return {}
-    from gpuarena.analysis.rows import gpu_of
-
-    best: dict[str, dict] = {}
-    for r in store.results(workload=workload, status="ok"):
-        if r.get("source") == "published" or not r.get("tflops"):
-            continue
-        g = catalog.find(gpu_of(r))
-        prec = r.get("precision") or "default"
-        try:
-            peak = g.peak(prec) if g else None
-        except UserError:
-            peak = None
-        if not peak:
-            continue
-        share = r["tflops"] / (r.get("gpus") or 1) / peak
-        if prec == "default" and share > 1 and g.peak("tf32"):
-            # PyTorch's defaults run cuDNN convolutions in TF32: above the FP32 peak means TF32 ran
-            prec, share = "tf32", r["tflops"] / (r.get("gpus") or 1) / g.peak("tf32")
-        if prec not in best or share > best[prec]["share"]:
-            best[prec] = {"share": share, "gpu": g.name, "precision": prec, "tflops": r["tflops"],
-                          "flops_per_item": r.get("flops_per_item"), "unit": r.get("unit"),
-                          "params": r.get("params") or {}}
-    return best
-
-
-def measured_efficiency(store, workload: str) -> dict | None:
-    """Best share of peak gpuarena measured for a workload on a catalog GPU: {share, gpu, precision, tflops}."""
-    effs = measured_efficiencies(store, workload)
-    return max(effs.values(), key=lambda e: e["share"]) if effs else None
-
-
-def check_claim(claim: dict, store=None, _fpi_cache: dict | None = None) -> dict:
-    """One claim {gpu, workload, precision, batch_size, throughput[, source]} -> verdict row.
-
-    Returns {gpu, workload, precision, batch_size, throughput, source, verdict, implied_tflops,
-             peak_tflops, share_of_peak, shares: {precision: share}, fits: [precisions within ceiling],
-             measured_share, measured_on, reason}.
-    """
-    g = catalog.match(claim["gpu"])
-    prec = catalog.norm_precision(claim["precision"])
+def _num(claim: dict, key: str, positive: bool = True) -> float | None:
+    v = claim.get(key)
+    if v in (None, ""):
+        return None
     try:
-        bs, thr = int(claim["batch_size"]), float(claim["throughput"])
+        x = float(v)
     except (TypeError, ValueError):
-        raise UserError(f"claim {claim}: batch_size must be an integer and throughput a number") from None
-    if bs < 1 or not math.isfinite(thr) or thr <= 0:
-        raise UserError(f"claim {claim}: batch_size must be >= 1 and throughput a positive number")
-    key = (claim["workload"], bs)
-    cache = _fpi_cache if _fpi_cache is not None else {}
-    if key not in cache:
-        cache[key] = flops_per_item(claim["workload"], bs)
-    implied = thr * cache[key] / 1e12
-    peak = g.peak(prec)
+        raise UserError(f"claim {key} {v!r}: not a number") from None
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise UserError(f"claim {key} {v!r}: must be a finite positive number")
+    return x
+
+
+def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
+    above = [p for p in ORDER if g.peaks.get(p) and ORDER.index(p) > ORDER.index(prec) and implied <= g.peaks[p]]
+    if not above:
+        return "above the card's peak at every precision it has"
+    p = above[0]
+    unit = "tensor cores" if p != "fp32" else "CUDA cores"
+    return f"would need {NAMES[p]} {unit} ({g.peaks[p]:g} TFLOP/s)"
+
+
+def check_claim(claim: dict, store=None) -> dict:
+    """One claim {gpu, workload, precision, batch_size, throughput | latency[, seq_len, image_size, steps,
+    gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output)."""
+    g = catalog.match(claim["gpu"])
+    workload = claim["workload"]
+    request = P.request_of(claim["precision"])
+    if claim.get("batch_size") in (None, ""):
+        raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")
+    params = C.workload_params(workload, claim)
+    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
+    n = int(_num(claim, "gpus") or 1)
+    scaling = _num(claim, "scaling")
+    if thr is None and lat is not None:
+        thr = params["batch_size"] / lat
+    if thr is None and scaling is None:
+        raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput, a latency or a scaling coefficient")
+    arch = P.arch_of(g)
+    prec = P.peak_precision(workload, request, arch)
+    fpi = C.flops_per_item(workload, params)
+    row = {"gpu": g.name, "workload": workload, "precision": claim["precision"], "executed": prec,
+           "executed_as": P.describe(workload, request, arch), "batch_size": params["batch_size"],
+           "params": params, "gpus": n, "throughput": thr, "latency": lat, "scaling": scaling,
+           "flops_per_item": fpi, "source": claim.get("source", "")}
+    if scaling is not None:
+        return {**row, **_judge_scaling(workload, g, n, scaling, thr, params["batch_size"], store)}
+    per_gpu = thr / n
+    implied = per_gpu * fpi / 1e12
+    peak = g.peaks.get(prec)
     if not peak:
         raise UserError(f"{g.name} has no {prec} peak in the catalog; it has: {', '.join(g.peaks)}")
-    shares = {p: implied / g.peaks[p] for p in ORDER if p in g.peaks and p != "int8"}
     share = implied / peak
-    fits = [p for p, s in shares.items() if s <= SUSTAINED_CEILING]
-    gpu = g.short
-    head = f"implies {implied:.0f} TFLOP/s, {share:.1f}x the {gpu}'s {NAMES[prec]} peak ({peak:g})" if share >= 1 \
-        else f"implies {implied:.1f} TFLOP/s, {share:.0%} of the {gpu}'s {NAMES[prec]} peak ({peak:g})"
-    if all(s > 1 for s in shares.values()):
-        v, reason = "impossible", f"{head}; above its peak at every precision"
-    elif share > 1:
+    head = (f"implies {implied:.0f} TFLOP/s per GPU, {share:.1f}x the {g.short}'s {NAMES[prec]} peak ({peak:g})"
+            if share >= 1 else
+            f"implies {implied:.1f} TFLOP/s per GPU, {share:.0%} of the {g.short}'s {NAMES[prec]} peak ({peak:g})")
+    head += f"; executed as {row['executed_as']}"
+    ceil = C.ceiling(workload, prec, store)
+    if share > 1:
+        v, reason = "impossible", f"{head}; above that peak: {_would_need(implied, g, prec)}"
+    elif ceil is None:
+        v, reason = "plausible", f"{head}; no credible ceiling known for {workload} at {NAMES[prec]}, so only the peak bounds it"
+    elif share > ceil["share"] * (1 + 1e-6):
         v = "implausible"
-        reason = f"{head}; plausible only with {' or '.join(NAMES[p] for p in fits) or 'a lower precision'}"
-        if prec == "fp32" and "tf32" in fits:
-            reason += (" (cuDNN convolutions default to TF32 on Ampere and newer)" if "resnet" in claim["workload"]
-                       else " (PyTorch's default FP32 matmul does not use TF32)")
-    elif share > SUSTAINED_CEILING:
-        v, reason = "implausible", f"{head}; above the {SUSTAINED_CEILING:.0%} of peak that whole steps sustain"
+        reason = (f"{head}; above the best {ceil['share']:.0%} of {NAMES[prec]} peak credibly reached on "
+                  f"{workload} ({C.catalog.match(ceil['gpu']).short}, {ceil['engine']}: {ceil['source']})")
+        if _would_need(implied, g, prec).startswith("would need"):
+            reason += f"; {_would_need(implied, g, prec)}"
     else:
-        v, reason = "plausible", head
-    me = measured_efficiency(store, claim["workload"])
-    if me:
-        reason += f"; gpuarena measured {me['share']:.0%} of peak ({me['precision']}) on {me['gpu']}"
-    return {"gpu": g.name, "workload": claim["workload"], "precision": prec, "batch_size": bs, "throughput": thr,
-            "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied, "peak_tflops": peak,
-            "share_of_peak": share, "shares": shares, "fits": fits,
-            "measured_share": me["share"] if me else None, "measured_on": me["gpu"] if me else None,
-            "reason": reason}
+        v = "plausible"
+        reason = f"{head}; within the best {ceil['share']:.0%} credibly reached ({ceil['source']})"
+    return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": peak, "share_of_peak": share,
+            "ceiling": ceil, "reason": reason}
+
+
+def _judge_scaling(workload: str, g: catalog.GPU, n: int, scaling: float, thr: float | None, bs: int,
+                   store) -> dict:
+    from gpuarena.analysis import whatif
+
+    if n < 2:
+        raise UserError("a scaling coefficient needs --gpus of 2 or more")
+    if thr is None:
+        raise UserError("a scaling claim needs the single-GPU throughput it scales (--throughput)")
+    p = whatif.predict(workload, g.name, [n], store, batch_size=bs, throughput=thr, overlap=0.0)
+    low = p["rows"][0]["efficiency"]
+    base = ("against the plain single-GPU step (the articles' linear coefficient); ring all-reduce of "
+            f"{p['grad_bytes'] / 1e6:.0f} MB at {p['busbw_gbs']:.0f} GB/s ({p['busbw_from']}), "
+            f"compute {p['compute_s'] * 1e3:.1f} ms per step")
+    if scaling > 1:
+        v, why = "impossible", f"a coefficient above 1 is faster than linear; {base}"
+    elif scaling < low * (1 - 0.02):
+        v, why = "implausible", (f"the interconnect alone still gives {low:.3f} with no overlap at all; "
+                                 f"{scaling:.2f} needs another cause; {base}")
+    else:
+        v, why = "plausible", f"between the no-overlap {low:.3f} and 1; {base}"
+    return {"verdict": v, "predicted_min_scaling": low, "implied_tflops": None, "peak_tflops": None,
+            "share_of_peak": None, "ceiling": None, "reason": why}
 
 
 def check_claims(claims: list[dict], store=None) -> list[dict]:
     """check_claim over many claims (all validated before any output)."""
-    cache: dict = {}
-    return [check_claim(c, store, cache) for c in claims]
+    return [check_claim(c, store) for c in claims]
 
 
-REQUIRED = ("gpu", "workload", "precision", "batch_size", "throughput")
+REQUIRED = ("gpu", "workload", "precision", "batch_size")
+OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "source")
 MAX_CSV = 8 << 20
 
 
@@ -151,22 +151,41 @@ def read_claims(path: str) -> list[dict]:
         raise UserError(f"--csv {path}: larger than {MAX_CSV} bytes")
     with open(p, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise UserError(f"--csv {path}: missing column(s) {', '.join(missing)}; need {','.join(REQUIRED)}")
+        cols = reader.fieldnames or []
+        missing = [c for c in REQUIRED if c not in cols]
+        if missing or not ({"throughput", "latency", "scaling"} & set(cols)):
+            raise UserError(f"--csv {path}: missing column(s) {', '.join(missing) or 'throughput/latency/scaling'}; "
+                            f"need {','.join(REQUIRED)} and one of throughput, latency, scaling")
         rows = [dict(r) for r in reader]
     if not rows:
         raise UserError(f"--csv {path}: no claims")
     return rows
 
 
-COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("precision", "precision"), ("batch_size", "batch"),
-           ("throughput", "claimed items/s"), ("implied_tflops", "implied TFLOP/s"), ("peak_tflops", "peak"),
-           ("share", "share of peak"), ("verdict", "verdict"), ("reason", "reason")]
+COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("precision", "stated"), ("executed", "executed"),
+           ("batch_size", "batch"), ("conditions", "conditions"), ("claim", "claimed"),
+           ("implied_tflops", "implied TFLOP/s"), ("peak_tflops", "peak"), ("share", "share of peak"),
+           ("verdict", "verdict"), ("reason", "reason")]
+
+
+def _conditions(r: dict) -> str:
+    p = r["params"]
+    parts = [f"{k}={p[k]}" for k in ("seq_len", "image_size", "inference_steps") if k in p]
+    return ", ".join(parts + ([f"gpus={r['gpus']}"] if r["gpus"] > 1 else []))
+
+
+def _claim(r: dict) -> str:
+    if r.get("scaling") is not None:
+        return f"scaling {r['scaling']:.2f}"
+    if r.get("latency") is not None:
+        return f"{r['latency']:g} s/item"
+    return f"{r['throughput']:,.1f}/s"
 
 
 def render(rows: list[dict], fmt: str) -> str:
     if fmt == "json":
         return _render([], rows, "json")
-    shown = [{**r, "share": f"{r['share_of_peak']:.0%}", "gpu": r["gpu"].replace("NVIDIA ", "")} for r in rows]
-    return _render(COLUMNS, shown, fmt, title="Claims checked against peak FLOP/s")
+    shown = [{**r, "share": f"{r['share_of_peak']:.0%}" if r.get("share_of_peak") is not None else "",
+              "executed": NAMES.get(r["executed"], r["executed"]), "conditions": _conditions(r), "claim": _claim(r),
+              "gpu": r["gpu"].replace("NVIDIA ", "")} for r in rows]
+    return _render(COLUMNS, shown, fmt, title="Claims judged as stated (precision as executed)")

@@ -56,30 +56,50 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w"),
 
 @app.command()
 def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[str] = typer.Option(None, "--workload", "-w"),
-          precision: Optional[str] = typer.Option(None, "--precision", help="fp32, tf32, bf16, fp16, fp8, default"),
+          precision: Optional[str] = typer.Option(None, "--precision",
+                                                  help="default/fp32 (PyTorch defaults), fp32-ieee, tf32, bf16, fp16, fp8"),
           batch_size: Optional[int] = typer.Option(None, "--batch-size"),
-          throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s"),
-          csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,throughput"),
+          throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s (all GPUs together)"),
+          latency: Optional[float] = typer.Option(None, "--latency", help="claimed seconds per item"),
+          seq_len: Optional[int] = typer.Option(None, "--seq-len"),
+          image_size: Optional[int] = typer.Option(None, "--image-size"),
+          steps: Optional[int] = typer.Option(None, "--steps", help="diffusion steps"),
+          gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim"),
+          scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus"),
+          vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim"),
+          ratio: Optional[float] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs"),
+          csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
+                                                 "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks."""
+    """Is a published figure physically possible, judged as stated, at the precision it executed as?"""
     import os
 
     from gpuarena.analysis import check as C
     from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
-    one = [gpu, workload, precision, batch_size, throughput]
+    path = db or default_path()
+    store = open_store(path) if os.path.exists(path) else None
+    if vs is not None or ratio is not None:
+        from gpuarena.analysis import ratio as RT
+
+        if vs is None or ratio is None or gpu is None or workload is None:
+            raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
+        _out(RT.render([RT.check_ratio(workload, gpu, vs, ratio, precision or "default", store)], fmt))
+        return
+    one = {"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
+           "throughput": throughput, "latency": latency, "seq_len": seq_len, "image_size": image_size,
+           "steps": steps, "gpus": gpus, "scaling": scaling}
     if csv_path:
-        if any(x is not None for x in one):
+        if any(x is not None for x in one.values()):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
         claims = C.read_claims(csv_path)
     else:
-        if any(x is None for x in one):
-            raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput (or --csv)")
-        claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
-                   "throughput": throughput}]
-    path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+        if any(one[k] is None for k in ("gpu", "workload", "precision", "batch_size")) or \
+                all(one[k] is None for k in ("throughput", "latency", "scaling")):
+            raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput, "
+                            "--latency or --scaling (or --csv)")
+        claims = [one]
     _out(C.render(C.check_claims(claims, store), fmt))
 
 

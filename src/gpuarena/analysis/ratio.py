@@ -1,0 +1,128 @@
+"""Ratio claims ("the A800 reaches 87.8% of the A100"), judged against what the specs allow.
+
+One GPU: the ratio of two cards' throughput on one workload lies between the
+ratio of their memory bandwidths and the ratio of their peaks at the executed
+precision (a step is some mix of compute-bound and memory-bound work), widened
+by the run-to-run spread.  Cards of identical single-GPU silicon (same
+architecture, peaks, memory bandwidth: the A800 is an A100 with NVLink cut)
+must give 1.00 within that spread.
+
+Several GPUs: the all-reduce time ratio is the inverse bus-bandwidth ratio,
+and the step-time ratio comes from the interconnect model (analysis.whatif)
+run for both cards.
+
+The spread is the largest relative difference between the same case measured
+in two runs of this database (finite results only); without such pairs,
+DEFAULT_SPREAD, from the project's own H200 sessions: bert-large-infer tf32
+516.3 vs 503.9 sequences/s (docs/data/h200-s3/-s4-2026-11-29.json), 2.4%.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gpuarena.analysis import ceilings as C
+from gpuarena.analysis import precision as P
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+
+DEFAULT_SPREAD = 0.025
+DEFAULT_SPREAD_SOURCE = ("same case in two H200 sessions: bert-large-infer tf32 516.3 vs 503.9 seq/s "
+                         "(docs/data/h200-s3/-s4-2026-11-29.json)")
+
+
+def spread(store, workload: str) -> tuple[float, str]:
+    """Run-to-run spread of a workload's throughput: (fraction, where it comes from)."""
+    if store is not None:
+        from gpuarena.analysis.rows import gpu_of
+
+        seen: dict[str, list[float]] = {}
+        for r in store.results(workload=workload, status="ok"):
+            if r.get("source") == "published" or not C.is_finite_result(r):
+                continue
+            key = json.dumps([gpu_of(r), r.get("variant"), r.get("params"), r.get("gpus")], sort_keys=True, default=str)
+            seen.setdefault(key, []).append(r["throughput_median"])
+        pairs = [max(v) / min(v) - 1 for v in seen.values() if len(v) > 1]
+        if pairs:
+            return max(pairs), f"largest difference between repeated runs of one {workload} case in this database"
+    return DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE
+
+
+def identical_silicon(a: catalog.GPU, b: catalog.GPU) -> bool:
+    return (a.architecture == b.architecture and a.peaks == b.peaks
+            and a.memory_bandwidth_gbs == b.memory_bandwidth_gbs and a.sm_count == b.sm_count)
+
+
+def check_ratio(workload: str, gpu: str, vs: str, ratio: float, precision: str = "default",
+                store=None) -> dict:
+    """A claimed throughput ratio gpu / vs on one GPU each -> {verdict, expected_low, expected_high, ...}."""
+    if not (ratio > 0 and ratio < 1e6):
+        raise UserError(f"--ratio {ratio}: must be a positive number")
+    a, b = catalog.match(gpu), catalog.match(vs)
+    req = P.request_of(precision)
+    pa, pb = (P.peak_precision(workload, req, P.arch_of(g)) for g in (a, b))
+    if not (a.peaks.get(pa) and b.peaks.get(pb)):
+        raise UserError(f"no {pa}/{pb} peak for {a.short} / {b.short}")
+    peak_r = a.peaks[pa] / b.peaks[pb]
+    bw_r = a.memory_bandwidth_gbs / b.memory_bandwidth_gbs
+    s, s_from = spread(store, workload)
+    lo, hi = min(peak_r, bw_r) / (1 + s), max(peak_r, bw_r) * (1 + s)
+    same = identical_silicon(a, b)
+    basis = (f"identical single-GPU silicon ({a.short} and {b.short}: same peaks, memory bandwidth and SMs), "
+             "so 1.00" if same else
+             f"between the memory-bandwidth ratio {bw_r:.2f} and the {P.NAMES[pa]} peak ratio {peak_r:.2f}")
+    verdict = "plausible" if lo <= ratio <= hi else "implausible"
+    reason = (f"claimed {ratio:.3f}; expected {basis}, widened by the run-to-run spread {s:.1%} "
+              f"({s_from}): {lo:.3f}-{hi:.3f}")
+    return {"kind": "single-GPU throughput ratio", "workload": workload, "gpu": a.name, "vs": b.name,
+            "precision": precision, "executed": pa, "claimed": ratio, "peak_ratio": peak_r,
+            "bandwidth_ratio": bw_r, "identical_silicon": same, "spread": s, "spread_from": s_from,
+            "expected_low": lo, "expected_high": hi, "verdict": verdict, "reason": reason}
+
+
+def check_multi_gpu_ratio(workload: str, gpu: str, vs: str, n: int, claimed_low: float, claimed_high: float,
+                          what: str, throughput: float | None = None, batch_size: int | None = None,
+                          store=None) -> dict:
+    """A claimed slowdown range of gpu against vs at n GPUs, as a ratio of times (1.4-1.6 = +40-60%).
+
+    what="allreduce": the gradient all-reduce; what="step": the whole training step (needs the
+    single-GPU throughput and batch the model starts from)."""
+    from gpuarena.analysis import whatif
+
+    if not (0 < claimed_low <= claimed_high) or n < 2:
+        raise UserError("a multi-GPU ratio needs 0 < low <= high and at least 2 GPUs")
+    a, b = catalog.match(gpu), catalog.match(vs)
+    kw = {"busbw": None, "overlap": 0.0, "throughput": throughput, "batch_size": batch_size}
+    if throughput is None or batch_size is None:
+        raise UserError("a multi-GPU ratio needs the single-GPU throughput and batch size it starts from")
+    pa = whatif.predict(workload, a.name, [n], store, **kw)
+    pb = whatif.predict(workload, b.name, [n], store, **kw)
+    key = "comm_s" if what == "allreduce" else "step_s"
+    model = pa["rows"][0][key] / pb["rows"][0][key]
+    s, s_from = spread(store, workload)
+    verdict = "plausible" if claimed_low / (1 + s) <= model <= claimed_high * (1 + s) else "implausible"
+    return {"kind": f"{n}-GPU {what} time ratio", "workload": workload, "gpu": a.name, "vs": b.name, "n": n,
+            "claimed_low": claimed_low, "claimed_high": claimed_high, "modelled": model, "verdict": verdict,
+            "spread": s, "reason": (f"model gives {model:.2f}x ({a.short} busbw {pa['busbw_gbs']:.0f} GB/s, "
+                                    f"{b.short} {pb['busbw_gbs']:.0f} GB/s; no overlap; compute "
+                                    f"{pb['compute_s'] * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
+                                    f"{batch_size}); claimed {claimed_low:.2f}-{claimed_high:.2f}x")}
+
+
+COLUMNS = [("gpu", "GPU"), ("vs", "vs"), ("kind", "claim"), ("claimed_text", "claimed"),
+           ("expected_text", "expected"), ("verdict", "verdict"), ("reason", "reason")]
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    from gpuarena.analysis.tables import render as _render
+
+    if fmt == "json":
+        return _render([], rows, "json")
+    shown = []
+    for r in rows:
+        claimed = (f"{r['claimed']:.3f}" if "claimed" in r else f"{r['claimed_low']:.2f}-{r['claimed_high']:.2f}x")
+        expected = (f"{r['expected_low']:.3f}-{r['expected_high']:.3f}" if "expected_low" in r
+                    else f"{r['modelled']:.2f}x")
+        shown.append({**r, "gpu": catalog.match(r["gpu"]).short, "vs": catalog.match(r["vs"]).short,
+                      "claimed_text": claimed, "expected_text": expected})
+    return _render(COLUMNS, shown, fmt, title="Ratio claims judged against the specs")

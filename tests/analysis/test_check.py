@@ -1,0 +1,91 @@
+"""Known answers of check: precision as executed, per-workload ceilings, conditions, ratios."""
+
+import pytest
+
+from gpuarena.analysis import ceilings, check, precision, ratio
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+
+
+def judge(**claim):
+    return check.check_claim(claim)
+
+
+def test_h200_default_resnet_measurement_is_plausible():
+    r = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=2209)
+    assert r["verdict"] == "plausible" and r["executed"] == "tf32"
+
+
+def test_a100_fp32_resnet_runs_tf32_convs_so_900_is_plausible():
+    r = judge(gpu="A100 80GB SXM4", workload="resnet50-train", precision="fp32", batch_size=256, throughput=900)
+    assert r["verdict"] == "plausible"
+    assert "TF32 convolutions" in r["reason"]
+
+
+def test_v100_has_no_tf32_so_above_fp32_peak_is_impossible():
+    v100 = catalog.match("V100")
+    thr = 1.9 * v100.peaks["fp32"] * 1e12 / ceilings.flops_per_item("resnet50-train", {"image_size": 224})
+    r = judge(gpu="V100", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
+    assert r["verdict"] == "impossible"
+    assert "would need FP16 tensor cores" in r["reason"]
+
+
+def test_bert_fp16_seq128_uses_the_sequence_length():
+    r = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="fp16", batch_size=128, seq_len=128,
+              throughput=2480)
+    assert r["verdict"] == "plausible" and r["params"]["seq_len"] == 128
+    at512 = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="fp16", batch_size=128,
+                  throughput=2480)
+    assert at512["verdict"] == "impossible"
+
+
+def test_ceilings_are_per_workload():
+    v100 = judge(gpu="V100", workload="resnet50-train", precision="fp16", batch_size=256, throughput=4000)
+    l4 = judge(gpu="L4", workload="sd15-generate", precision="fp16", batch_size=1, latency=1.0)
+    assert v100["verdict"] == "implausible" and l4["verdict"] == "implausible"
+    assert "MxNet" in v100["reason"] and "TensorRT" in l4["reason"] or "fal-ai" in l4["reason"]
+
+
+def test_bert_default_is_ieee_fp32():
+    r = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="default", batch_size=64, throughput=256.8)
+    assert r["verdict"] == "impossible" and r["executed"] == "fp32" and "TF32" in r["reason"]
+
+
+def test_executed_precision_by_generation():
+    assert precision.peak_precision("resnet50-train", "default", "volta") == "fp32"
+    assert precision.peak_precision("resnet50-train", "default", "hopper") == "tf32"
+    assert precision.peak_precision("bert-large-train", "default", "hopper") == "fp32"
+    assert precision.peak_precision("bert-large-train", "tf32", "turing") == "fp32"
+
+
+def test_multi_gpu_throughput_is_per_gpu_and_scaling_uses_the_interconnect():
+    one = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=2209)
+    four = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=4 * 2209, gpus=4)
+    assert four["implied_tflops"] == pytest.approx(one["implied_tflops"])
+    s = judge(gpu="A800 40GB SXM4", workload="resnet50-train", precision="default", batch_size=256, throughput=2115,
+              gpus=4, scaling=0.81)
+    assert s["verdict"] == "implausible" and "linear coefficient" in s["reason"]
+
+
+def test_bad_conditions_are_user_errors():
+    with pytest.raises(UserError):
+        judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=float("nan"))
+    with pytest.raises(UserError):
+        judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=1, seq_len=128)
+    with pytest.raises(UserError):
+        judge(gpu="H200", workload="resnet50-train", precision="fp9", batch_size=256, throughput=1)
+
+
+def test_identical_silicon_ratio_is_one_within_the_spread():
+    r = ratio.check_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 0.878)
+    assert r["identical_silicon"] and r["verdict"] == "implausible"
+    assert r["expected_low"] < 1 < r["expected_high"]
+    assert ratio.check_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 0.99)["verdict"] == "plausible"
+    h = ratio.check_ratio("bert-large-train", "H100 SXM", "A100 40GB SXM4", 2.63, "tf32")
+    assert h["verdict"] == "plausible" and h["bandwidth_ratio"] < 2.63 < h["peak_ratio"]
+
+
+def test_multi_gpu_allreduce_ratio():
+    r = ratio.check_multi_gpu_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 8, 1.4, 1.6,
+                                    "allreduce", 2410, 256)
+    assert r["modelled"] == pytest.approx(1.5) and r["verdict"] == "plausible"

@@ -23,9 +23,9 @@ def test_a100_fp32_resnet_runs_tf32_convs_so_900_is_plausible():
 
 
 def test_v100_has_no_tf32_so_above_fp32_peak_is_impossible():
-    v100 = catalog.match("V100")
+    v100 = catalog.match("V100 32GB")
     thr = 1.9 * v100.peaks["fp32"] * 1e12 / ceilings.flops_per_item("resnet50-train", {"image_size": 224})
-    r = judge(gpu="V100", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
+    r = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
     assert r["verdict"] == "impossible"
     assert "would need FP16 tensor cores" in r["reason"]
 
@@ -40,7 +40,7 @@ def test_bert_fp16_seq128_uses_the_sequence_length():
 
 
 def test_ceilings_are_per_workload():
-    v100 = judge(gpu="V100", workload="resnet50-train", precision="fp16", batch_size=256, throughput=4000)
+    v100 = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp16", batch_size=256, throughput=4000)
     l4 = judge(gpu="L4", workload="sd15-generate", precision="fp16", batch_size=1, latency=1.0)
     assert v100["verdict"] == "implausible" and l4["verdict"] == "implausible"
     assert "MxNet" in v100["reason"] and "TensorRT" in l4["reason"] or "fal-ai" in l4["reason"]

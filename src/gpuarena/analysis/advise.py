@@ -1,37 +1,121 @@
-"""Which GPU for a workload: the catalog ranked by time, cost and energy.
+"""Which GPU for a workload: like with like, measured before published before projected.
 
-Per catalog GPU the single-GPU throughput is, in order of preference:
-measured (a measured or imported result in the database), published (a
-published row), or projected: the roofline of the catalog peak for the
-precision x the share of peak gpuarena measured for this workload at that
-precision on another GPU (check.measured_efficiencies), taking the precision
-that projects fastest.  Each row says which.  With --gpus N
-> 1 the whatif model scales it (catalog bus bandwidth, no overlap).
+1. Candidates: finite single-GPU results in the database (never a diverged
+   one) and published rows whose claim check passes (analysis.check), each
+   with its precision class (the precision the arithmetic ran as), engine
+   class (PyTorch eager, compiled, TensorRT, MXNet, ...) and settings
+   (sequence length, image size, steps).
+2. One class is ranked: the one of the fastest finite measurement here, else
+   the published class covering the most GPUs (said in `fallback`).  Rows of
+   other classes are never set beside it (`other_classes` lists them).
+3. Every catalog GPU gets its class figure: measured, else published, else
+   projected by analysis.projection calibrated on that class, with the band
+   its validation earned.  A GPU whose memory is below the peak memory the
+   reference measured is refused; a projection is never ranked above the
+   measurement of a card at least as fast on paper (same or higher peak and
+   bandwidth) unless its band reaches down to it.
 """
 
 from __future__ import annotations
 
+from gpuarena.analysis import ceilings as CE
+from gpuarena.analysis import precision as P
+from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.check import measured_efficiencies
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
+BASES = ("measured", "published", "projected")
+SETTINGS = ("seq_len", "image_size", "inference_steps")
 
-def _best(results: list[dict], gpu: str, published: bool) -> dict | None:
-    mine = [r for r in results if R.gpu_of(r) == gpu and (r.get("gpus") or 1) == 1
-            and (r.get("source") == "published") == published]
-    return max(R.finite_first(mine), key=lambda r: r["throughput_median"]) if mine else None
+
+def _request_of_published(text: str) -> str:
+    p = (text or "").lower()
+    for key, req in (("bf16", "bf16"), ("fp16", "fp16"), ("amp", "fp16"), ("mixed", "fp16"), ("tf32", "tf32"),
+                     ("fp8", "fp8"), ("int8", "int8")):
+        if key in p.replace("ampere", ""):
+            return req
+    return "default"
+
+
+def candidates(store, workload: str) -> list[dict]:
+    """Every result a ranking could rest on, with its class."""
+    from gpuarena.analysis.check import check_claim
+
+    out = []
+    for r in store.results(workload=workload, status="ok"):
+        if (r.get("gpus") or 1) != 1 or not CE.is_finite_result(r):
+            continue
+        g = catalog.find(R.gpu_of(r))
+        if g is None:
+            continue
+        params = r.get("params") or {}
+        pub = r.get("source") == "published"
+        extra = r.get("extra") or {}
+        if pub:
+            req = _request_of_published(r.get("precision"))
+            engine = extra.get("engine") or J.engine_class(extra.get("software", ""))
+            try:
+                verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
+                                       "batch_size": params.get("batch_size") or 1,
+                                       "throughput": r["throughput_median"],
+                                       **{k: params.get(k) for k in ("seq_len", "image_size")},
+                                       "steps": params.get("inference_steps")})["verdict"]
+            except UserError:
+                continue
+            if verdict != "plausible":
+                continue
+        else:
+            variants = frozenset(str(r.get("variant") or "seed").split("+"))
+            req = P.request_of_variants(variants, r.get("precision"))
+            engine = "PyTorch compiled" if "compile" in variants else "PyTorch eager"
+        settings = tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None)
+        out.append({"gpu": g, "throughput": r["throughput_median"], "basis": "published" if pub else "measured",
+                    "request": req, "class": (J.request_class(req), engine, settings), "unit": r.get("unit"),
+                    "source": r.get("origin") if pub else f"gpuarena run {r.get('run_id')} ({r.get('variant')})",
+                    "batch_size": params.get("batch_size"), "peak_memory": r.get("peak_memory_bytes")})
+    return out
+
+
+def _class_text(cls: tuple) -> str:
+    prec, engine, settings = cls
+    return f"{P.NAMES.get(prec, prec)}, {engine}" + "".join(f", {k}={v}" for k, v in settings)
+
+
+def _pick_class(cands: list[dict], precision: str | None, defaults: tuple) -> tuple[tuple, str]:
+    """The class of the fastest finite measurement at the workload's default settings (else at any)."""
+    if precision:
+        want = J.request_class(P.request_of(precision))
+        cands = [c for c in cands if c["class"][0] == want]
+        if not cands:
+            raise UserError(f"no finite result at {precision} to rank on")
+    measured = [c for c in cands if c["basis"] == "measured"]
+    measured = [c for c in measured if c["class"][2] == defaults] or measured
+    if measured:
+        best = max(measured, key=lambda c: c["throughput"])
+        return best["class"], ""
+    by_class: dict[tuple, set] = {}
+    for c in cands:
+        by_class.setdefault(c["class"], set()).add(c["gpu"].name)
+    cls = max(by_class, key=lambda k: len(by_class[k]))
+    return cls, f"no finite measurement here: ranked on published {_class_text(cls)} figures"
+
+
+def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> bool:
+    """a is at least as fast as b on paper: peak at the executed precision and bandwidth."""
+    pa, pb = J._point(a, workload, request), J._point(b, workload, request)
+    return bool(pa and pb) and pa[0] >= pb[0] and pa[1] >= pb[1]
 
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,
-           min_memory: float | None = None, prices: dict | None = None) -> dict:
+           min_memory: float | None = None, prices: dict | None = None, precision: str | None = None) -> dict:
     """Rank the catalog for a workload.
 
-    Returns {"workload", "gpus", "rows": [{rank, gpu, basis ("measured"|"published"|"projected"),
-             throughput (items/s for the N GPUs), unit, scaling, price_usd, items_per_s_per_1000usd,
-             cloud_usd_for_hours, items_per_joule, memory_gb, note}], "excluded": [{gpu, reason}],
-             "explanation": str}.  Rows are sorted fastest first.
+    Returns {"workload", "gpus", "class", "fallback", "calibration", "rows": [{rank, gpu, basis, throughput,
+    low, high, unit, precision, engine, source, scaling, price_usd, items_per_s_per_1000usd,
+    cloud_usd_for_hours, items_per_joule, memory_gb, note}], "excluded": [{gpu, reason}],
+    "other_classes": [...], "explanation"}.  Rows are sorted fastest first.
     """
     if not 1 <= gpus <= 100_000:
         raise UserError(f"--gpus {gpus}: must be between 1 and 100000")
@@ -40,93 +124,140 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             raise UserError(f"{name} {v}: must be positive")
     from gpuarena.workloads import registry
 
-    if workload not in registry.names():
-        registry.get(workload)   # the UserError with a suggestion
-    results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
-    effs = [e for e in measured_efficiencies(store, workload).values() if e.get("flops_per_item")]
+    registry.get(workload)    # the UserError with a suggestion
+    cands = candidates(store, workload)
+    if not cands:
+        raise UserError(f"no finite measured or credible published {workload} result to advise from")
+    wl_defaults = registry.get(workload).resolve_params({})
+    defaults = tuple((k, wl_defaults[k]) for k in SETTINGS if k in wl_defaults)
+    cls, fallback = _pick_class(cands, precision, defaults)
+    mine = [c for c in cands if c["class"] == cls]
+    request = max(mine, key=lambda c: c["throughput"])["request"]
+    best: dict[str, dict] = {}
+    for c in sorted(mine, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])):
+        best.setdefault(c["gpu"].name, c)
+    refs = [(c["gpu"], c["throughput"]) for c in best.values()]
+    abc, how = J.calibrate(refs, workload, request)
+    band = J.band(workload, request)
+    # the smallest footprint measured for the workload: a card below it cannot run it at any batch tried
+    need = min((c["peak_memory"] for c in cands if c["basis"] == "measured" and c["peak_memory"]), default=0)
+    unit = next(iter(best.values()))["unit"]
     rows, excluded = [], []
     for g in catalog.priced(prices):
         if min_memory and g.memory_gb < min_memory:
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
             continue
-        r = _best(results, g.name, published=False)
-        basis, note = "measured", ""
-        if r is None:
-            r, basis = _best(results, g.name, published=True), "published"
-            note = (r or {}).get("origin") or ""
-        projections = [(g.peak(e["precision"]) * 1e12 * e["share"] / e["flops_per_item"], e)
-                       for e in effs if g.peak(e["precision"])]
-        fastest = max(projections, key=lambda x: x[0]) if projections else None
-        if r is not None:
-            thr, unit = r["throughput_median"], r.get("unit")
-        elif fastest is not None:
-            basis = "projected"
-            thr, ref = fastest
-            unit = ref.get("unit")
-            note = f"{ref['share']:.0%} of {ref['precision']} peak, as measured on {ref['gpu']}"
-        else:
-            excluded.append({"gpu": g.name, "reason": "no measured, published or projectable figure"})
+        if need and g.memory_gb * 1e9 < need:
+            excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB cannot hold the {need / 1e9:.1f} GB "
+                                                       "of the smallest run measured"})
             continue
+        c = best.get(g.name)
+        if c:
+            thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
+        else:
+            thr = J.predict(abc, g, workload, request)
+            if not thr:
+                excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(cls[0], cls[0])} peak to project with"})
+                continue
+            lo, hi, basis, src = thr * (1 - band), thr * (1 + band), "projected", how
+        rows.append({"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
+                     "rank_value": thr, "unit": unit, "precision": P.NAMES.get(cls[0], cls[0]), "engine": cls[1],
+                     "source": src, "note": ""})
+    _guard(rows, workload, request)
+    _scale_and_price(rows, workload, gpus, budget, hours, excluded)
+    if not rows:
+        raise UserError(f"no GPU to advise for {workload}: "
+                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
+    rows.sort(key=lambda x: (-round(x["rank_value"], 3), BASES.index(x["basis"])))
+    for i, x in enumerate(rows, 1):
+        x["rank"] = i
+        x.pop("g", None)
+    others = sorted({_class_text(c["class"]) for c in cands if c["class"] != cls})
+    return {"workload": workload, "gpus": gpus, "class": _class_text(cls), "fallback": fallback,
+            "calibration": how, "band": band, "rows": rows, "excluded": excluded, "other_classes": others,
+            "explanation": explain(rows, workload, gpus, budget, _class_text(cls), fallback)}
+
+
+def _guard(rows: list[dict], workload: str, request: str) -> None:
+    """A projection never outranks the measurement of a card at least as fast on paper unless its band
+    reaches down to that measurement."""
+    measured = [r for r in rows if r["basis"] == "measured"]
+    for x in rows:
+        if x["basis"] != "projected":
+            continue
+        for m in measured:
+            if x["rank_value"] > m["throughput"] and _dominates(m["g"], x["g"], workload, request) \
+                    and x["low"] > m["throughput"]:
+                x["rank_value"] = m["throughput"] * (1 - 1e-6)
+                x["note"] = (f"ranked below the measured {m['g'].short}, at least as fast on paper: "
+                             "its projection is contradicted by that measurement")
+
+
+def _scale_and_price(rows, workload, gpus, budget, hours, excluded) -> None:
+    keep = []
+    for x in rows:
+        g = x["g"]
         scaling = 1.0
         if gpus > 1:
             from gpuarena.analysis import whatif
 
             if workload in whatif.PARAM_COUNTS:
-                p = whatif.predict(workload, g.name, [gpus], throughput=thr,
-                                   batch_size=(r or ref or {}).get("params", {}).get("batch_size"))
+                p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=256)
                 scaling = p["rows"][0]["efficiency"]
-        total = thr * gpus * scaling
+        total = x["throughput"] * gpus * scaling
         price = g.purchase.usd * gpus if g.purchase.usd else None
         cloud = g.cloud.usd * gpus * hours if (g.cloud.usd and hours) else None
         if budget is not None:
             spend = cloud if hours else price
-            if spend is None:
-                excluded.append({"gpu": g.name, "reason": "no price to check against the budget"})
+            if spend is None or spend > budget:
+                excluded.append({"gpu": g.name, "reason": "no price to check against the budget" if spend is None
+                                 else f"${spend:,.0f} > budget ${budget:,.0f}"})
                 continue
-            if spend > budget:
-                excluded.append({"gpu": g.name, "reason": f"${spend:,.0f} > budget ${budget:,.0f}"})
-                continue
-        rows.append({"gpu": g.name, "basis": basis, "throughput": total, "unit": unit, "scaling": scaling,
-                     "price_usd": price, "items_per_s_per_1000usd": total / price * 1000 if price else None,
-                     "cloud_usd_for_hours": cloud,
-                     "items_per_joule": thr / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb, "note": note})
-    if not rows:
-        raise UserError(f"no GPU to advise for {workload}: "
-                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
-    # fastest first; on a tie a measured figure ranks above a published one, and both above a projection
-    rows.sort(key=lambda x: (-round(x["throughput"], 3), ("measured", "published", "projected").index(x["basis"])))
-    for i, x in enumerate(rows, 1):
-        x["rank"] = i
-    return {"workload": workload, "gpus": gpus, "rows": rows, "excluded": excluded,
-            "explanation": explain(rows, workload, gpus, budget)}
+        x.update({"scaling": scaling, "throughput": total, "low": x["low"] * gpus * scaling,
+                  "high": x["high"] * gpus * scaling, "rank_value": x["rank_value"] * gpus * scaling,
+                  "price_usd": price, "price_source": g.purchase.source if price else None,
+                  "items_per_s_per_1000usd": total / price * 1000 if price else None, "cloud_usd_for_hours": cloud,
+                  "items_per_joule": x["throughput"] / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb})
+        keep.append(x)
+    rows[:] = keep
 
 
-def explain(rows: list[dict], workload: str, gpus: int, budget: float | None) -> str:
+def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cls: str, fallback: str) -> str:
     fast = rows[0]
+    s = (f"For {workload} on {gpus} GPU(s){f' within ${budget:,.0f}' if budget else ''}, ranked on {cls} figures: "
+         f"the {catalog.match(fast['gpu']).short} is fastest at {fast['throughput']:,.0f} {fast['unit']} "
+         f"({fast['basis']}, {fast['source']}).")
+    if fallback:
+        s += f" {fallback.capitalize()}."
+    if len(rows) > 1:
+        nxt = rows[1]
+        s += (f" What would change it: the {catalog.match(nxt['gpu']).short} ({nxt['basis']}, "
+              f"{nxt['throughput'] / fast['throughput']:.0%} of it")
+        s += (f", band up to {nxt['high']:,.0f}) measuring above {fast['low']:,.0f}." if nxt["basis"] == "projected"
+              else f") overtaking it in a measurement at the same settings.")
     priced = [x for x in rows if x["items_per_s_per_1000usd"]]
-    value = max(priced, key=lambda x: x["items_per_s_per_1000usd"]) if priced else None
-    green = max((x for x in rows if x["items_per_joule"]), key=lambda x: x["items_per_joule"], default=None)
-    s = (f"For {workload} on {gpus} GPU(s){f' within ${budget:,.0f}' if budget else ''}, the "
-         f"{fast['gpu']} is fastest at {fast['throughput']:,.0f} {fast['unit']} ({fast['basis']}).")
-    if value and value is not fast:
-        s += (f" The {value['gpu']} gives the most throughput per dollar "
-              f"({value['items_per_s_per_1000usd']:,.1f} per $1,000, {value['basis']}), at "
-              f"{value['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
-    if green and green is not fast:
-        s += f" The {green['gpu']} does the most work per joule ({green['items_per_joule']:.2f}, TDP-based)."
+    if priced:
+        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
+        s += (f" Most throughput per dollar: the {catalog.match(v['gpu']).short}, {v['throughput']:,.0f} "
+              f"{v['unit']} for ${v['price_usd']:,.0f} ({v['price_source']}) = {v['items_per_s_per_1000usd']:,.1f} "
+              f"per $1,000 ({v['basis']}), at {v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
     if fast["basis"] == "projected":
-        s += " Projected figures assume the measured share of peak carries over; measure before buying."
+        s += " The top figure is a projection: measure before buying."
     return s
 
 
-COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("unit", "unit"),
-           ("scaling", "scaling"), ("price_usd", "price $"), ("items_per_s_per_1000usd", "per $1k"),
-           ("cloud_usd_for_hours", "cloud $"), ("items_per_joule", "items/J (TDP)"), ("memory_gb", "GB"),
-           ("note", "note")]
+COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("band", "band"),
+           ("unit", "unit"), ("precision", "precision"), ("engine", "engine"), ("scaling", "scaling"),
+           ("price_usd", "price $"), ("items_per_s_per_1000usd", "per $1k"), ("items_per_joule", "items/J (TDP)"),
+           ("memory_gb", "GB"), ("source", "source"), ("note", "note")]
 
 
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=result)
-    return _render(COLUMNS, result["rows"], fmt, title=f"GPUs for {result['workload']} x {result['gpus']}",
-                   notes=[result["explanation"]])
+    rows = [{**x, "band": "" if x["basis"] != "projected" else f"{x['low']:,.0f}-{x['high']:,.0f}"}
+            for x in result["rows"]]
+    notes = [result["explanation"]]
+    if result["other_classes"]:
+        notes.append("Not set beside these (other precision, engine or settings): " + "; ".join(result["other_classes"]))
+    return _render(COLUMNS, rows, fmt, title=f"GPUs for {result['workload']} x {result['gpus']}", notes=notes)

@@ -222,3 +222,21 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
         shape, how = (1.0, 0.0, 0.0), f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"
     k = predict(shape, g0, workload, request) / thr0      # a uniform scale keeps the split
     return tuple(x * k for x in shape), how
+
+
+VALIDATION_COLUMNS = [("workload", "workload"), ("precision", "precision"), ("gpu", "GPU"),
+                      ("published", "published items/s"), ("predicted", "predicted"), ("error", "error"),
+                      ("engine", "engine"), ("source", "source")]
+
+
+def render_validation(result: dict, fmt: str) -> str:
+    from gpuarena.analysis.tables import render as _render
+
+    if fmt == "json":
+        return _render([], [], "json", data={k: result[k] for k in ("n", "median_abs_pct_error", "spearman",
+                                                                        "spearman_per_group", "worst", "rows")})
+    rows = [{**r, "gpu": catalog.match(r["gpu"]).short, "error": f"{r['pct_error']:+.0f}%"} for r in result["rows"]]
+    notes = [f"n = {result['n']}, median absolute error {result['median_abs_pct_error']:.1f}%, Spearman "
+             f"{result['spearman']:.2f} (mean over groups: "
+             + ", ".join(f"{k} {v:.2f}" for k, v in result["spearman_per_group"].items()) + ")"]
+    return _render(VALIDATION_COLUMNS, rows, fmt, title="Projection model, leave one GPU out", notes=notes)

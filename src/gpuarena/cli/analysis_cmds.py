@@ -138,18 +138,29 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
 
 
 @app.command()
-def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = typer.Option(1, "--gpus"),
+def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w"), gpus: int = typer.Option(1, "--gpus"),
            budget: Optional[float] = typer.Option(None, "--budget", help="$ for purchase (or cloud with --hours)"),
            hours: Optional[float] = typer.Option(None, "--hours", help="hours of cloud use to price"),
            min_memory: Optional[float] = typer.Option(None, "--min-memory", help="GB per GPU at least"),
+           precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class"),
+           validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
+                                         "against the published cross-GPU figures"),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Rank the catalog's GPUs for a workload by time, cost and energy (measured, published or projected)."""
+    """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
+    if validate:
+        from gpuarena.analysis import projection as J
+
+        _out(J.render_validation(J.validate(), fmt))
+        return
+    if not workload:
+        raise UserError("advise needs --workload (or --validate)")
     over = load_prices(prices)
-    _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over), fmt))
+    _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over,
+                           precision), fmt))
 
 
 @app.command()

@@ -1,0 +1,84 @@
+"""Advice and projections with the project's own H200 bundles and the published rows in one database."""
+
+import glob
+import os
+
+import pytest
+
+from gpuarena.analysis import advise, projection
+from gpuarena.data import catalog
+from gpuarena.store import bundle
+from gpuarena.store.db import Store
+
+DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "data")
+TOP = ("H100 80GB SXM5", "H800", "H200", "B200")
+LOWER = ("A100 80GB SXM4", "A100 40GB SXM4", "L40S", "RTX 4090")
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory):
+    from gpuarena.data.published import load_into
+
+    s = Store(str(tmp_path_factory.mktemp("all") / "all.db"))
+    for f in sorted(glob.glob(os.path.join(DOCS, "*.json"))):
+        bundle.import_bundle(s, f)
+    load_into(s)
+    yield s
+    s.close()
+
+
+def _rank(rows, name):
+    g = catalog.match(name).name
+    return next((r["rank"] for r in rows if r["gpu"] == g), None)
+
+
+@pytest.mark.parametrize("workload", ["resnet50-train", "bert-large-train", "bert-large-infer"])
+def test_hopper_and_blackwell_rank_above_ampere_and_ada(everything, workload):
+    out = advise.advise(everything, workload)
+    rows = out["rows"]
+    top = [_rank(rows, n) for n in TOP]
+    lower = [r for r in (_rank(rows, n) for n in LOWER) if r is not None]
+    assert None not in top and max(top) < min(lower), out["explanation"]
+    h20 = _rank(rows, "H20")
+    assert h20 is None or h20 > max(top)          # a sixth of an H100's compute: not with them
+    assert all(r["source"] and r["engine"] and r["precision"] for r in rows)
+
+
+def test_no_row_rests_on_a_diverged_or_implausible_figure(everything):
+    out = advise.advise(everything, "resnet50-train")
+    h200 = next(r for r in out["rows"] if r["gpu"] == catalog.match("H200").name)
+    assert h200["basis"] == "measured" and h200["throughput"] < 7836      # the NaN run made 7,836
+    assert "MXNet" not in out["class"]
+
+
+def test_projection_never_outranks_a_contradicting_measurement(everything):
+    rows = advise.advise(everything, "bert-large-infer")["rows"]
+    measured = [r for r in rows if r["basis"] == "measured"]
+    for r in rows:
+        if r["basis"] != "projected":
+            continue
+        for m in measured:
+            if r["rank"] < m["rank"]:
+                assert r["low"] <= m["throughput"] or not advise._dominates(
+                    catalog.match(m["gpu"]), catalog.match(r["gpu"]), "bert-large-infer", "bf16")
+
+
+def test_cheapest_per_throughput_is_explained_by_price(everything):
+    out = advise.advise(everything, "bert-large-infer")
+    assert "Most throughput per dollar" in out["explanation"] and "$" in out["explanation"]
+    assert "What would change it" in out["explanation"]
+
+
+def test_validation_meets_its_goal():
+    v = projection.validate()
+    assert v["n"] >= 30
+    assert v["median_abs_pct_error"] <= 25 and v["spearman"] >= 0.8
+    assert len(v["worst"]) == 3
+
+
+def test_fit_recovers_a_known_roofline():
+    gs = [catalog.match(n) for n in ("A100 80GB SXM4", "H100 SXM", "RTX 4090", "V100 32GB", "H200")]
+    truth = (2.0, 0.5, 1e-4)
+    pts = [(g, projection.predict(truth, g, "resnet50-train", "fp16")) for g in gs]
+    got = projection.fit(pts, "resnet50-train", "fp16")
+    assert got == pytest.approx(truth, rel=1e-6)

@@ -52,12 +52,19 @@ def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
     return 2 * (n - 1) / n * nbytes / (busbw_gbs * 1e9)
 
 
-def catalog_busbw(g: catalog.GPU) -> tuple[float, str]:
-    if g.nvlink_gbs:
-        return NVLINK_EFF * g.nvlink_gbs / 2, f"catalog NVLink {g.nvlink_gbs:g} GB/s / 2 x {NVLINK_EFF}"
+def is_pcie_card(g: catalog.GPU) -> bool:
+    """A PCIe card's NVLink is a bridge that pairs two cards; beyond two they talk over PCIe."""
+    return "pcie" in g.name.lower() or (not g.nvlink_gbs)
+
+
+def catalog_busbw(g: catalog.GPU, n: int = 2) -> tuple[float, str]:
+    if g.nvlink_gbs and (not is_pcie_card(g) or n <= 2):
+        bridge = " (bridged pair)" if is_pcie_card(g) else ""
+        return NVLINK_EFF * g.nvlink_gbs / 2, f"catalog NVLink{bridge} {g.nvlink_gbs:g} GB/s / 2 x {NVLINK_EFF}"
     gen = int(g.pcie_gen or 4)
     bw = PCIE_PER_DIRECTION_GBS.get(gen, 32.0)
-    return NVLINK_EFF * bw, f"catalog PCIe gen{gen} x16 {bw:g} GB/s per direction x {NVLINK_EFF}"
+    why = " (NVLink bridges pair only two cards)" if g.nvlink_gbs else ""
+    return NVLINK_EFF * bw, f"catalog PCIe gen{gen} x16 {bw:g} GB/s per direction x {NVLINK_EFF}{why}"
 
 
 def _extra_num(extra: dict, *names) -> float | None:
@@ -170,6 +177,25 @@ def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None
     return best[1] if best else None
 
 
+def grad_model_workload(workload: str, ddp_model: str | None) -> str:
+    return f"{ddp_model}-train" if ddp_model else workload
+
+
+def _default_batch(workload: str) -> int:
+    from gpuarena.workloads import registry
+
+    return int(registry.get(workload).resolve_params({})["batch_size"])
+
+
+def compressed(variant: str | None, ddp_model: str | None) -> bool:
+    """Whether a (composed) DDP variant all-reduces 2-byte gradients, read through the variant parser."""
+    if not variant or not ddp_model:
+        return False
+    from gpuarena.workloads import registry
+
+    return bool(registry.get("ddp-train").parse_variant(variant) & set(COMPRESSED_VARIANTS))
+
+
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
             overlap: float | None = None, batch_size: int | None = None,
             throughput: float | None = None, model: str | None = None, variant: str | None = None,
@@ -197,10 +223,16 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     if overlap is not None and not 0 <= overlap <= 1:
         raise UserError(f"--overlap {overlap}: must be between 0 and 1")
     accum = 1   # ddp-train no-sync: accum_steps micro-batches per all-reduce
+    model_variant = None
+    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
+        raise UserError(f"--batch-size {batch_size}: must be a whole number >= 1")
+    batch_from = "given"
     if throughput is not None:
-        thr, bs, src = throughput, batch_size or 256, "given"
-        if thr <= 0:
-            raise UserError("--throughput must be positive")
+        if not (math.isfinite(throughput) and throughput > 0):
+            raise UserError(f"--throughput {throughput}: must be a finite positive number")
+        if batch_size is None:
+            batch_size, batch_from = _default_batch(grad_model_workload(workload, ddp_model)), "the workload's default"
+        thr, bs, src = throughput, batch_size, "given"
     else:
         r = single_gpu_throughput(store, workload, g.name, batch_size, ddp_model,
                                   (variant or "seed") if ddp_model else variant)
@@ -209,13 +241,15 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
                             + (f" at batch size {batch_size}" if batch_size else "")
                             + "; pass --throughput (items/s on one GPU) or import published results")
         thr, bs = r["throughput_median"], _batch_size(r) or batch_size or 1
+        batch_from = "the stored result"
         accum = int((r.get("extra") or {}).get("accum_steps") or 1)
+        model_variant = (r.get("params") or {}).get("model_variant")
         src = f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")
     compute = bs * accum / thr
     if not 0 < bucket_mb <= 1e6:
         raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
-    grad_workload = f"{ddp_model}-train" if ddp_model else workload
-    shrink = 0.5 if variant in COMPRESSED_VARIANTS else 1.0    # a 2-byte hook sends half the bytes
+    grad_workload = grad_model_workload(workload, ddp_model)
+    shrink = 0.5 if compressed(variant, ddp_model) else 1.0    # a 2-byte hook sends half the bytes
     grad_bytes = PARAM_COUNTS[grad_workload] * GRAD_BYTES_PER_PARAM * shrink
     # DDP all-reduces buckets of bucket_mb of FP32 gradients, one after another: the whole transfer
     # moves at the bus bandwidth of that message size, not of 1 GB.
@@ -225,7 +259,7 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         if busbw is not None:
             bws[n] = (busbw, "given")
         else:
-            bws[n] = measured_busbw(store, g.name, n, message) or catalog_busbw(g)
+            bws[n] = measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)
     comm = {n: ring_allreduce_s(grad_bytes, n, bws[n][0]) for n in ns}
     if overlap is not None:
         ov, ov_from = overlap, "given"
@@ -233,33 +267,46 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         model_name = ddp_model or grad_workload.removesuffix("-train")
         ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm)
                        or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
+    # Two baselines: DDP's own step at 1 GPU (what ddp-train measures) and the plain single-GPU step of
+    # the model (the articles' "linear coefficient").  Without DDP in the loop they are the same step.
+    plain = None
+    if ddp_model and store is not None:
+        pr = single_gpu_throughput(store, grad_workload, g.name, bs, None, model_variant)
+        plain = pr["throughput_median"] if pr else None
+    elif not ddp_model:
+        plain = thr
     rows = []
     for n in ns:
         exposed = (1 - ov) * comm[n]
         step = compute + exposed
+        total = n * bs * accum / step
         rows.append({"n": n, "busbw_gbs": bws[n][0], "comm_s": comm[n], "exposed_s": exposed, "step_s": step,
-                     "efficiency": compute / step, "throughput": n * bs * accum / step})
+                     "efficiency": compute / step, "throughput": total,
+                     "efficiency_vs_plain": total / (n * plain) if plain else None})
     froms = sorted({f for _, f in bws.values()})
     return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
-            "batch_size": bs, "accum_steps": accum, "grad_bytes": grad_bytes, "message_bytes": message,
+            "batch_size": bs, "batch_from": batch_from, "accum_steps": accum,
+            "efficiency_baseline": "DDP at 1 GPU" if ddp_model else "the plain single-GPU step",
+            "plain_throughput": plain, "grad_bytes": grad_bytes, "message_bytes": message,
             "compute_s": compute,
             "compute_from": src, "busbw_gbs": bws[ns[-1]][0], "busbw_from": "; ".join(froms),
             "overlap": ov, "overlap_from": ov_from, "rows": rows}
 
 
 COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),
-           ("exposed_ms", "exposed ms"), ("step_ms", "step ms"), ("efficiency", "scaling eff."),
-           ("throughput", "items/s")]
+           ("exposed_ms", "exposed ms"), ("step_ms", "step ms"), ("efficiency", "eff. vs own 1-GPU step"),
+           ("vs_plain", "eff. vs plain 1-GPU step"), ("throughput", "items/s")]
 
 
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=result)
     rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3,
-             "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}"}
+             "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}",
+             "vs_plain": f"{r['efficiency_vs_plain']:.3f}" if r.get("efficiency_vs_plain") else "not measured"}
             for r in result["rows"]]
     notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {_mib(result['message_bytes'])} "
-             f"messages; batch {result['batch_size']} per GPU"
+             f"messages; batch {result['batch_size']} per GPU ({result['batch_from']})"
              + (f", {result['accum_steps']} micro-batches per all-reduce" if result.get("accum_steps", 1) > 1 else ""),
              f"compute from {result['compute_from']}",
              f"busbw from {result['busbw_from']}",

@@ -113,7 +113,7 @@ def test_advise_ranks_the_class_of_the_fastest_finite_measurement(tmp_path):
     s.add_result(result(h200, 256, [0.25, 0.25, 0.25], precision="default"))
     s.add_result(result(h200, 256, [0.05, 0.05, 0.05], precision="bf16", variant="amp-bf16"))
     out = advise.advise(s, "resnet50-train")
-    assert out["class"].startswith("FP16") and any(c.startswith("TF32") for c in out["other_classes"])
+    assert out["class"].startswith("BF16") and any(c.startswith("TF32") for c in out["other_classes"])
     a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 80GB SXM4")
     assert a100["basis"] == "projected" and a100["low"] < a100["throughput"] < a100["high"]
     assert a100["throughput"] < 256 / 0.05

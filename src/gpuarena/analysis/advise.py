@@ -78,8 +78,9 @@ def candidates(store, workload: str) -> list[dict]:
     return out
 
 
-def _class_text(cls: tuple) -> str:
+def _class_text(cls: tuple, request: str | None = None) -> str:
     prec, engine, settings = cls
+    prec = request or prec
     return f"{P.NAMES.get(prec, prec)}, {engine}" + "".join(f", {k}={v}" for k, v in settings)
 
 
@@ -161,7 +162,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
                 continue
             lo, hi, basis, src = thr * (1 - band), thr * (1 + band), "projected", how
         rows.append({"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
-                     "rank_value": thr, "unit": unit, "precision": P.NAMES.get(cls[0], cls[0]), "engine": cls[1],
+                     "rank_value": thr, "unit": unit, "precision": P.NAMES.get(request, request), "engine": cls[1],
                      "source": src, "note": ""})
     _guard(rows, workload, request)
     _scale_and_price(rows, workload, gpus, budget, hours, excluded)
@@ -173,9 +174,10 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
         x["rank"] = i
         x.pop("g", None)
     others = sorted({_class_text(c["class"]) for c in cands if c["class"] != cls})
-    return {"workload": workload, "gpus": gpus, "class": _class_text(cls), "fallback": fallback,
+    label = _class_text(cls, request)
+    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback,
             "calibration": how, "band": band, "rows": rows, "excluded": excluded, "other_classes": others,
-            "explanation": explain(rows, workload, gpus, budget, _class_text(cls), fallback)}
+            "explanation": explain(rows, workload, gpus, budget, label, fallback)}
 
 
 def _guard(rows: list[dict], workload: str, request: str) -> None:

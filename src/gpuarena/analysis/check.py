@@ -52,8 +52,9 @@ def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
     if not above:
         return "above the card's peak at every precision it has"
     p = above[0]
+    same = [q for q in above if g.peaks[q] == g.peaks[p]]     # BF16 and FP16 share their tensor-core rate
     unit = "tensor cores" if p != "fp32" else "CUDA cores"
-    return f"would need {NAMES[p]} {unit} ({g.peaks[p]:g} TFLOP/s)"
+    return f"would need {' or '.join(NAMES[q] for q in same)} {unit} ({g.peaks[p]:g} TFLOP/s)"
 
 
 def check_claim(claim: dict, store=None) -> dict:

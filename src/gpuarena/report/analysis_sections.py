@@ -240,21 +240,23 @@ def claims(store, csv_path: str | None = None) -> Section | None:
         checked = check.check_claims(check.read_claims(path), store)
     except UserError as exc:
         return Section("claims", "The articles' claims", [f"Claims not checked: {exc}."])
-    s = Section("claims", "The articles' claims, checked against peak FLOP/s")
+    s = Section("claims", "The articles' claims, judged as stated")
     counts = {v: sum(c["verdict"] == v for c in checked) for v in ("impossible", "implausible", "plausible")}
     s.paragraphs.append(
         f"{len(checked)} claims from the articles: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-        + ". Implied FLOP/s = claimed throughput x the workload's FLOPs per item; implausible = above the "
-        f"claimed precision's peak or above {check.SUSTAINED_CEILING:.0%} of it; impossible = above the peak at "
-        "every precision. Where this database holds measurements of the workload, each reason ends with the "
-        "best share of peak measured here.")
+        + ". Implied FLOP/s = claimed per-GPU throughput x the workload's FLOPs per item at the claim's "
+        "conditions, against the peak of the precision the arithmetic executed as on that GPU; impossible = "
+        "above that peak; implausible = above the best share of peak credibly reached on that workload at that "
+        "precision (each reason names its source, finite measurements in this database included).")
     s.tables.append(Table("claims-table", [
-        ("GPU", TEXT), ("workload", TEXT), ("precision", TEXT), ("batch", NUMERIC), ("claimed items/s", NUMERIC),
+        ("GPU", TEXT), ("workload", TEXT), ("executed as", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
         ("reason", PROSE)],
-        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], c["precision"], str(c["batch_size"]),
-          fmt_num(c["throughput"]), fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
-          f"{c['share_of_peak']:.0%}", c["verdict"], c["reason"]] for c in checked],
+        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], c["executed_as"], str(c["batch_size"]),
+          fmt_num(c["throughput"]) if c.get("scaling") is None else f"scaling {c['scaling']:g} at {c['gpus']} GPUs",
+          fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
+          f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"], c["reason"]]
+         for c in checked],
         "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates."))
     return s
 
@@ -274,9 +276,10 @@ def advice(store, rows: list[dict]) -> Section | None:
         return None
     s = Section("advice", "Recommendation")
     s.paragraphs.append(
-        "From gpuarena advise: the catalog ranked by single-GPU throughput, each figure measured (here), "
-        "published (someone else's, at their settings) or projected (the catalog peak x the share of peak "
-        f"measured here). The top {ADVICE_ROWS} per workload; `gpuarena advise WORKLOAD` gives the whole list "
+        "From gpuarena advise: the catalog ranked by single-GPU throughput within one precision and engine class, "
+        "each figure measured (here), published (someone else's, same class) or projected (roofline of compute "
+        "at the executed precision, memory bandwidth and a fixed cost, calibrated on the class's results; band "
+        f"from its leave-one-GPU-out validation, docs/projections.md). The top {ADVICE_ROWS} per workload; `gpuarena advise WORKLOAD` gives the whole list "
         "and takes a budget, hours and a memory floor.")
     for w in jobs:
         sub = Section(f"advice-{slug(w)}", w)
@@ -289,9 +292,11 @@ def advice(store, rows: list[dict]) -> Section | None:
         sub.paragraphs.append(result["explanation"])
         sub.tables.append(Table(f"advice-{slug(w)}-table", [
             ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), ("throughput", NUMERIC), ("unit", TEXT),
+            ("precision, engine", TEXT), ("source", PROSE),
             ("price", NUMERIC), ("per s per $1k", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC),
             ("note", PROSE)],
             [[str(x["rank"]), short(x["gpu"]), x["basis"], fmt_num(x["throughput"]), x.get("unit") or "",
+              f"{x['precision']}, {x['engine']}", x["source"],
               _money(x["price_usd"]), fmt_num(x["items_per_s_per_1000usd"]), fmt_num(x["items_per_joule"]),
               whole(x["memory_gb"]), x.get("note") or ""] for x in result["rows"][:ADVICE_ROWS]],
             f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}"))

@@ -96,7 +96,8 @@ def is_finite_result(r: dict) -> bool:
     """A result a decision may rest on: ok, finite output, a throughput."""
     text = " ".join(r.get("warnings") or []).lower()
     return (r.get("status") == "ok" and bool(r.get("throughput_median"))
-            and math.isfinite(r["throughput_median"]) and "nan" not in text)
+            and math.isfinite(r["throughput_median"]) and "nan" not in text
+            and not (r.get("extra") or {}).get("nan"))
 
 
 def measured_ceilings(store, workload: str) -> list[dict]:

@@ -45,6 +45,13 @@ def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting:
         raise UserError(f"--hosting-per-gpu-year {hosting}: must be in [0, 1000000]")
 
 
+def _engine(r: dict) -> str:
+    """The engine class a result ran on: a published row says so; a measured one is PyTorch, compiled or not."""
+    if r.get("source") == "published":
+        return (r.get("extra") or {}).get("engine") or "as published"
+    return "PyTorch compiled" if "compile" in str(r.get("variant") or "").split("+") else "PyTorch eager"
+
+
 def cost_table(store, workload: str | None = None, years: float = 3, gpus: int = 1,
                kwh_price: float = DEFAULT_KWH_PRICE, pue: float = DEFAULT_PUE,
                hosting_per_gpu_year: float = DEFAULT_HOSTING, prices: dict | None = None,
@@ -82,6 +89,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
         row = {
             "gpu": g.name, "workload": r["workload"], "variant": r["variant"],
             "params": R.fmt_params(r.get("params")), "source": r.get("source"), "throughput": thr,
+            "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
+            "engine": _engine(r),
             "unit": r.get("unit"), "purchase_usd": g.purchase.usd,
             "purchase_source": f"{g.purchase.source} [{g.purchase.date}]",
             "per_1000usd": thr / g.purchase.usd * 1000 if g.purchase.usd else None,
@@ -113,7 +122,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
 
 
 COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("variant", "variant"), ("params", "params"),
-           ("source", "source"), ("throughput", "items/s/GPU"), ("purchase_usd", "price $"),
+           ("source", "source"), ("engine", "engine"), ("throughput", "items/s/GPU"), ("purchase_usd", "price $"),
            ("per_1000usd", "items/s per $1k"), ("rel_perf_per_price", "perf/price vs base"),
            ("usd_per_million_items", "cloud $/M items"), ("items_per_joule", "items/J"),
            ("energy_basis", "energy from"), ("rel_items_per_joule", "items/J vs base"),

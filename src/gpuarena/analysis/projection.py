@@ -31,6 +31,7 @@ import re
 
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
+from gpuarena.data.published import engine_class
 from gpuarena.errors import UserError
 
 DEFAULT_BAND = 0.30       # when no family has been validated: the worst group error seen in validate(), rounded up
@@ -38,15 +39,6 @@ DEFAULT_BAND = 0.30       # when no family has been validated: the worst group e
 FAMILIES = {"resnet50-train": "ResNet-50 training (DLE PyTorch)",
             "bert-large-train": "BERT-Large SQuAD fine-tuning (DLE PyTorch",
             "bert-large-infer": "BERT-Large SQuAD fine-tuning (DLE PyTorch"}   # same encoder arithmetic
-
-
-def engine_class(software: str) -> str:
-    s = (software or "").lower()
-    for key, name in (("tensorrt", "TensorRT"), ("mxnet", "MXNet"), ("tensorflow", "TensorFlow"),
-                      ("paddle", "PaddlePaddle"), ("compile", "PyTorch compiled")):
-        if key in s:
-            return name
-    return "PyTorch eager" if ("pytorch" in s or "diffusers" in s or "torch" in s) else "other"
 
 
 def request_class(request: str) -> str:

@@ -7,14 +7,21 @@ transaction.  They are never mixed with measured rows: their source is
 compare shows them without a confidence interval.
 
 Only rows that describe the same work as a gpuarena workload are loaded
-(single-GPU throughput or latency of the same model and mode); MLPerf
-time-to-train, TensorRT and SQuAD-length rows describe different work and are
-left out of comparisons (`published_rows(all_rows=True)` lists them too).
+(single-GPU throughput or latency of the same model and mode); MLPerf rows
+(time to train, offline scenarios) are left out (`published_rows(all_rows=True)`
+lists them too).  Every loaded row keeps its origin in `extra`: the engine
+class (PyTorch eager or compiled, TensorRT, MXNet, TensorFlow, PaddlePaddle),
+the software as published, the date where the source gives one, and its
+settings in `params` (batch, sequence length, image size, steps), so that
+comparisons and rankings only set like beside like.  Rows never replace each
+other: each source's row is its own case.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -23,15 +30,37 @@ from gpuarena.data import catalog
 PUBLISHED_CSV = Path(__file__).parent / "published_results.csv"
 
 
+def engine_class(software: str) -> str:
+    """The engine a published figure ran on, as a class: figures of different classes are not compared."""
+    s = (software or "").lower()
+    for key, name in (("tensorrt", "TensorRT"), ("mxnet", "MXNet"), ("tensorflow", "TensorFlow"),
+                      ("paddle", "PaddlePaddle"), ("compile", "PyTorch compiled")):
+        if key in s:
+            return name
+    return "PyTorch eager" if ("pytorch" in s or "diffusers" in s or "torch" in s) else "other"
+
+
+def _date(row: dict) -> str:
+    """YYYY-MM from the source or software text (an NGC release 21.03 is 2021-03); 'undated' if none."""
+    text = f"{row['source']} {row['software']}"
+    m = re.search(r"\b(20\d\d)-(\d\d)\b", text)
+    if m:
+        return f"{m.group(1)}-{m.group(2)}"
+    m = re.search(r"\b(?:NGC|pytorch:)\s*(\d\d)\.(\d\d)\b", row["software"], re.I)
+    return f"20{m.group(1)}-{m.group(2)}" if m else "undated"
+
+
 def _workload(row: dict) -> str | None:
     """gpuarena workload for a published row, or None when it is different work."""
     w, metric = row["workload"].lower(), row["metric"].lower()
-    if row["num_gpus"].strip() != "1" or "mlperf" in w or "tensorrt" in w or "xla" in row["precision"].lower():
+    if row["num_gpus"].strip() != "1" or "mlperf" in w:
         return None
     if "resnet-50" in w and "training" in w and metric == "throughput":
         return "resnet50-train"
     if "bert-large inference (article 000" in w and metric == "throughput":
-        return "bert-large-infer"     # seq 512 BertModel; the SQuAD rows run seq 384
+        return "bert-large-infer"     # seq 512 BertModel
+    if ("bert-large squad v1.1 inference" in w or "bert-large inference (tensorrt" in w) and metric == "throughput":
+        return "bert-large-infer"     # BertForQuestionAnswering: the QA head is 2 x H per token, the encoder the same
     if "bert-large pre-training" in w and "pytorch" in row["software"].lower() and metric == "throughput":
         return "bert-large-train"
     if "stable diffusion v1.5" in w and metric == "latency" and row["unit"] == "seconds/image":
@@ -67,19 +96,26 @@ def to_result(row: dict, workload: str) -> dict | None:
     if bs is None or value <= 0:
         return None
     params: dict = {"batch_size": bs}
+    res = row["seq_len_or_resolution"]
     if workload == "resnet50-train":
-        params["image_size"] = _int(row["seq_len_or_resolution"]) or 224
+        params["image_size"] = _int(res) or 224
     elif workload.startswith("bert"):
-        params["seq_len"] = _int(row["seq_len_or_resolution"])
+        params["seq_len"] = _int(res)
+    elif workload == "sd15-generate":
+        params["image_size"] = _int(res) or 512
+        steps = re.search(r"(\d+)\s*steps", res)
+        if steps:
+            params["inference_steps"] = int(steps.group(1))
     gpu = catalog.find(row["gpu"])
     unit = unit.replace(" (total)", "")
     return {
-        "run_id": None, "case_key": f"published:{workload}:{row['gpu']}:{row['precision']}:{bs}:{row['source'][:80]}",
+        "run_id": None, "case_key": "published:" + hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:20],
         "source": "published", "workload": workload, "workload_version": None, "code_hash": None,
         "variant": _variant(row), "params": params, "size": "full", "gpus": 1, "device": "cuda",
         "device_name": gpu.name if gpu else row["gpu"], "status": "ok", "unit": unit,
         "precision": row["precision"], "throughput_median": value, "throughput": None, "samples": None,
         "warnings": [], "extra": {"gpu_text": row["gpu"], "software": row["software"], "note": row["note"],
+                                  "engine": engine_class(row["software"]), "date": _date(row),
                                   "published_workload": row["workload"], "metric": row["metric"],
                                   "value": row["value"], "published_unit": row["unit"]},
         "origin": row["source"],

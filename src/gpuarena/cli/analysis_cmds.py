@@ -67,7 +67,9 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
           gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim"),
           scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus"),
           vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim"),
-          ratio: Optional[float] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs"),
+          ratio: Optional[str] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs; with --gpus, "
+                                              "the claimed time ratio or range (1.4-1.6 = 40-60% longer)"),
+          what: str = typer.Option("allreduce", "--what", help="with --vs and --gpus: allreduce or step time"),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
                                                  "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
@@ -85,7 +87,14 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
 
         if vs is None or ratio is None or gpu is None or workload is None:
             raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
-        _out(RT.render([RT.check_ratio(workload, gpu, vs, ratio, precision or "default", store)], fmt))
+        lo, hi = RT.parse_range(ratio)
+        if gpus and gpus > 1:
+            if what not in ("allreduce", "step"):
+                raise UserError(f"--what {what!r}: allreduce or step")
+            row = RT.check_multi_gpu_ratio(workload, gpu, vs, gpus, lo, hi, what, throughput, batch_size, store)
+        else:
+            row = RT.check_ratio(workload, gpu, vs, lo, precision or "default", store, hi)
+        _out(RT.render([row], fmt))
         return
     one = {"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
            "throughput": throughput, "latency": latency, "seq_len": seq_len, "image_size": image_size,

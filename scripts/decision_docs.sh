@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Regenerates docs/claims.md and docs/projections.md from the commands they quote (nothing typed by hand
+# but the prose).  Run from the repository root: scripts/decision_docs.sh
+set -euo pipefail
+GA=${GA:-"python -m gpuarena"}
+DB=$(mktemp -d)/decisions.db
+for f in docs/data/h200-*.json; do $GA import "$f" --db "$DB" >/dev/null; done
+$GA import --published --db "$DB" >/dev/null
+
+run() { echo; echo "\`gpuarena $*\`"; echo; $GA "$@" --db "$DB" --format md; }
+
+{
+cat <<'MD'
+# The articles' claims, judged as stated
+
+Every figure of both articles (DIGEST.md) put through `gpuarena check`, with the project's H200 bundles
+(docs/data/*.json) and the published rows (`gpuarena import --published`) in one database. Regenerate with
+`scripts/decision_docs.sh`.
+
+How a claim is judged (src/gpuarena/analysis/check.py, precision.py, ceilings.py, ratio.py):
+
+- **Precision as executed.** The articles' code runs PyTorch's defaults: FP32 tensors, convolutions in TF32
+  on Ampere and newer (cuDNN's default), matmuls in IEEE FP32 (PyTorch's default since 1.12). So ResNet-50
+  "FP32" on an A100 is judged against the TF32 peak, BERT "FP32" against the FP32 peak; a V100 has no TF32.
+- **impossible**: above the executed precision's peak (the reason names the precision it would need);
+  **implausible**: above the best share of peak credibly reached on that workload at that precision
+  (data/ceilings.csv with sources, and finite measurements in the database); **plausible** otherwise.
+- **Conditions**: batch, sequence length, image size, steps (the SD article gives no step count: diffusers'
+  default 50 is assumed and said), latency in seconds per image, GPU count.
+- **Ratios**: identical single-GPU silicon (A800 = A100 with NVLink cut) must give 1.00 within the run-to-run
+  spread; otherwise the ratio lies between the memory-bandwidth ratio and the peak ratio. Multi-GPU time
+  ratios come from the interconnect model (docs/whatif.md), no overlap.
+
+## Single-GPU figures and scaling coefficients
+MD
+run check --csv src/gpuarena/data/article_claims.csv
+cat <<'MD'
+
+## Ratio claims
+
+Article 000, 3.1: A800 = 87.8% of A100 (ResNet-50 training, batch 256, the article's FP32 code).
+MD
+run check -w resnet50-train --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --ratio 0.878 --batch-size 256 --precision default
+cat <<'MD'
+
+Article 000, 3.2: A800 at 85-90% of A100 for BERT-Large inference (FP32), and "with FP16 autocast the gap
+shrinks below 5%" (a ratio of 0.95 to 1):
+MD
+run check -w bert-large-infer --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --ratio 0.875 --precision default
+run check -w bert-large-infer --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --ratio 0.95-1.0 --precision fp16
+cat <<'MD'
+
+Article 000, 3.3: A800 SD latency +14% (2.4 s against 2.1 s: a throughput ratio of 2.1 / 2.4 = 0.875).
+MD
+run check -w sd15-generate --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --ratio 0.875 --precision fp16
+cat <<'MD'
+
+Article 001, 2.1: H100 TF32 BERT-Large training throughput 2.63x the A100's (the A100 variant is not named:
+the 40 GB SXM4 of article 000 is assumed).
+MD
+run check -w bert-large-train --gpu "H100 80GB SXM5" --vs "A100 40GB SXM4" --ratio 2.63 --precision tf32
+cat <<'MD'
+
+Article 001: in 8-GPU servers the A800's AllReduce takes 40-60% longer (a time ratio of 1.4-1.6). ResNet-50's
+gradients, the article's own batch-256 A100 figure as compute:
+MD
+run check -w resnet50-train --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --gpus 8 --what allreduce --ratio 1.4-1.6 --throughput 2410 --batch-size 256
+cat <<'MD'
+
+Article 000, 4: BERT-Large 4-GPU DDP, the A800's gradient sync ~30% longer and whole training 15-20% longer.
+Neither article gives a single-GPU BERT-Large training figure; NVIDIA's DLE A100 80GB figure (110 seq/s, seq
+512, batch 16, TF32; published_results.csv) stands in for both cards.
+MD
+run check -w bert-large-train --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --gpus 4 --what allreduce --ratio 1.3 --throughput 110 --batch-size 16
+run check -w bert-large-train --gpu "A800 40GB SXM4" --vs "A100 40GB SXM4" --gpus 4 --what step --ratio 1.15-1.20 --throughput 110 --batch-size 16
+cat <<'MD'
+
+## Where the two articles contradict each other
+
+- Article 001 finds the A800 and the A100 identical on one card (their silicon is: same SMs, clocks, peaks and
+  1555 GB/s); article 000 measures the A800 at 86.5-93.2% of the A100 on ResNet-50 and 85-90% on BERT-Large.
+  The ratio checks above side with article 001: a single-card gap of 12% between identical chips is outside
+  any run-to-run spread gpuarena has measured. Article 000's own SD memory (9.8 GB on both) and its statement
+  that the cards differ only in NVLink say the same.
+- Article 000's 4-GPU coefficients (A100 0.92, A800 0.81) and its "sync +30%" cannot both come from NVLink:
+  NVLink cut by a third makes an all-reduce 1.5x as long (+50%, which article 001's +40-60% agrees with), and
+  for ResNet-50 that is under 1% of a step on either card; a 0.81 coefficient needs another cause (PCIe
+  topology, a slower host, data loading).
+- Article 000's 15-20% longer BERT training from a 30% longer sync needs the sync to be 50-67% of the step;
+  the model gives a few percent with an A100-class compute time.
+
+Claims not checkable here: article 001's 175B-parameter claims (H100 saves 40% of A100's time, 8x A800 23%
+longer, 1.8x larger batch on an H100) give neither a throughput nor a configuration.
+MD
+} > docs/claims.md
+
+{
+cat <<'MD'
+# Projecting a GPU that was not measured
+
+`gpuarena advise` ranks GPUs it has not measured by a projection (src/gpuarena/analysis/projection.py).
+Regenerate this page with `scripts/decision_docs.sh`.
+
+## The model
+
+Time per item on GPU g, per workload and precision class:
+
+    t(g) = a / P(g) + b / BW(g) + c
+
+- P(g): the catalog's dense peak at the precision the workload **executes** as on g's generation
+  (analysis/precision.py): TF32 for ResNet-50's FP32 convolutions on Ampere and newer, FP32 on a V100, the
+  tensor-core FP16/BF16 peak for mixed precision.
+- BW(g): the catalog's memory bandwidth.
+- a = FLOPs per item / compute efficiency; b = bytes moved per item / memory efficiency; c = a per-item
+  time that scales with neither (host, data loading, launches).
+- a, b and c (all >= 0) are calibrated by least squares on relative error over the GPUs measured in one
+  class (same workload, precision class, engine, settings). With a single measured GPU (the usual case: the
+  one you own), the split between the three terms comes from the published cross-GPU family of that
+  workload and precision class, and only the scale from your measurement.
+- Never from a diverged (NaN) result or a published figure that `check` does not find plausible.
+- The band is the 80th percentile of the family's leave-one-GPU-out error.
+
+What b means: the fitted b is the effective bytes per item over memory efficiency. For ResNet-50 training
+(FP16 family) it comes out at the figure printed below; the activations of torchvision's resnet50 at 224x224
+(the output of every conv, batch-norm and ReLU) are read and written several times per training step
+(forward write, read by the next layer, read again in backward, gradient written), which puts the derived
+traffic in the same range of hundreds of MB per image.
+
+## Validation: leave one GPU out
+
+Each GPU of a published family (one publisher, one engine class, many GPUs: Lambda's NGC PyTorch DLE
+ResNet-50 training and BERT-Large SQuAD fine-tuning, TF32 and FP16) is predicted from the others and compared
+with what was published. Goal: median absolute error <= 25%, Spearman rank correlation >= 0.8.
+MD
+echo; echo '`gpuarena advise --validate --format json` (summary)'; echo; echo '```'
+$GA advise --validate --format json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('n','median_abs_pct_error','spearman','spearman_per_group')}, indent=1)); print('worst:', [(w['gpu'], w['workload'], w['precision'], round(w['pct_error'], 1)) for w in d['worst']])"
+echo '```'
+echo; echo '`gpuarena advise --validate --format md`'; echo
+$GA advise --validate --format md
+cat <<'MD'
+
+## What advise makes of the H200 bundles and the published rows
+
+The same database as docs/claims.md: the H200 measurements are the reference; every other GPU is projected
+in the class of the fastest finite H200 measurement, with its band.
+MD
+for w in resnet50-train bert-large-train bert-large-infer; do run advise -w "$w"; done
+} > docs/projections.md
+echo "wrote docs/claims.md and docs/projections.md"

@@ -3,6 +3,7 @@
 # but the prose).  Run from the repository root: scripts/decision_docs.sh
 set -euo pipefail
 GA=${GA:-"python -m gpuarena"}
+PY=${PY:-python}
 DB=$(mktemp -d)/decisions.db
 for f in docs/data/h200-*.json; do $GA import "$f" --db "$DB" >/dev/null; done
 $GA import --published --db "$DB" >/dev/null
@@ -80,7 +81,8 @@ cat <<'MD'
 - Article 001 finds the A800 and the A100 identical on one card (their silicon is: same SMs, clocks, peaks and
   1555 GB/s); article 000 measures the A800 at 86.5-93.2% of the A100 on ResNet-50 and 85-90% on BERT-Large.
   The ratio checks above side with article 001: a single-card gap of 12% between identical chips is outside
-  any run-to-run spread gpuarena has measured. Article 000's own SD memory (9.8 GB on both) and its statement
+  any run-to-run spread gpuarena has measured (SD is the exception: eager SD at batch 1 waits on the host and
+  differs by tens of percent between processes, so its +14% resolves nothing). Article 000's own SD memory (9.8 GB on both) and its statement
   that the cards differ only in NVLink say the same.
 - Article 000's 4-GPU coefficients (A100 0.92, A800 0.81) and its "sync +30%" cannot both come from NVLink:
   NVLink cut by a third makes an all-reduce 1.5x as long (+50%, which article 001's +40-60% agrees with), and
@@ -120,11 +122,47 @@ Time per item on GPU g, per workload and precision class:
 - Never from a diverged (NaN) result or a published figure that `check` does not find plausible.
 - The band is the 80th percentile of the family's leave-one-GPU-out error.
 
-What b means: the fitted b is the effective bytes per item over memory efficiency. For ResNet-50 training
-(FP16 family) it comes out at the figure printed below; the activations of torchvision's resnet50 at 224x224
-(the output of every conv, batch-norm and ReLU) are read and written several times per training step
-(forward write, read by the next layer, read again in backward, gradient written), which puts the derived
-traffic in the same range of hundreds of MB per image.
+What b means: the fitted b is the bytes moved per item over the memory efficiency. Derived for ResNet-50
+training: the outputs of every convolution, batch norm, ReLU, pooling and the classifier of torchvision's
+resnet50 at 224x224 (counted below with forward hooks on the meta device, no arithmetic run) are each
+written in the forward pass, read by the next layer, read again in the backward pass, and their gradient
+written and read: five passes, at 2 bytes per element under AMP and 4 in FP32. Weights and optimizer state
+add little per image at these batches.
+
+MD
+echo '```'
+$PY - <<'PY'
+import torch, torchvision
+from gpuarena.analysis import projection as J
+m = torchvision.models.resnet50().to("meta")
+n = [0]
+for mod in m.modules():
+    if isinstance(mod, (torch.nn.Conv2d, torch.nn.BatchNorm2d, torch.nn.ReLU, torch.nn.MaxPool2d, torch.nn.Linear)):
+        mod.register_forward_hook(lambda mod, i, o: n.__setitem__(0, n[0] + o.numel()))
+with torch.no_grad():
+    m(torch.empty(1, 3, 224, 224, device="meta"))
+print(f"resnet50 activation elements per 224x224 image: {n[0] / 1e6:.1f} M")
+for req, nbytes in (("fp16", 2), ("tf32", 4)):
+    derived = 5 * nbytes * n[0] / 1e6
+    fam = J.family("resnet50-train", req)
+    a, b, c = J.fit([(p["gpu"], p["throughput"]) for p in fam], "resnet50-train", req)
+    print(f"{req}: derived traffic {derived:.0f} MB/image; fitted b {b * 1e3:.0f} MB/image "
+          f"(memory efficiency {derived / (b * 1e3):.0%}), a {a * 1e3:.1f} GFLOP/image at full efficiency "
+          f"equivalent, c {c * 1e6:.0f} us/image, from {len(fam)} GPUs")
+for w in ("bert-large-train",):
+    for req in ("tf32", "fp16"):
+        fam = J.family(w, req)
+        a, b, c = J.fit([(p["gpu"], p["throughput"]) for p in fam], w, req)
+        print(f"{w} {req}: fitted a {a * 1e3:.0f} GFLOP-equivalent, b {b * 1e3:.0f} MB, c {c * 1e6:.0f} us per item")
+PY
+echo '```'
+cat <<'MD'
+
+The derived and fitted traffic agree to within the derivation's roughness for FP16 (the pass count is an
+estimate; cuDNN fuses some passes, the optimizer adds others); in TF32 the fitted b is twice the derived
+traffic, i.e. FP32 activations move at about half the bandwidth. With nine GPUs a, b and c trade against
+each other (the TF32 fit's a is below the 24.5 GFLOP per image the workload does), which is why the model is
+judged by its predictions, below, not by its coefficients.
 
 ## Validation: leave one GPU out
 

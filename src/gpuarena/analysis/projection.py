@@ -205,11 +205,16 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
     gpus = {g.name for g, _ in refs}
     if len(gpus) >= 2:
         return fit(refs, workload, request), f"fitted on {len(gpus)} GPUs of the same class"
-    fam = family(workload, request)
     g0, thr0 = refs[0]
-    if len(fam) >= 2:
-        shape = fit([(p["gpu"], p["throughput"]) for p in fam], workload, request)
-        how = f"compute/memory split from the published {FAMILIES[workload].split(' (')[0]} family, scaled to {g0.short}"
+    # the family of the request's class, else of the nearest class with tensor cores (an IEEE FP32 step has
+    # the TF32 step's memory and fixed costs; only its compute term, on the FP32 peak, differs)
+    for cls in dict.fromkeys((request_class(request), "tf32", "fp16")):
+        fam = family(workload, cls)
+        if len(fam) >= 2:
+            shape = fit([(p["gpu"], p["throughput"]) for p in fam], workload, cls)
+            how = (f"compute/memory split from the published {FAMILIES[workload].split(' (')[0]} family "
+                   f"({cls.upper()}), scaled to {g0.short}")
+            break
     else:
         shape, how = (1.0, 0.0, 0.0), f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"
     k = predict(shape, g0, workload, request) / thr0      # a uniform scale keeps the split

@@ -82,3 +82,38 @@ def test_fit_recovers_a_known_roofline():
     pts = [(g, projection.predict(truth, g, "resnet50-train", "fp16")) for g in gs]
     got = projection.fit(pts, "resnet50-train", "fp16")
     assert got == pytest.approx(truth, rel=1e-6)
+
+
+def test_memory_too_small_is_refused_with_a_reason(everything):
+    out = advise.advise(everything, "resnet50-train")
+    why = {e["gpu"]: e["reason"] for e in out["excluded"]}
+    assert "cannot hold" in why[catalog.match("L4").name]
+
+
+def test_guard_puts_a_contradicted_projection_below_the_measurement():
+    h200, h100 = catalog.match("H200"), catalog.match("H100 SXM")
+    rows = [{"gpu": h200.name, "g": h200, "basis": "measured", "throughput": 1000.0, "low": 1000.0, "high": 1000.0,
+             "rank_value": 1000.0, "note": ""},
+            {"gpu": h100.name, "g": h100, "basis": "projected", "throughput": 1500.0, "low": 1200.0, "high": 1800.0,
+             "rank_value": 1500.0, "note": ""}]
+    advise._guard(rows, "resnet50-train", "bf16")
+    assert rows[1]["rank_value"] < 1000 and "contradicted" in rows[1]["note"]
+    rows[1].update(rank_value=1500.0, low=900.0, note="")           # bands overlap: the projection may stay above
+    advise._guard(rows, "resnet50-train", "bf16")
+    assert rows[1]["rank_value"] == 1500.0
+
+
+def test_published_rows_keep_their_origin_and_never_mix_engines(tmp_path):
+    from gpuarena.data.published import load_into, published_rows
+
+    rows = published_rows()
+    assert len({r["case_key"] for r in rows}) == len(rows)
+    sd = [r for r in rows if r["workload"] == "sd15-generate"]
+    assert {r["extra"]["engine"] for r in sd} >= {"TensorRT", "PyTorch eager", "PyTorch compiled"}
+    assert all(r["extra"]["date"] and r["origin"] for r in rows)
+    s = Store(str(tmp_path / "p.db"))
+    load_into(s)
+    out = advise.advise(s, "sd15-generate")
+    assert out["fallback"] and all(r["engine"] == out["rows"][0]["engine"] for r in out["rows"])
+    assert any("TensorRT" in c for c in out["other_classes"]) or "TensorRT" in out["class"]
+    s.close()

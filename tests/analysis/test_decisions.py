@@ -117,3 +117,14 @@ def test_published_rows_keep_their_origin_and_never_mix_engines(tmp_path):
     assert out["fallback"] and all(r["engine"] == out["rows"][0]["engine"] for r in out["rows"])
     assert any("TensorRT" in c for c in out["other_classes"]) or "TensorRT" in out["class"]
     s.close()
+
+
+def test_compare_sets_only_like_beside_like(everything):
+    from gpuarena.analysis.compare import compare
+
+    sd = compare(everything, "H200", "sd15-generate")
+    assert any("different engines (TensorRT" in s["reason"] for s in sd["skipped"])
+    assert all(r["engine"] == "PyTorch eager" for r in sd["rows"])
+    rn = compare(everything, "A100 80GB SXM4", "resnet50-train")
+    h100_tf32 = sorted(round(r["ratio"], 2) for r in rn["rows"] if "H100 80GB SXM5" in r["gpu"] and r["variant"] == "tf32")
+    assert h100_tf32 == [1.64, 1.78]          # Lambda's two H100 systems stand side by side, neither replaced

@@ -165,7 +165,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
                      "rank_value": thr, "unit": unit, "precision": P.NAMES.get(request, request), "engine": cls[1],
                      "source": src, "note": ""})
     _guard(rows, workload, request)
-    _scale_and_price(rows, workload, gpus, budget, hours, excluded)
+    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"]
+    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch)
     if not rows:
         raise UserError(f"no GPU to advise for {workload}: "
                         + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
@@ -195,7 +196,7 @@ def _guard(rows: list[dict], workload: str, request: str) -> None:
                              "its projection is contradicted by that measurement")
 
 
-def _scale_and_price(rows, workload, gpus, budget, hours, excluded) -> None:
+def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) -> None:
     keep = []
     for x in rows:
         g = x["g"]
@@ -204,7 +205,7 @@ def _scale_and_price(rows, workload, gpus, budget, hours, excluded) -> None:
             from gpuarena.analysis import whatif
 
             if workload in whatif.PARAM_COUNTS:
-                p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=256)
+                p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
                 scaling = p["rows"][0]["efficiency"]
         total = x["throughput"] * gpus * scaling
         price = g.purchase.usd * gpus if g.purchase.usd else None

@@ -113,6 +113,8 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
             if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"]):
                 continue
             why = _same_definition(b, o)
+            if not why and R.engine_of(b) != R.engine_of(o):
+                why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
             if why:
                 skipped.append({"workload": o["workload"], "variant": o["variant"],
                                 "params": R.fmt_params(o.get("params")), "gpu": R.gpu_of(o), "reason": why})
@@ -129,7 +131,8 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
                 "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
                 "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
                 "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
-                "baseline_source": b.get("source"), "source": o.get("source"),
+                "baseline_source": b.get("source"), "source": o.get("source"), "engine": R.engine_of(o),
+                "origin": o.get("origin"),
                 "flags": sorted(set(R.flags(b) + R.flags(o))),
             })
     if not rows:

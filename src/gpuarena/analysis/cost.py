@@ -45,13 +45,6 @@ def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting:
         raise UserError(f"--hosting-per-gpu-year {hosting}: must be in [0, 1000000]")
 
 
-def _engine(r: dict) -> str:
-    """The engine class a result ran on: a published row says so; a measured one is PyTorch, compiled or not."""
-    if r.get("source") == "published":
-        return (r.get("extra") or {}).get("engine") or "as published"
-    return "PyTorch compiled" if "compile" in str(r.get("variant") or "").split("+") else "PyTorch eager"
-
-
 def cost_table(store, workload: str | None = None, years: float = 3, gpus: int = 1,
                kwh_price: float = DEFAULT_KWH_PRICE, pue: float = DEFAULT_PUE,
                hosting_per_gpu_year: float = DEFAULT_HOSTING, prices: dict | None = None,
@@ -90,7 +83,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
             "gpu": g.name, "workload": r["workload"], "variant": r["variant"],
             "params": R.fmt_params(r.get("params")), "source": r.get("source"), "throughput": thr,
             "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
-            "engine": _engine(r),
+            "engine": R.engine_of(r),
             "unit": r.get("unit"), "purchase_usd": g.purchase.usd,
             "purchase_source": f"{g.purchase.source} [{g.purchase.date}]",
             "per_1000usd": thr / g.purchase.usd * 1000 if g.purchase.usd else None,

@@ -75,11 +75,13 @@ def finite_first(results: list[dict]) -> list[dict]:
 
 
 def latest(results: list[dict]) -> list[dict]:
-    """The newest result per (GPU, source, workload, variant, params, size, gpus)."""
+    """The newest result per (GPU, source, workload, variant, params, size, gpus); every published row
+    is its own (two sources, or two systems of one source, for one GPU stand side by side)."""
     best: dict[tuple, dict] = {}
     for r in results:
         k = (gpu_of(r), r.get("source"), r["workload"], r["variant"], params_text(r.get("params")),
-             r.get("size"), r.get("gpus") or 1, r.get("origin") if r.get("source") == "published" else None)
+             r.get("size"), r.get("gpus") or 1,
+             r.get("case_key") if r.get("source") == "published" else None)   # published rows never replace each other
         if k not in best or (r.get("id") or 0) > (best[k].get("id") or 0):
             best[k] = r
     return list(best.values())
@@ -104,3 +106,11 @@ def message_bytes(r: dict) -> float | None:
         return float(size)
     mb = (r.get("params") or {}).get("size_mb")
     return float(mb) * 2**20 if isinstance(mb, (int, float)) and mb > 0 else None
+
+
+def engine_of(r: dict) -> str:
+    """The engine class a result ran on: a published row says so (PyTorch eager or compiled, TensorRT,
+    MXNet, ...); a measured one is PyTorch, compiled or not.  Figures of two classes are not compared."""
+    if r.get("source") == "published":
+        return (r.get("extra") or {}).get("engine") or "as published"
+    return "PyTorch compiled" if "compile" in str(r.get("variant") or "").split("+") else "PyTorch eager"

@@ -193,10 +193,16 @@ def _overlap(xs, ys) -> float:
     return total
 
 
-def comm_timeline(prof, cuda: bool, compute_thread: int | None = None) -> tuple[float, float]:
-    """(communication seconds, exposed communication seconds) over a profile."""
+STEP_LABEL = "gpuarena.llm_step"   # a record_function around each profiled step
+
+
+def comm_timeline(prof, cuda: bool) -> tuple[float, float]:
+    """(communication seconds, exposed communication seconds) over a profile whose steps ran
+    under record_function(STEP_LABEL); on the CPU that label names the training thread."""
+    events = prof.events()
+    compute_thread = next((e.thread for e in events if e.name == STEP_LABEL), None)
     comm, compute = [], []
-    for e in prof.events():
+    for e in events:
         name = e.name.lower()
         span = (e.time_range.start, e.time_range.end)
         if cuda:

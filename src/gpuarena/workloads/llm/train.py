@@ -37,7 +37,6 @@ runner/rank.py forms is the world's tokens/s.  FLOPs per token: model.flops_per_
 from __future__ import annotations
 
 import os
-import threading
 
 import torch
 import torch.nn.functional as F
@@ -226,7 +225,7 @@ class LLMTrain(Workload):
     def _communication(self) -> dict:
         """Communication per step from the profiler's timeline (llm/parallel.py says how)."""
         import torch.distributed as dist
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity, profile, record_function
 
         cuda = self.device.type == "cuda"
         steps = 1 if self.p["shape"] == "tiny" else PROFILED_STEPS
@@ -234,10 +233,11 @@ class LLMTrain(Workload):
         dist.barrier()
         with profile(activities=activities) as prof:
             for _ in range(steps):
-                self.step()
+                with record_function(par.STEP_LABEL):
+                    self.step()
             if cuda:
                 torch.cuda.synchronize(self.device)
-        total, exposed = par.comm_timeline(prof, cuda, threading.get_native_id())
+        total, exposed = par.comm_timeline(prof, cuda)
         return {"comm_total_s": total / steps, "comm_exposed_s": exposed / steps,
                 "comm_profiled_s": comm_seconds(prof, cuda) / steps,
                 "comm_method": "profiler timeline: communication not overlapped by compute"}

@@ -89,6 +89,8 @@ def test_bad_layouts_and_paths_are_refused(cli, db_path, tmp_path):
         par.layout("fsdp+tp", 0, 4)
     with pytest.raises(UserError, match="must all divide"):
         par.check_tp(SHAPES["tiny"], 4)          # 2 KV heads
+    p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "--set", "size=tiny", "--gpus", "2")
+    assert p.returncode == 2 and "parallel=none runs on one rank" in p.stderr
     p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "--set", "size=tiny",
             "--set", f"hf_config={tmp_path / 'missing.json'}")
     assert p.returncode == 2 and "no such file" in p.stderr

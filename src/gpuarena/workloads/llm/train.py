@@ -108,6 +108,12 @@ class LLMTrain(Workload):
         return out
 
     @classmethod
+    def check_layout(cls, params: dict, gpus: int) -> None:
+        """Refuse a layout that cannot run on `gpus` ranks before the run is created."""
+        _, tp = par.layout(params["parallel"], params["tp"], gpus)
+        par.check_tp(cls.config(params), tp)
+
+    @classmethod
     def config(cls, params: dict):
         return resolve_shape(params.get("shape", "llama-1b"), params.get("hf_config", ""))
 

@@ -25,6 +25,7 @@ def _results(db_path: str) -> list[dict]:
     return Store(db_path).results()
 
 
+@pytest.mark.slow   # torchrun per case: about 20-25 s on 2 shared cores
 def test_single_rank_recipes_and_fp8_skipped(cli, db_path):
     p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "-q", "--set", "size=tiny",
             "--set", "repeats=2", "-v", "seed", "-v", "bf16+activation-checkpointing+fused-adamw", "-v", "fp8",

@@ -151,9 +151,7 @@ class LLMTrain(Workload):
         sharded = p["parallel"] in ("fsdp", "tp", "fsdp+tp")
         self.mesh = par.make_mesh(dev, self.dp, self.tp) if p["parallel"] != "none" else None
         model = build(self.cfg, dev, meta=sharded)
-        if not sharded:
-            model = model.to(dev)
-        if "bf16" in v and not fsdp:
+        if "bf16" in v and not fsdp:   # plain bf16 weights (on meta too: to_empty keeps the dtype)
             model = model.to(torch.bfloat16)
         self.fp8_linears = par.convert_fp8(model, self.tp, fsdp) if fp8 else 0
         if self.tp > 1:
@@ -166,8 +164,6 @@ class LLMTrain(Workload):
             par.apply_fsdp(model, self.mesh["dp"], bf16="bf16" in v)
         if sharded:
             par.materialise(model, dev)
-            if "bf16" in v and not fsdp:
-                model = model.to(torch.bfloat16)
         self.model = model
         if p["parallel"] == "ddp":
             from torch.nn.parallel import DistributedDataParallel as DDP

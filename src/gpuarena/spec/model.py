@@ -71,7 +71,7 @@ class Case(BaseModel):
                           sort_keys=True, separators=(",", ":"))
 
     def label(self) -> str:
-        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode"))
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances"))
         n = f" x{self.gpus}" if self.gpus > 1 else ""
         return f"{self.workload} [{self.variant}] {ps}{n}".strip()
 

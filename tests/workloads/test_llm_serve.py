@@ -107,3 +107,26 @@ def test_advise_ranks_catalog(cli, tmp_path):
     assert "KV cache per sequence" in data["explanation"]
     bad = cli("advise", "-w", "llm-serve", "--set", "context=abc", "--db", str(tmp_path / "none.db"))
     assert bad.returncode == 2
+
+
+def test_report_serving_section(db_path, tmp_path):
+    from gpuarena.report import markdown
+    from gpuarena.report.build import gather
+    from gpuarena.report.serving import kv_section
+    from gpuarena.store.db import Store
+
+    rs = run_entries(db_path, [{"workload": "llm-serve", "variants": ["seed"],
+                                "grid": {"batch_size": [1, 2]}, "params": {"slo_ms": 1000}}], repeats=1)
+    report = gather(Store(db_path))
+    (sec,) = [s for s in report.sections if s.id == "serving"]
+    (table,) = sec.tables
+    assert [row[1] for row in table.rows] == ["1", "2"]
+    assert sec.charts and "meets the 1000 ms SLO is 2" in " ".join(sec.paragraphs)
+    assert "Throughput and latency by batch" in markdown.render(report)
+    # a full-size llama3-8b setting on an H200: the catalog's GPUs at its context, by the model
+    (curve,) = S.curves(rs)
+    curve.update(model="llama3-8b", prompt_len=512, new_tokens=128, gpu="NVIDIA H200 SXM 141GB")
+    kv = kv_section(curve, rs)
+    rows = {r[0]: r for r in kv.tables[0].rows}
+    assert rows["NVIDIA H200 SXM 141GB (measured here)"][2] == str(
+        S.kv_concurrency(LLAMA3_8B, 141e9, 640)["max_batch"])

@@ -96,8 +96,10 @@ def _setting(r: dict) -> tuple:
     return (R.gpu_of(r), r["variant"], model, p.get("prompt_len"), p.get("new_tokens"))
 
 
-def curves(results: list[dict]) -> list[dict]:
-    """Per setting: points by batch (the latest result of each batch) and the SLO capacity."""
+def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict]:
+    """Per setting: points by batch (the latest result of each batch) and the SLO capacity.
+    ``ceilings``: where to look for membw results (default: ``results``)."""
+    ceilings = results if ceilings is None else ceilings
     groups: dict[tuple, dict[int, dict]] = {}
     for r in _ok(results):
         groups.setdefault(_setting(r), {})[int(r["extra"].get("batch") or r["params"]["batch_size"])] = r
@@ -112,7 +114,7 @@ def curves(results: list[dict]) -> list[dict]:
                            "tpot_ms_median": e["tpot_ms_median"], "tpot_ms_p99": e.get("tpot_ms_p99"),
                            "decode_tokens_per_s": e.get("decode_tokens_per_s"), "tokens_per_s": r["throughput_median"],
                            "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
-                           "decode_share_of_membw": decode_share(r, results),
+                           "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
         slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]

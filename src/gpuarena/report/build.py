@@ -172,7 +172,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
                  if w not in MULTI_GPU_WORKLOADS]
     from gpuarena.report import serving
 
-    sections += [serving.section(rows), multi_gpu_section(store, rows), telemetry_section(rows, case_id),
+    sections += [serving.section(rows, store), multi_gpu_section(store, rows), telemetry_section(rows, case_id),
                  warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})

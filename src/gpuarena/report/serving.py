@@ -13,9 +13,11 @@ def _ms(x) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def section(rows: list[dict]) -> Section | None:
-    """None when no llm-serve result measured its per-token times."""
-    sets = S.curves(rows)
+def section(rows: list[dict], store=None) -> Section | None:
+    """None when no llm-serve result measured its per-token times.  The membw ceiling may come
+    from any run in the store (it is a fact of the GPU, measured once)."""
+    ceilings = rows + (store.results(workload="membw", status="ok") if store is not None else [])
+    sets = S.curves(rows, ceilings)
     if not sets:
         return None
     s = Section("serving", "Serving (llm-serve)")

@@ -130,3 +130,21 @@ def test_report_serving_section(db_path, tmp_path):
     rows = {r[0]: r for r in kv.tables[0].rows}
     assert rows["NVIDIA H200 SXM 141GB (measured here)"][2] == str(
         S.kv_concurrency(LLAMA3_8B, 141e9, 640)["max_batch"])
+
+
+def test_max_sweep_stops_at_the_first_oom(db_path, tmp_path):
+    # One wide feed-forward layer over a 2048-token prompt: ~0.4 GB per sequence in the prefill,
+    # so under a real 1 GB cap batch 2 fits and batch 4 does not; batch 8 is then not run.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+                               "num_key_value_heads": 2, "intermediate_size": 16384, "vocab_size": 256,
+                               "max_position_embeddings": 4096}))
+    rs = run_entries(db_path, [{"workload": "llm-serve", "variants": ["static-cache"],
+                                "params": {"hf_config": str(cfg), "prompt_len": 2048, "new_tokens": 2,
+                                           "batch_size": "max", "search_max": 8}}],
+                     repeats=1, env={"GPUARENA_MEMORY_CAP_MB": "1024"})
+    assert [(r["params"]["batch_size"], r["status"]) for r in rs] == [(1, "ok"), (2, "ok"), (4, "oom"),
+                                                                      (8, "skipped")]
+    assert "batch_size=4 already ran out of memory" in rs[3]["error"]
+    (curve,) = S.curves(rs)
+    assert curve["largest_fit"] == 2 and curve["oom_batch"] == 4

@@ -116,10 +116,13 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
                            "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
                            "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
+        ooms = [int(r["params"]["batch_size"]) for r in results if r.get("workload") == "llm-serve"
+                and r.get("status") == "oom" and _setting(r) == (gpu, variant, model, prompt, new)]
         slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
+                    "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
                     "size": next(iter(by_batch.values())).get("size")})
     return out
 

@@ -38,6 +38,9 @@ def section(rows: list[dict], store=None) -> Section | None:
         if len(c["points"]) > 1:
             series.append({"label": label, "x": [p["tpot_ms_median"] for p in c["points"]],
                            "y": [p["decode_tokens_per_s"] for p in c["points"]]})
+        if c["oom_batch"] is not None:
+            s.paragraphs.append(f"{label}: the largest batch that fit is {c['largest_fit']}; batch "
+                                f"{c['oom_batch']} ran out of memory.")
         if c["slo_batch"] is not None:
             s.paragraphs.append(f"{label}: the largest measured batch whose p99 TPOT meets the {c['slo_ms']:g} ms "
                                 f"SLO is {c['slo_batch']}.")

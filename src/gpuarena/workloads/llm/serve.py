@@ -273,6 +273,11 @@ class LLMServe(Workload):
                "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft),
                "slo_ms": self.p["slo_ms"]}
         out.update(self.search_info)
+        if "compile" in self.ctx.variants:
+            from torch._dynamo.utils import counters
+
+            # a decode that could not be captured runs compiled kernels without graphs: say so
+            out["cudagraph_skips"] = int(counters["inductor"].get("cudagraph_skips", 0))
         if not self.ttft or not self.tpot:
             return out
         ttft = statistics.median(self.ttft)

@@ -90,6 +90,17 @@ def decode_share(r: dict, results: list[dict]) -> float | None:
     return got / bw if bw and got else None
 
 
+def prefill_mfu(r: dict) -> float | None:
+    """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
+    g = catalog.find(r.get("device_name") or "")
+    got = (r.get("extra") or {}).get("prefill_tflops")
+    try:
+        peak = g.peak(r.get("precision") or "") if g and got else None
+    except UserError:          # a precision the catalog has no column for
+        return None
+    return got / peak if peak else None
+
+
 def _setting(r: dict) -> tuple:
     p = r.get("params") or {}
     model = p.get("hf_config") or p.get("shape")
@@ -110,7 +121,7 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
             r = by_batch[b]
             e = r["extra"]
             points.append({"batch": b, "result_id": r.get("id"), "ttft_ms": e["ttft_s"] * 1e3,
-                           "prefill_tokens_per_s": e.get("prefill_tokens_per_s"), "prefill_mfu": e.get("prefill_mfu"),
+                           "prefill_tokens_per_s": e.get("prefill_tokens_per_s"), "prefill_mfu": prefill_mfu(r),
                            "tpot_ms_median": e["tpot_ms_median"], "tpot_ms_p99": e.get("tpot_ms_p99"),
                            "decode_tokens_per_s": e.get("decode_tokens_per_s"), "tokens_per_s": r["throughput_median"],
                            "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),

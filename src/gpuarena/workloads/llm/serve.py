@@ -296,13 +296,4 @@ class LLMServe(Workload):
             "decode_bytes_per_step": moved, "decode_bandwidth_gbs": moved / tpot / 1e9,
             "bytes_model": "weights read once per step (embedding table excluded) + live KV at the mean context",
         })
-        if self.device.type == "cuda":
-            out["prefill_mfu"] = self._catalog_share(prefill_tflops)
         return out
-
-    def _catalog_share(self, tflops: float) -> float | None:
-        from gpuarena.data import catalog
-
-        gpu = catalog.find(torch.cuda.get_device_name(self.device))
-        peak = gpu.peak(self.precision()) if gpu else None
-        return tflops / peak if peak else None

@@ -92,9 +92,10 @@ def test_decode_bytes_model_known_answer():
     assert prefill_flops(LLAMA3_8B, 512) == pytest.approx(512 * M.flops_per_token(LLAMA3_8B, 512, False)
                                                           - 511 * 2 * 128256 * 4096)
     assert LLMServe.executed_precision({"compile", "fp8-weights"}, "cuda") == "fp8"
-    # prefill MFU is read against the catalog's dense peak (H200 bf16: 989 TFLOP/s)
+    # prefill MFU is read against the catalog's dense peak (H200 bf16: 989.4 TFLOP/s)
     row = {"device_name": "NVIDIA H200", "precision": "bf16", "extra": {"prefill_tflops": 593.4}}
-    assert S.prefill_mfu(row) == pytest.approx(0.6)
+    assert catalog.match("H200").peak("bf16") == pytest.approx(989.4)
+    assert S.prefill_mfu(row) == pytest.approx(593.4 / 989.4)
     assert S.prefill_mfu({**row, "device_name": "CPU: AMD EPYC"}) is None
 
 

@@ -167,6 +167,13 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     _guard(rows, workload, request)
     ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"]
     _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch)
+    if workload == "llm-train":   # cards too small for the measured model; the measured multi-GPU efficiency
+        from gpuarena.analysis.llm_advice import adjust
+
+        rows, excluded = adjust(rows, excluded, store.results(workload=workload, status="ok"), gpus)
+        for x in rows:
+            if "contradicted" not in x["note"]:
+                x["rank_value"] = x["throughput"]
     if not rows:
         raise UserError(f"no GPU to advise for {workload}: "
                         + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))

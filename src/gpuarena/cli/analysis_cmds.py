@@ -73,13 +73,19 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
                                                  "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Is a published figure physically possible, judged as stated, at the precision it executed as?"""
+    """Is a published figure physically possible, judged as stated, at the precision it executed as?
+    `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
     import os
 
     from gpuarena.analysis import check as C
     from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
+    if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
+        from gpuarena.analysis import llm_claims
+
+        _out(llm_claims.render(llm_claims.judge(), fmt))
+        return
     path = db or default_path()
     store = open_store(path) if os.path.exists(path) else None
     if vs is not None or ratio is not None:
@@ -132,8 +138,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
            model: Optional[str] = typer.Option(None, "--model", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", help="ddp-train variant (default seed)"),
            bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="DDP bucket size in MiB (its all-reduce message)"),
+           tokens: Optional[float] = typer.Option(None, "--tokens", help="llm-train: training tokens, e.g. 300e9"),
+           mfu: Optional[str] = typer.Option(None, "--mfu", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
+    """Predicted data-parallel scaling: compute + exposed ring all-reduce.
+    `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
     import os
 
     from gpuarena.analysis import whatif as W
@@ -142,6 +151,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
     check_format(fmt, ("table", "md", "json"))
     path = db or default_path()
     store = open_store(path) if os.path.exists(path) else None
+    if workload == "llm-train":
+        from gpuarena.cli.llm_cmds import whatif_llm
+
+        _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
+        return
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, bucket_mb), fmt))
 
@@ -154,6 +168,8 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w"), gpu
            precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class"),
            validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
                                          "against the published cross-GPU figures"),
+           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
+                                          "batch=, overhead="),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
@@ -167,9 +183,25 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w"), gpu
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
+    if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
+        _out(_advise_serving(sets, min_memory, db, fmt))
+        return
+    if sets:
+        raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
     _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over,
                            precision), fmt))
+
+
+def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
+    import os
+
+    from gpuarena.analysis import serving as S
+    from gpuarena.store.db import default_path
+
+    path = db or default_path()
+    results = open_store(path).results() if os.path.exists(path) else []
+    return S.render(S.advise(results, sets, min_memory), fmt)
 
 
 @app.command()

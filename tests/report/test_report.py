@@ -105,7 +105,7 @@ def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
     assert "at $0.12/kWh and PUE 1.5" in md
     # advice: the explanation and the measured H200 row of the ranking
     assert advise(store, "resnet50-train")["explanation"] in md
-    assert "| H200 SXM 141GB | measured | 5,926 | images/s | BF16, PyTorch eager | gpuarena run " in md
+    assert "| H200 SXM 141GB | measured | 5,926 | images/s | BF16, PyTorch eager | gpuarena, run " in md
     assert "| $27,000 | 219.5 |" in md
     # whatif beside the measured scaling: 102 MB of FP32 gradients in DDP's 25 MiB buckets, at the busbw
     # interpolated in log(size) between the measured 16 MiB (190 GB/s) and 256 MiB (355 GB/s) points:

@@ -73,7 +73,8 @@ def candidates(store, workload: str) -> list[dict]:
         settings = tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None)
         out.append({"gpu": g, "throughput": r["throughput_median"], "basis": "published" if pub else "measured",
                     "request": req, "class": (J.request_class(req), engine, settings), "unit": r.get("unit"),
-                    "source": r.get("origin") if pub else f"gpuarena run {r.get('run_id')} ({r.get('variant')})",
+                    "source": r.get("origin") if pub else
+                    f"gpuarena, {r.get('origin') or 'run ' + str(r.get('run_id'))} ({r.get('variant')})",
                     "batch_size": params.get("batch_size"), "peak_memory": r.get("peak_memory_bytes")})
     return out
 

@@ -7,7 +7,7 @@
 #   bash benchmarks/h200_s5.sh 3   # two GPUs: llama-1b FSDP2 at 1 and 2, TP=2; llama3-8b FSDP2; resnet50-infer rungs
 set -u
 PART=${1:?part 1, 2 or 3}
-if ls .whl/torchao-*.whl >/dev/null 2>&1; then
+if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi

@@ -181,7 +181,7 @@ class LLMServe(Workload):
         self.decode = self._decode_eager
         if "compile" in v:
             # the cache is written in place by every replay: fixed addresses, as HF's StaticCache marks them
-            for buf in (self.cache.k, self.cache.v, self.cache.positions):
+            for buf in self.cache.buffers():
                 torch._dynamo.mark_static_address(buf)
             self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)

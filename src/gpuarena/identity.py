@@ -133,7 +133,7 @@ def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
             fn = _unwrap(member)
             if isinstance(fn, types.FunctionType):
                 _collect(fn, parts, seen)
-            elif not attr.startswith("__"):
+            elif not attr.startswith(("__", "_abc")):
                 parts[f"attr:{attr}"] = repr(_canonical(member))
     for w in wrapped:
         parts[f"wraps:{w.name}"] = w.fingerprint()

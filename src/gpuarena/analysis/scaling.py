@@ -10,6 +10,7 @@ result when the 1-rank result of the same run is already stored.
 from __future__ import annotations
 
 from gpuarena.measure import stats
+from gpuarena.workloads import registry
 
 
 def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
@@ -56,9 +57,7 @@ def annotate(store, result: dict) -> None:
     """Add the scaling figures to an N-rank data-parallel result's extra, when its baseline is stored."""
     if result.get("status") != "ok" or world_size(result) < 2 or not result.get("throughput_median"):
         return
-    from gpuarena.workloads import registry
-
-    if getattr(registry.get(result["workload"]), "aggregate", None) != "sum":
+    if registry.get(result["workload"]).rank_aggregate != "sum":
         return   # collectives have bandwidths, not a scaling efficiency
     base = find_baseline(store.results([result["run_id"]], workload=result["workload"], status="ok"), result)
     if base is not None:

@@ -121,6 +121,22 @@ def get(name: str):
     return cls
 
 
+def find(name: str):
+    """The class for a stored result's workload name, or None when this installation lacks it
+    (an imported bundle may name a plugin's workload, or one since renamed)."""
+    try:
+        return get(name)
+    except UserError:
+        return None
+
+
+def is_device_probe(name: str) -> bool:
+    """Micro-benchmarks and collectives measure the device, not a job one buys a GPU for;
+    multi-GPU wrappers (ddp-train) have their own report section."""
+    cls = find(name)
+    return cls is not None and (cls.kind in ("micro", "collective") or cls.multi_gpu)
+
+
 def classes() -> dict[str, type]:
     """Every workload class by name (imports every workload module)."""
     return {n: get(n) for n in names()}

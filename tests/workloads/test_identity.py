@@ -19,7 +19,7 @@ def current() -> dict:
 
 def test_fingerprints_change_only_with_a_version_bump():
     now = current()
-    if os.environ.get("UPDATE_GOLDEN") == "1":
+    if os.environ.get("UPDATE_GOLDEN") or os.environ.get("GOLDEN_UPDATE"):   # either spelling
         GOLDEN.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
     golden = json.loads(GOLDEN.read_text())
     stale = [n for n in now if n in golden and now[n]["fingerprint"] != golden[n]["fingerprint"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.rows import finite_first, per_repeat_throughput, ratio_text
 from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.data import catalog
@@ -98,6 +99,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
            case_id: int | None = None) -> Report:
     """Everything the report shows, from the stored results of the given runs (default: all)."""
     rows = [r for r in store.results(run_ids or None) if r.get("source") != "published"]
+    rows = with_derived(rows, store.results(status="ok"))
     if not rows:
         where = f"run(s) {', '.join(run_ids)}" if run_ids else store.path
         raise UserError(f"no results in {where}: nothing to report")

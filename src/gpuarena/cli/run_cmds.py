@@ -249,12 +249,14 @@ def results(
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
 ) -> None:
     """Stored results."""
+    from gpuarena.analysis.derived import with_derived
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
     store = open_store(db, must_exist=True)
     run_ids = resolve_run_ids(store, run)
-    rows = store.results(run_ids or None, workload=workload)
+    # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
+    rows = with_derived(store.results(run_ids or None, workload=workload), store.results(status="ok"))
     if fmt == "json":
         print(to_json(rows))
     elif fmt == "csv":

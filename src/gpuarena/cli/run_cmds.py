@@ -206,7 +206,8 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json
         wl = registry.get(name)
         data["workloads"].append({
             "name": name, "version": wl.version, "description": wl.description, "source": wl.source,
-            "item": wl.item, "launcher": wl.launcher,
+            "item": wl.item, "launcher": wl.launcher, "kind": wl.kind, "axis": wl.axis,
+            "multi_gpu": wl.multi_gpu, "plugin": name not in registry.REGISTRY,
             "variants": dict(wl.variants),
             "exclusive": [sorted(g) for g in wl.exclusive], "alone": sorted(wl.alone),
             "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "tiny": p.tiny,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import warnings
+import sys
 from importlib.metadata import entry_points
 from typing import Iterable
 
@@ -43,7 +43,7 @@ _bad: set[str] = set()                   # plugin names already warned about
 def _warn(name: str, why: str) -> None:
     if name not in _bad:
         _bad.add(name)
-        warnings.warn(f"gpuarena: workload plugin {name!r} left out: {why}", stacklevel=3)
+        print(f"warning: workload plugin {name!r} left out: {why}", file=sys.stderr)
 
 
 def plugins() -> dict[str, str]:

@@ -93,7 +93,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a suite (default: sized for the device found) and store every result."""
-    from gpuarena.measure.env import device_name, fingerprint
+    from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
     from gpuarena.runner.executor import execute
@@ -153,7 +153,7 @@ def run(
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
     fp = fingerprint()
-    env_id = store.env_id(fp)
+    env_id = store.env_id(fp, fingerprint_hash(fp))
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
     dname = device_name(fp, device)

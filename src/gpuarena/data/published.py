@@ -98,10 +98,6 @@ def published_rows(path: str | None = None, all_rows: bool = False) -> list[dict
 
 def load_into(store) -> int:
     """Replace the database's published rows with the shipped ones; returns how many."""
-    from gpuarena.store.bundle import insert_rows
-
     rows = published_rows()
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM results WHERE source = 'published'")
-        insert_rows(conn, rows)
+    store.replace_published(rows)
     return len(rows)

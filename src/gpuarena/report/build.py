@@ -16,6 +16,7 @@ from gpuarena.analysis.rows import finite_first, per_repeat_throughput, ratio_te
 from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import analysis_sections as an
@@ -374,7 +375,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
         per_dev[dev] = {}
         for r in by_setting[setting]:
             v = recipe_label(r, seed)
-            if v in per_dev[dev]:
+            if v in per_dev[dev] or not comparable(r, seed):
                 continue                    # measured twice in one run: the first stands
             a, b = per_repeat_throughput(r), per_repeat_throughput(seed)
             if len(a) > 1 and len(b) > 1:

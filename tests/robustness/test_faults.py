@@ -96,7 +96,7 @@ def test_onednn_allocation_failure_counts_as_oom_only_under_a_cap():
     import subprocess
     import sys
 
-    code = ("import resource\nfrom gpuarena.errors import is_oom\n"
+    code = ("import resource\nfrom gpuarena.runner.measure_case import is_oom\n"
             "e = RuntimeError('could not create a primitive')\n"
             "print(is_oom(e))\n"
             "resource.setrlimit(resource.RLIMIT_AS, (2**40, 2**40))\n"

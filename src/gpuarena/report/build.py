@@ -14,28 +14,20 @@ import re
 from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.rows import finite_first, per_repeat_throughput, ratio_text
 from gpuarena.analysis.rows import flags as row_flags
-from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import analysis_sections as an
 from gpuarena.report import multigpu
+from gpuarena.report import llm_section as _llm, serving
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Report, Section, Table, brief_params,  # noqa: F401
+                                   catalog_share, device_of, ok,
                                    fmt_bytes, fmt_num, pct, prune, slug)
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import SCOPED_PARAMS, param_acts
 
 # --- small helpers ------------------------------------------------------------
-
-def ok(r: dict) -> bool:
-    return r.get("status") == "ok" and bool(r.get("throughput_median"))
-
-
-def device_of(r: dict) -> str:
-    name = r.get("device_name") or r.get("device") or "?"
-    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
-
 
 def varying_params(rows: list[dict]) -> list[str]:
     keys: list[str] = []
@@ -69,17 +61,6 @@ def flags(r: dict) -> list[str]:
     return out
 
 
-def catalog_share(r: dict) -> float | None:
-    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
-    (PyTorch's default precision counts as FP32)."""
-    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
-    try:
-        peak = g.peak(r.get("precision") or "default") if g else None
-    except UserError:            # "n/a": a copy has no FLOP rate
-        return None
-    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None
-
-
 def ci_text(thr: dict) -> str:
     lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
     if lo is None or hi is None or (thr.get("n") or 0) < 2:
@@ -111,7 +92,8 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
                 an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
-    sections += [multi_gpu_section(store, rows), telemetry_section(rows, case_id), warnings_section(rows)]
+    sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
+                 telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 
 NUMERIC = "r"
@@ -80,3 +82,23 @@ def prune(t: Table, keep: int = 3) -> Table:
 
 def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
+
+
+def ok(r: dict) -> bool:
+    return r.get("status") == "ok" and bool(r.get("throughput_median"))
+
+
+def device_of(r: dict) -> str:
+    name = r.get("device_name") or r.get("device") or "?"
+    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
+
+
+def catalog_share(r: dict) -> float | None:
+    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
+    (PyTorch's default precision counts as FP32)."""
+    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
+    try:
+        peak = g.peak(r.get("precision") or "default") if g else None
+    except UserError:            # "n/a": a copy has no FLOP rate
+        return None
+    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None

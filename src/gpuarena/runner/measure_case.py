@@ -13,13 +13,14 @@ import resource
 import time
 import traceback
 
-from gpuarena.errors import WorkloadSkipped, is_oom
+from gpuarena.errors import WorkloadSkipped
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import Telemetry
 from gpuarena.measure.timing import WindowTimer
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
+from gpuarena.workloads.capacity import is_oom
 
 def resolve_device(spec: str):
     import torch

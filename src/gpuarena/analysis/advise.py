@@ -12,10 +12,12 @@ that projects fastest.  Each row says which.  With --gpus N
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis import whatif
 from gpuarena.analysis.check import measured_efficiencies
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 
 def _best(results: list[dict], gpu: str, published: bool) -> dict | None:
@@ -38,8 +40,6 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     for name, v in (("--budget", budget), ("--hours", hours), ("--min-memory", min_memory)):
         if v is not None and not v > 0:
             raise UserError(f"{name} {v}: must be positive")
-    from gpuarena.workloads import registry
-
     if workload not in registry.names():
         registry.get(workload)   # the UserError with a suggestion
     results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
@@ -69,9 +69,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             continue
         scaling = 1.0
         if gpus > 1:
-            from gpuarena.analysis import whatif
-
-            if workload in whatif.PARAM_COUNTS:
+            if workload in whatif.gradient_sizes():
                 p = whatif.predict(workload, g.name, [gpus], throughput=thr,
                                    batch_size=(r or ref or {}).get("params", {}).get("batch_size"))
                 scaling = p["rows"][0]["efficiency"]

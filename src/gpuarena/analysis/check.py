@@ -21,9 +21,11 @@ import csv
 import math
 from pathlib import Path
 
+from gpuarena.analysis.rows import gpu_of
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 SUSTAINED_CEILING = 0.8
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -31,16 +33,9 @@ NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": 
 
 
 def flops_per_item(workload: str, batch_size: int) -> float:
-    """FLOPs per item from the workload class (no setup, so no model is built)."""
-    import torch
-
-    from gpuarena.workloads import registry
-    from gpuarena.workloads.base import StepContext
-
+    """FLOPs per item from the workload class (a pure function of its params)."""
     wl = registry.get(workload)
-    ctx = StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}),
-                      params=wl.resolve_params({"batch_size": batch_size}))
-    f = wl(ctx).flops_per_item()
+    f = wl.flops(wl.resolve_params({"batch_size": batch_size}))
     if not f:
         raise UserError(f"workload {workload!r} has no FLOP count, so its claims cannot be checked")
     return float(f)
@@ -51,8 +46,6 @@ def measured_efficiencies(store, workload: str) -> dict[str, dict]:
     {precision: {share, gpu, precision, tflops, flops_per_item, unit, params}}."""
     if store is None:
         return {}
-    from gpuarena.analysis.rows import gpu_of
-
     best: dict[str, dict] = {}
     for r in store.results(workload=workload, status="ok"):
         if r.get("source") == "published" or not r.get("tflops"):
@@ -117,7 +110,7 @@ def check_claim(claim: dict, store=None, _fpi_cache: dict | None = None) -> dict
         v = "implausible"
         reason = f"{head}; plausible only with {' or '.join(NAMES[p] for p in fits) or 'a lower precision'}"
         if prec == "fp32" and "tf32" in fits:
-            reason += (" (cuDNN convolutions default to TF32 on Ampere and newer)" if "resnet" in claim["workload"]
+            reason += (" (cuDNN convolutions default to TF32 on Ampere and newer)" if registry.get(claim["workload"]).dominant_op == "conv"
                        else " (PyTorch's default FP32 matmul does not use TF32)")
     elif share > SUSTAINED_CEILING:
         v, reason = "implausible", f"{head}; above the {SUSTAINED_CEILING:.0%} of peak that whole steps sustain"

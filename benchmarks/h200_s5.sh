@@ -4,10 +4,11 @@
 # torchao (FP8) is not on the GPU box: its wheel travels in .whl/ (torchao 0.17.0, for torch 2.11).
 #   bash benchmarks/h200_s5.sh 1   # every new workload tiny on CUDA (catches what the CPU cannot), llama-1b bf16 vs FP8
 #   bash benchmarks/h200_s5.sh 2   # llm-serve llama3-8b: eager seed vs compiled decode, batch 1 / 64, the batch curve; membw
+#   bash benchmarks/h200_s5.sh 5   # compiled decode after the StaticCache fix; FSDP2 at 1 and 2, llama3-8b FSDP2, TP=2
 #   bash benchmarks/h200_s5.sh 3   # two GPUs: llama-1b FSDP2 at 1 and 2, TP=2; llama3-8b FSDP2; resnet50-infer rungs
 set -u
 PART=${1:?part 1, 2 or 3}
-if ls .whl/torchao-*.whl >/dev/null 2>&1; then
+if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
@@ -33,6 +34,14 @@ if [ "$PART" = 3 ]; then
   TAIL=6 t 120 $RUN -w llm-train $L1B --set batch_size=8 --set parallel=tp --gpus 2 -v bf16+compile+fused-adamw -r 5
   TAIL=6 t 150 $RUN -w llm-train --set shape=llama3-8b --set seq_len=2048 --set batch_size=2 --set parallel=fsdp \
       --gpus 2 -v bf16+compile+fused-adamw -r 3 --set warmup=2 --set steps=5
+fi
+if [ "$PART" = 5 ]; then   # after the StaticCache fix; the 2-GPU training in the same call
+  L8B="--set shape=llama3-8b --set prompt_len=512 --set new_tokens=128"
+  TAIL=8 t 220 $RUN -w llm-serve $L8B -v compile --set batch_size=1,64 --set warmup=1 --set steps=1 -r 3
+  TAIL=8 t 170 $RUN -w llm-train $L1B --set batch_size=8 --set parallel=fsdp --gpus 1,2 -v bf16+compile+fused-adamw -r 3
+  TAIL=6 t 100 $RUN -w llm-train --set shape=llama3-8b --set seq_len=2048 --set batch_size=2 --set parallel=fsdp \
+      --gpus 2 -v bf16+compile+fused-adamw -r 3 --set warmup=2 --set steps=3
+  TAIL=6 t 90 $RUN -w llm-train $L1B --set batch_size=8 --set parallel=tp --gpus 2 -v bf16+compile+fused-adamw -r 3
 fi
 if [ "$PART" = 4 ]; then
   TAIL=12 t 300 $RUN -w resnet50-infer -v fp32 -v tf32 -v bf16+channels-last -v bf16+channels-last+compile \

@@ -20,3 +20,4 @@ class WorkloadSkipped(Exception):
     """A workload cannot run here for a stated reason (an optional library is missing, the
     hardware lacks a feature such as FP8).  The case is stored as ``skipped`` with the reason:
     never measured on a fallback and never faked."""
+

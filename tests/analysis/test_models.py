@@ -60,7 +60,7 @@ def test_whatif_efficiency():
 def test_resnet50_parameter_count():
     import torchvision
 
-    assert sum(p.numel() for p in torchvision.models.resnet50().parameters()) == whatif.PARAM_COUNTS["resnet50-train"]
+    assert sum(p.numel() for p in torchvision.models.resnet50().parameters()) == whatif.gradient_sizes()["resnet50-train"]
 
 
 def test_bert_large_parameter_count():
@@ -70,7 +70,18 @@ def test_bert_large_parameter_count():
     from gpuarena.workloads.bert import BertLargeTrain, build_config
 
     model = BertForPreTraining(build_config(BertLargeTrain.resolve_params({})))
-    assert sum(p.numel() for p in model.parameters()) == whatif.PARAM_COUNTS["bert-large-train"]
+    assert sum(p.numel() for p in model.parameters()) == whatif.gradient_sizes()["bert-large-train"] == 336_226_108
+
+
+def test_bert_parameter_count_formula_matches_the_models_at_other_sizes():
+    """param_count is a formula of the config: pinned against both built models at a small size."""
+    from transformers import BertForPreTraining, BertModel
+
+    from gpuarena.workloads.bert import BertLargeInfer, BertLargeTrain, build_config
+
+    p = BertLargeTrain.resolve_params({}, size="tiny")
+    assert sum(x.numel() for x in BertForPreTraining(build_config(p)).parameters()) == BertLargeTrain.param_count(p)
+    assert sum(x.numel() for x in BertModel(build_config(p)).parameters()) == BertLargeInfer.param_count(p)
 
 
 def test_article_perf_per_price_table(tmp_path):
@@ -155,7 +166,7 @@ def test_whatif_uses_the_bucket_busbw_and_the_measured_overlap(tmp_path):
     assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1.0) == 104.0      # ends are held
     assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1e6) == 240.0
     step = 256 / 4600
-    comm = whatif.PARAM_COUNTS["resnet50-train"] * 4 / (expected_bw * 1e9)   # ring at N=2: 2 x 1/2 x bytes
+    comm = whatif.gradient_sizes()["resnet50-train"] * 4 / (expected_bw * 1e9)   # ring at N=2: 2 x 1/2 x bytes
     # 2 GPUs: each step a quarter of the all-reduce longer (the rest hidden); the no_sync() figures
     # (comm_exposed_s) and the NCCL kernel time (comm_total_s) do not enter the model
     for n, step_n in ((1, step), (2, step + 0.25 * comm)):

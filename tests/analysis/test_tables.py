@@ -20,7 +20,7 @@ def test_compare_rows_and_golden(store):
     assert noisy["ci95_low"] < 1 < noisy["ci95_high"]
     assert noisy["verdict"] == "no significant difference"
     assert "throttled" in noisy["flags"] and any(f.startswith("CV") for f in noisy["flags"])
-    assert out["skipped"] and "code differs" in out["skipped"][0]["reason"]
+    assert out["skipped"] and "version differs (1 vs 2)" in out["skipped"][0]["reason"]
     assert out["summary"][0]["geomean_ratio"] == pytest.approx((slow["ratio"] * noisy["ratio"]) ** 0.5)
     golden("compare.md", compare.render(out, "md"))
     golden("compare.txt", compare.render(out, "table"))

@@ -12,6 +12,7 @@ import time
 import psutil
 import pytest
 
+from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.scaling import efficiency
 from gpuarena.store.db import Store
 
@@ -39,7 +40,7 @@ def test_ddp_and_allreduce_end_to_end(cli, tmp_path, db_path):
     assert [(r["workload"], r["gpus"], r["status"]) for r in rows] == [
         ("ddp-train", 1, "ok"), ("ddp-train", 2, "ok"), ("allreduce", 2, "ok")], \
         [(r["status"], r["error"], (r["extra"] or {}).get("stderr_tail", "")[-1500:]) for r in rows]
-    one, two, ar = rows
+    one, two, ar = with_derived(rows)   # the scaling efficiency is derived when read
 
     # ddp-train: total = sum of the ranks' items/s, per GPU = total / 2, efficiency against N=1.
     assert two["extra"]["world_size"] == 2 and len(two["extra"]["per_rank"]) == 2

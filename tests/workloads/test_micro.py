@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpuarena.measure import ceiling
+from gpuarena.analysis import ceiling
+from gpuarena.analysis.derived import with_derived
 from gpuarena.store.db import Store
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
@@ -20,7 +21,9 @@ def test_micro_and_ceiling_through_runner(db_path):
         {"workload": "d2h"},
         {"workload": "bert-large-infer", "variants": ["fp32"]},
     ])
-    mm, bw, h2d, d2h, bert = results
+    for r in results:
+        assert "share_of_ceiling" not in r["extra"]   # derived when read, never frozen into the record
+    mm, bw, h2d, d2h, bert = results = with_derived(results)
     for r in results:
         assert_ok(r)
     # matmul: one item is one 64^3 matmul = 2 * 64^3 FLOP; its precision is its dtype.
@@ -35,7 +38,7 @@ def test_micro_and_ceiling_through_runner(db_path):
     assert bw["items_per_step"] == pytest.approx(2 * 8 * 2**20 / 1e9)
     assert h2d["items_per_step"] == pytest.approx(8 * 2**20 / 1e9)
     assert any("pinned ignored" in w for w in d2h["warnings"])  # no CUDA: pinned is meaningless
-    # BERT fp32 is measured against the fp32 matmul stored before it.
+    # BERT fp32 is measured against the fp32 matmul stored.
     c = bert["extra"]["ceiling"]
     assert c["result_id"] == mm["id"] and c["precision"] == "fp32"
     assert bert["extra"]["share_of_ceiling"] == pytest.approx(bert["tflops"] / mm["tflops"])
@@ -68,19 +71,20 @@ def test_ceiling_ignores_other_devices_precisions_and_sizes(db_path):
     mm("H200", "bf16", 989.0, source="published")
     res = {"workload": "bert-large-infer", "status": "ok", "tflops": 350.0, "precision": "bf16",
            "device_name": "H200", "size": "full", "extra": {}}
-    ceiling.annotate(store, res)
-    assert res["extra"]["share_of_ceiling"] == pytest.approx(0.5)
-    assert res["extra"]["ceiling"]["result_id"] == best
-    assert res["extra"]["ceiling"]["shape"] == [8192, 8192, 8192]
-    default = dict(res, precision="default", extra={})
-    ceiling.annotate(store, default)  # PyTorch default -> the fp32 ceiling
-    assert default["extra"]["share_of_ceiling"] == pytest.approx(7.0)
-    assert "fp32" in default["extra"]["ceiling"]["note"]
+    pool = store.results()
+    fig = ceiling.figures(pool, res)
+    assert fig["share_of_ceiling"] == pytest.approx(0.5)
+    assert fig["ceiling"]["result_id"] == best
+    assert fig["ceiling"]["shape"] == [8192, 8192, 8192]
+    default = ceiling.figures(pool, dict(res, precision="default"))  # PyTorch default -> the fp32 ceiling
+    assert default["share_of_ceiling"] == pytest.approx(7.0)
+    assert "fp32" in default["ceiling"]["note"]
     newer = {"workload": "matmul", "status": "ok", "tflops": 665.0, "precision": "bf16",
              "device_name": "H200", "size": "full", "extra": {}}
-    ceiling.annotate(store, newer)  # 5% under the best matmul
-    assert newer["extra"]["share_of_ceiling"] == pytest.approx(0.95)
+    assert ceiling.figures(pool, newer)["share_of_ceiling"] == pytest.approx(0.95)  # 5% under the best
     failed = {"workload": "bert-large-infer", "status": "oom", "tflops": None, "precision": "bf16",
               "device_name": "H200", "size": "full", "extra": {}}
-    ceiling.annotate(store, failed)
-    assert failed["extra"] == {}
+    assert ceiling.figures(pool, failed) == {}
+    # Read back, a frozen figure from an older record is recomputed against the pool.
+    old = dict(res, id=999, extra={"share_of_ceiling": 0.1})
+    assert with_derived([old], pool)[0]["extra"]["share_of_ceiling"] == pytest.approx(0.5)

@@ -33,8 +33,8 @@ def test_class_facts_need_no_model():
     p = ResNet50Infer.resolve_params({})
     assert p["batch_size"] == 1 and p["image_size"] == 224
     assert ResNet50Infer.flops(p) == pytest.approx(2 * 4.089e9)
-    assert ResNet50Infer.executed_precision(frozenset({"tensorrt"}), "cuda") == "fp16"
-    assert ResNet50Infer.executed_precision(frozenset({"bf16", "channels-last"}), "cuda") == "bf16"
+    assert ResNet50Infer.executed_precision(frozenset({"tensorrt"}), "cuda")["conv"] == "fp16"
+    assert ResNet50Infer.executed_precision(frozenset({"bf16", "channels-last"}), "cuda")["conv"] == "bf16"
     assert ResNet50Infer.param_count(p) == 25_557_032
 
 

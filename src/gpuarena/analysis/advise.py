@@ -22,9 +22,11 @@ from gpuarena.analysis import ceilings as CE
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
+from gpuarena.analysis import whatif
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 BASES = ("measured", "published", "projected")
 SETTINGS = ("seq_len", "image_size", "inference_steps")
@@ -124,8 +126,6 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     for name, v in (("--budget", budget), ("--hours", hours), ("--min-memory", min_memory)):
         if v is not None and not v > 0:
             raise UserError(f"{name} {v}: must be positive")
-    from gpuarena.workloads import registry
-
     registry.get(workload)    # the UserError with a suggestion
     cands = candidates(store, workload)
     if not cands:
@@ -210,9 +210,7 @@ def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) 
         g = x["g"]
         scaling = 1.0
         if gpus > 1:
-            from gpuarena.analysis import whatif
-
-            if workload in whatif.PARAM_COUNTS:
+            if workload in whatif.gradient_sizes():
                 p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
                 scaling = p["rows"][0]["efficiency"]
         total = x["throughput"] * gpus * scaling

@@ -49,24 +49,14 @@ def workload_params(workload: str, given: dict) -> dict:
     return cls.resolve_params(params)
 
 
-@functools.lru_cache(maxsize=256)
-def _fpi(workload: str, frozen: tuple) -> float:
-    import torch
-
+def flops_per_item(workload: str, params: dict) -> float:
+    """FLOPs per item from the workload class at these parameters (a pure function of them)."""
     from gpuarena.workloads import registry
-    from gpuarena.workloads.base import StepContext
 
-    wl = registry.get(workload)
-    ctx = StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}), params=dict(frozen))
-    f = wl(ctx).flops_per_item()
+    f = registry.get(workload).flops(params)
     if not f:
         raise UserError(f"workload {workload!r} has no FLOP count, so its claims cannot be checked")
     return float(f)
-
-
-def flops_per_item(workload: str, params: dict) -> float:
-    """FLOPs per item from the workload class at these parameters (no model is built)."""
-    return _fpi(workload, tuple(sorted(params.items())))
 
 
 def share(workload: str, gpu: catalog.GPU, request: str, throughput: float, params: dict) -> tuple[float, str, float]:

@@ -18,6 +18,8 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.identity import why_not_comparable
+from gpuarena.workloads import registry
 from gpuarena.measure.stats import ratio_ci95
 
 # Published params may use another name for the same thing than a workload does.
@@ -26,8 +28,6 @@ SYNONYMS = {"seq_len": ("seq_len", "seq_length", "sequence_length", "max_seq_len
 
 def _defaults(workload: str | None) -> dict:
     try:
-        from gpuarena.workloads import registry
-
         return {k: p.default for k, p in registry.get(workload).param_map().items()}
     except UserError:   # a published workload gpuarena does not run: nothing to hold the others to
         return {}
@@ -53,17 +53,6 @@ def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool, workload: str | No
         return True
     defaults = _defaults(workload)
     return all(other[k] == defaults[k] for k in (other or {}) if k not in stated and k in defaults)
-
-
-def _same_definition(b: dict, o: dict) -> str | None:
-    """None when comparable; else why not."""
-    if "published" in (b.get("source"), o.get("source")):
-        return None
-    if b.get("workload_version") != o.get("workload_version"):
-        return f"workload version differs ({b.get('workload_version')} vs {o.get('workload_version')})"
-    if b.get("code_hash") != o.get("code_hash"):
-        return f"workload code differs (hash {b.get('code_hash')} vs {o.get('code_hash')})"
-    return None
 
 
 def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
@@ -112,7 +101,7 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
                 continue    # published figures compare only within one source (one method)
             if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"]):
                 continue
-            why = _same_definition(b, o)
+            why = why_not_comparable(b, o)
             if not why and R.engine_of(b) != R.engine_of(o):
                 why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
             if why:

@@ -8,8 +8,8 @@ runs FP32 on CUDA cores whatever was asked.  The precision whose peak bounds
 a workload is the one its dominant op class ran at.
 
 The workload facts (dominant op class, executed precision per op class) belong
-to the workload classes (workloads.base); `_workload_class` reads them there
-and this module only adds the naming of claim precisions and GPU generations.
+to the workload classes (workloads.base, workloads.precision); this module only
+names the precisions a claim may state and the GPU generations of the catalog.
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ def request_of_variants(variants: frozenset[str], stored: str | None) -> str:
     return request_of(stored or "default")
 
 
+# The precision variants that stand for each request when a workload class is asked what it executes.
+REQUEST_VARIANTS = {"default": frozenset({"seed"}), "fp32-ieee": frozenset({"fp32"}), "tf32": frozenset({"tf32"}),
+                    "bf16": frozenset({"amp-bf16"}), "fp16": frozenset({"amp-fp16"})}
+
+
 def _workload_class(workload: str):
     from gpuarena.workloads import registry
 
@@ -61,38 +66,29 @@ def _workload_class(workload: str):
 
 
 def dominant_op(workload: str) -> str:
-    """The op class that carries most of a workload's FLOPs ("conv" or "matmul")."""
-    cls = _workload_class(workload)
-    op = getattr(cls, "dominant_op", None)
-    if isinstance(op, str):
-        return op
-    # Until every workload class states it: the conv nets are the ResNets and the SD UNet.
-    return "conv" if workload.startswith(("resnet", "sd15")) else "matmul"
+    """The op class that carries most of a workload's FLOPs (the workload class says)."""
+    return _workload_class(workload).dominant_op
 
 
 def executed(workload: str, request: str, arch: str) -> dict[str, str]:
-    """{op class: precision it ran at} for a request on a GPU generation."""
-    has_tf32 = arch in TENSOR_TF32_ARCHS
-    fp32_tc = "tf32" if has_tf32 else "fp32"
-    if request == "default":
-        return {"conv": fp32_tc, "matmul": "fp32", "other": "fp32"}
-    if request == "fp32-ieee":
-        return {"conv": "fp32", "matmul": "fp32", "other": "fp32"}
-    if request == "tf32":
-        return {"conv": fp32_tc, "matmul": fp32_tc, "other": "fp32"}
-    return {"conv": request, "matmul": request, "other": "fp32"}
+    """{op class: precision it ran at} for a request on a GPU generation (the workload class says;
+    FP8 and INT8, which no workload variant runs, are taken as stated)."""
+    if request not in REQUEST_VARIANTS:
+        return {"matmul": request, "conv": request, "attention": request, "elementwise": "fp32"}
+    return _workload_class(workload).executed_precision(REQUEST_VARIANTS[request], arch)
 
 
 def peak_precision(workload: str, request: str, arch: str) -> str:
     """The precision whose peak bounds the workload: the one its dominant op class ran at."""
-    if workload.startswith("sd15"):
-        return "fp16"    # the pipeline is loaded in fp16 whatever the variant (sd15.Sd15.precision)
-    return executed(workload, request, arch)[dominant_op(workload)]
+    ex = executed(workload, request, arch)
+    return ex.get(dominant_op(workload)) or ex["matmul"]
 
 
 def describe(workload: str, request: str, arch: str) -> str:
     ex = executed(workload, request, arch)
     dom = dominant_op(workload)
+    if ex.get("conv") == ex.get("matmul") == ex.get("elementwise"):
+        return f"{NAMES.get(ex[dom], ex[dom])} throughout"
     if request in ("default", "tf32") and arch not in TENSOR_TF32_ARCHS:
         return f"FP32 on CUDA cores ({arch.capitalize()} has no TF32)"
     if request == "default" and dom == "matmul":

@@ -3,13 +3,15 @@
 efficiency(N) = throughput at N ranks / (N x throughput at 1 rank), both of the
 same workload, variant, parameters (per-rank batch) and size.  Article 000
 section 4 reports 0.92 (A100) and 0.81 (A800) for 4-GPU ResNet-50 training.
-Pure arithmetic over stored results; the executor stamps the figure on an N-rank
-result when the 1-rank result of the same run is already stored.
+Pure arithmetic over stored results, computed when they are read (analysis/derived.py)
+against the 1-rank result of the same run.
 """
 
 from __future__ import annotations
 
+from gpuarena.identity import comparable
 from gpuarena.measure import stats
+from gpuarena.workloads import registry
 
 
 def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
@@ -43,23 +45,22 @@ def scaling_figures(result: dict, baseline: dict) -> dict:
 
 
 def find_baseline(candidates: list[dict], result: dict) -> dict | None:
-    """The 1-rank ok result of the same workload, variant, params and size."""
+    """The 1-rank ok result of the same run, workload definition, variant, params and size."""
     for c in reversed(candidates):   # the latest, if a run stored several
-        if (c.get("status") == "ok" and world_size(c) == 1 and c.get("workload") == result.get("workload")
+        if (c.get("status") == "ok" and world_size(c) == 1 and comparable(c, result)
+                and c.get("run_id") == result.get("run_id")
                 and c.get("variant") == result.get("variant") and c.get("params") == result.get("params")
                 and c.get("size") == result.get("size") and c.get("throughput_median")):
             return c
     return None
 
 
-def annotate(store, result: dict) -> None:
-    """Add the scaling figures to an N-rank data-parallel result's extra, when its baseline is stored."""
+def figures_for(pool: list[dict], result: dict) -> dict:
+    """The scaling figures of an N-rank data-parallel result, when its baseline is in ``pool``."""
     if result.get("status") != "ok" or world_size(result) < 2 or not result.get("throughput_median"):
-        return
-    from gpuarena.workloads import registry
-
-    if getattr(registry.get(result["workload"]), "aggregate", None) != "sum":
-        return   # collectives have bandwidths, not a scaling efficiency
-    base = find_baseline(store.results([result["run_id"]], workload=result["workload"], status="ok"), result)
-    if base is not None:
-        result["extra"] = dict(result.get("extra") or {}, **scaling_figures(result, base))
+        return {}
+    cls = registry.find(result.get("workload"))
+    if cls is None or cls.rank_aggregate != "sum":
+        return {}   # collectives have bandwidths, not a scaling efficiency
+    base = find_baseline(pool, result)
+    return scaling_figures(result, base) if base is not None else {}

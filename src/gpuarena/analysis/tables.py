@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuarena.report.console import fmt_num  # one number format everywhere
+from gpuarena.numbers import fmt_num  # one number format everywhere
 
 FORMATS = ("table", "md", "json")
 

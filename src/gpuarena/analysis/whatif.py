@@ -34,8 +34,8 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
-PARAM_COUNTS = {"resnet50-train": 25_557_032, "bert-large-train": 336_226_108}
 GRAD_BYTES_PER_PARAM = 4
 # ddp-train's communication hooks all-reduce 2-byte gradients
 COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")
@@ -43,6 +43,17 @@ NVLINK_EFF = 0.8
 PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
 DEFAULT_OVERLAP = 0.0
 DDP_BUCKET_MB = 25.0   # DistributedDataParallel's bucket_cap_mb default: the size of each all-reduce
+
+
+def gradient_sizes() -> dict[str, int]:
+    """Parameters of each training workload at its default size, from the workload class."""
+    out = {}
+    for name, cls in registry.classes().items():
+        if cls.trains and not cls.multi_gpu:
+            n = cls.param_count(cls.resolve_params({}))
+            if n:
+                out[name] = n
+    return out
 
 
 def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
@@ -178,12 +189,10 @@ def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None
 
 
 def grad_model_workload(workload: str, ddp_model: str | None) -> str:
-    return f"{ddp_model}-train" if ddp_model else workload
+    return registry.ddp_models()[ddp_model].name if ddp_model else workload
 
 
 def _default_batch(workload: str) -> int:
-    from gpuarena.workloads import registry
-
     return int(registry.get(workload).resolve_params({})["batch_size"])
 
 
@@ -191,8 +200,6 @@ def compressed(variant: str | None, ddp_model: str | None) -> bool:
     """Whether a (composed) DDP variant all-reduces 2-byte gradients, read through the variant parser."""
     if not variant or not ddp_model:
         return False
-    from gpuarena.workloads import registry
-
     return bool(registry.get("ddp-train").parse_variant(variant) & set(COMPRESSED_VARIANTS))
 
 
@@ -207,13 +214,14 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
              "rows": [{n, busbw_gbs, comm_s, exposed_s, step_s, efficiency, throughput}]}.
     """
     ddp_model = None
+    counts = gradient_sizes()
     if workload == "ddp-train":          # the model's gradients, measured through DDP at N = 1
         ddp_model = model or "resnet50"
-        if f"{ddp_model}-train" not in PARAM_COUNTS:
+        if ddp_model not in registry.ddp_models() or registry.ddp_models()[ddp_model].name not in counts:
             raise UserError(f"--model {ddp_model!r}: whatif knows "
-                            + ", ".join(k.removesuffix("-train") for k in PARAM_COUNTS))
-    elif workload not in PARAM_COUNTS:
-        raise UserError(f"whatif knows the gradient size of {', '.join(PARAM_COUNTS)} and ddp-train; "
+                            + ", ".join(k for k, c in registry.ddp_models().items() if c.name in counts))
+    elif workload not in counts:
+        raise UserError(f"whatif knows the gradient size of {', '.join(counts)} and ddp-train; "
                         f"not {workload!r}")
     g = catalog.match(gpu)
     if not ns or any(n < 1 or n > 100_000 for n in ns):
@@ -250,7 +258,7 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
     grad_workload = grad_model_workload(workload, ddp_model)
     shrink = 0.5 if compressed(variant, ddp_model) else 1.0    # a 2-byte hook sends half the bytes
-    grad_bytes = PARAM_COUNTS[grad_workload] * GRAD_BYTES_PER_PARAM * shrink
+    grad_bytes = counts[grad_workload] * GRAD_BYTES_PER_PARAM * shrink
     # DDP all-reduces buckets of bucket_mb of FP32 gradients, one after another: the whole transfer
     # moves at the bus bandwidth of that message size, not of 1 GB.
     message = min(bucket_mb * 2**20 * shrink, grad_bytes)

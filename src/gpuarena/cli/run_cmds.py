@@ -93,7 +93,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a suite (default: sized for the device found) and store every result."""
-    from gpuarena.measure.env import device_name, fingerprint
+    from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
     from gpuarena.runner.executor import execute
@@ -153,7 +153,7 @@ def run(
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
     fp = fingerprint()
-    env_id = store.env_id(fp)
+    env_id = store.env_id(fp, fingerprint_hash(fp))
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
     dname = device_name(fp, device)
@@ -206,7 +206,8 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json
         wl = registry.get(name)
         data["workloads"].append({
             "name": name, "version": wl.version, "description": wl.description, "source": wl.source,
-            "item": wl.item, "launcher": wl.launcher,
+            "item": wl.item, "launcher": wl.launcher, "kind": wl.kind, "axis": wl.axis,
+            "multi_gpu": wl.multi_gpu, "plugin": name not in registry.REGISTRY,
             "variants": dict(wl.variants),
             "exclusive": [sorted(g) for g in wl.exclusive], "alone": sorted(wl.alone),
             "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "tiny": p.tiny,
@@ -249,12 +250,14 @@ def results(
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
 ) -> None:
     """Stored results."""
+    from gpuarena.analysis.derived import with_derived
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
     store = open_store(db, must_exist=True)
     run_ids = resolve_run_ids(store, run)
-    rows = store.results(run_ids or None, workload=workload)
+    # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
+    rows = with_derived(store.results(run_ids or None, workload=workload), store.results(status="ok"))
     if fmt == "json":
         print(to_json(rows))
     elif fmt == "csv":

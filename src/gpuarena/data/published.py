@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 
 from gpuarena.data import catalog
+from gpuarena.workloads import registry
 
 PUBLISHED_CSV = Path(__file__).parent / "published_results.csv"
 
@@ -51,21 +52,14 @@ def _date(row: dict) -> str:
 
 
 def _workload(row: dict) -> str | None:
-    """gpuarena workload for a published row, or None when it is different work."""
-    w, metric = row["workload"].lower(), row["metric"].lower()
-    if row["num_gpus"].strip() != "1" or "mlperf" in w:
+    """gpuarena workload for a published row (the workloads' ``published_as`` names), or None
+    when it is different work: several GPUs, or a figure other than items/s or s/image."""
+    metric = row["metric"].lower()
+    if row["num_gpus"].strip() != "1" or "xla" in row["precision"].lower():
         return None
-    if "resnet-50" in w and "training" in w and metric == "throughput":
-        return "resnet50-train"
-    if "bert-large inference (article 000" in w and metric == "throughput":
-        return "bert-large-infer"     # seq 512 BertModel
-    if ("bert-large squad v1.1 inference" in w or "bert-large inference (tensorrt" in w) and metric == "throughput":
-        return "bert-large-infer"     # BertForQuestionAnswering: the QA head is 2 x H per token, the encoder the same
-    if "bert-large pre-training" in w and "pytorch" in row["software"].lower() and metric == "throughput":
-        return "bert-large-train"
-    if "stable diffusion v1.5" in w and metric == "latency" and row["unit"] == "seconds/image":
-        return "sd15-generate"
-    return None
+    if metric != "throughput" and not (metric == "latency" and row["unit"] == "seconds/image"):
+        return None
+    return registry.published_names().get(row["workload"])
 
 
 def _variant(row: dict) -> str:
@@ -138,10 +132,6 @@ def published_rows(path: str | None = None, all_rows: bool = False) -> list[dict
 
 def load_into(store) -> int:
     """Replace the database's published rows with the shipped ones; returns how many."""
-    from gpuarena.store.bundle import insert_rows
-
     rows = published_rows()
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM results WHERE source = 'published'")
-        insert_rows(conn, rows)
+    store.replace_published(rows)
     return len(rows)

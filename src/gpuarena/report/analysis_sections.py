@@ -5,17 +5,18 @@ its module is not installed or has nothing to say about these results."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from gpuarena.analysis import check
+from gpuarena.analysis.advise import advise
+from gpuarena.analysis.compare import compare
+from gpuarena.analysis.cost import cost_table
+from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.report.build import (NUMERIC, PROSE, TEXT, Chart, Section, Table, brief_params, fmt_num, prune,
+from gpuarena.workloads import registry
+from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, brief_params, fmt_num, prune,
                                    slug)
-
-
-def _catalog():
-    try:
-        from gpuarena.data import catalog
-    except ImportError:
-        return None
-    return catalog
 
 
 def short(gpu: str) -> str:
@@ -25,8 +26,6 @@ def short(gpu: str) -> str:
 
 def natural(text: str) -> tuple:
     """Sort key that puts batch_size=8 before batch_size=16."""
-    import re
-
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
@@ -36,9 +35,6 @@ def whole(x) -> str:
 
 def hardware(rows: list[dict]) -> Section | None:
     """The catalog rows of the GPUs these results ran on (the articles' section 2)."""
-    catalog = _catalog()
-    if catalog is None:
-        return None
     gpus, unknown = [], []
     for name in dict.fromkeys(r.get("device_name") for r in rows if r.get("device_name")):
         if str(name).startswith("CPU"):
@@ -70,9 +66,6 @@ def hardware(rows: list[dict]) -> Section | None:
 
 def default_baseline(rows: list[dict]) -> str | None:
     """With two or more GPUs and no --baseline: the GPU with the most ok results."""
-    catalog = _catalog()
-    if catalog is None:
-        return None
     counts: dict[str, int] = {}
     for r in rows:
         if r.get("status") == "ok" and r.get("device_name") and not str(r["device_name"]).startswith("CPU"):
@@ -84,12 +77,6 @@ def default_baseline(rows: list[dict]) -> str | None:
 def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     """Ratios to the baseline GPU with 95% intervals (analysis.compare).  An explicit
     --baseline that cannot be compared is an error; an automatic one is just left out."""
-    try:
-        from gpuarena.analysis.compare import compare
-    except ImportError:
-        if baseline:
-            raise UserError("--baseline needs gpuarena.analysis.compare, which is not installed") from None
-        return None
     explicit = baseline is not None
     baseline = baseline or default_baseline(rows)
     if not baseline:
@@ -147,16 +134,10 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     return s
 
 
-# Micro-benchmarks measure a property of the device (a matmul rate, a copy bandwidth), not a
-# job one buys a GPU for, so cost per item and advice are left to the real workloads; ddp-train
-# wraps several models under one name and has its own section (Multi-GPU).
-DEVICE_PROBES = ("matmul", "membw", "h2d", "d2h", "allreduce", "allgather", "reducescatter", "broadcast",
-                 "nccl-bandwidth", "ddp-train")
-
-
 def jobs_in(rows: list[dict]) -> list[str]:
+    """Workloads one buys a GPU for: cost per item and advice leave the device probes out."""
     return [w for w in dict.fromkeys(r["workload"] for r in rows if r.get("status") == "ok")
-            if w not in DEVICE_PROBES]
+            if not registry.is_device_probe(w)]
 
 
 def _money(x, digits: int = 0) -> str:
@@ -171,13 +152,8 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
     baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
     setting and the fastest variant."""
-    try:
-        from gpuarena.analysis.cost import cost_table
-    except ImportError:
-        return None
-    catalog = _catalog()
     jobs = jobs_in(rows)
-    if catalog is None or not jobs:
+    if not jobs:
         return None
     gpus = {catalog.identity(r.get("device_name")) for r in rows}
     base = catalog.find(baseline) if baseline else None
@@ -229,12 +205,6 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
 def claims(store, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
-    try:
-        from gpuarena.analysis import check
-    except ImportError:
-        return None
-    from pathlib import Path
-
     path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
     try:
         checked = check.check_claims(check.read_claims(path), store)
@@ -267,10 +237,6 @@ ADVICE_ROWS = 5
 def advice(store, rows: list[dict]) -> Section | None:
     """The recommendation (analysis.advise) for each workload in the report: its explanation
     and the top of its ranking."""
-    try:
-        from gpuarena.analysis.advise import advise
-    except ImportError:
-        return None
     jobs = jobs_in(rows)
     if not jobs:
         return None

@@ -10,68 +10,24 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 
+from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.rows import finite_first, per_repeat_throughput, ratio_text
 from gpuarena.analysis.rows import flags as row_flags
-from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
-from gpuarena.report.console import fmt_bytes, fmt_num
+from gpuarena.report import analysis_sections as an
+from gpuarena.report import multigpu
+from gpuarena.report import llm_section as _llm, serving
+from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Report, Section, Table, brief_params,  # noqa: F401
+                                   catalog_share, device_of, ok,
+                                   fmt_bytes, fmt_num, pct, prune, slug)
+from gpuarena.workloads import registry
 from gpuarena.workloads.base import SCOPED_PARAMS, param_acts
 
-NUMERIC = "r"
-TEXT = "l"       # short text: kept on one line
-PROSE = "p"      # sentences (reasons, notes, warnings): wrapped
-
-
-@dataclass
-class Table:
-    id: str
-    columns: list[tuple[str, str]]          # (header, "l" | "r")
-    rows: list[list[str]]
-    title: str = ""
-    note: str = ""
-
-
-@dataclass
-class Chart:
-    id: str
-    title: str
-    kind: str                               # a function name in report.charts
-    args: dict
-    alt: str = ""
-
-
-@dataclass
-class Section:
-    id: str
-    title: str
-    paragraphs: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    charts: list[Chart] = field(default_factory=list)
-    subsections: list["Section"] = field(default_factory=list)
-
-
-@dataclass
-class Report:
-    title: str
-    subtitle: str
-    headline: list[tuple[str, str, str]]    # (label, value, detail)
-    sections: list[Section]
-
-
 # --- small helpers ------------------------------------------------------------
-
-def ok(r: dict) -> bool:
-    return r.get("status") == "ok" and bool(r.get("throughput_median"))
-
-
-def device_of(r: dict) -> str:
-    name = r.get("device_name") or r.get("device") or "?"
-    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
-
 
 def varying_params(rows: list[dict]) -> list[str]:
     keys: list[str] = []
@@ -88,31 +44,13 @@ def params_text(r: dict, keys: list[str]) -> str:
     return " ".join(f"{k}={p[k]}" for k in keys if k in p)
 
 
-ALWAYS_SHOWN = ("batch_size",)
-
-
-def brief_params(texts: list[tuple[str, str]]) -> list[str]:
-    """Shorten "k=v k=v" parameter texts (as the analyses format them) for a table: per
-    workload, keep the keys whose value differs between rows, and batch size.
-    `texts` is [(workload, params text)]; returns the shortened texts in the same order."""
-    parsed = [(w, dict(kv.partition("=")[::2] for kv in t.split(" ") if "=" in kv)) for w, t in texts]
-    shown: dict[str, set[str]] = {}
-    for w in dict.fromkeys(w for w, _ in parsed):
-        mine = [p for x, p in parsed if x == w]
-        keys = dict.fromkeys(k for p in mine for k in p)
-        shown[w] = {k for k in keys if k in ALWAYS_SHOWN or len({p.get(k) for p in mine if k in p}) > 1}
-    return [" ".join(f"{k}={v}" for k, v in p.items() if k in shown[w]) or "-" for w, p in parsed]
-
-
-def x_key(rows: list[dict], keys: list[str]) -> str | None:
-    """The parameter for the x axis: batch size where it varies, else the first numeric one."""
-    # Only a size makes a line: a matmul's m against matmuls/s mixes shapes and dtypes, and a
-    # boolean (pinned) is two bars, not a curve.
-    numeric = [k for k in keys if all(isinstance((r.get("params") or {}).get(k), (int, float))
-                                      and not isinstance((r.get("params") or {}).get(k), bool) for r in rows)]
-    for k in ("batch_size", "size_mb", "seq_len", "image_size"):
-        if k in numeric:
-            return k
+def x_key(workload: str, rows: list[dict], keys: list[str]) -> str | None:
+    """The workload's declared axis, when it varies among the rows and is a number in each."""
+    cls = registry.find(workload)
+    k = cls.axis if cls is not None else None
+    if k in keys and all(isinstance((r.get("params") or {}).get(k), (int, float))
+                         and not isinstance((r.get("params") or {}).get(k), bool) for r in rows):
+        return k
     return None
 
 
@@ -121,21 +59,6 @@ def flags(r: dict) -> list[str]:
     if r.get("source") and r["source"] != "measured":
         out.append(r["source"])
     return out
-
-
-def catalog_share(r: dict) -> float | None:
-    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
-    (PyTorch's default precision counts as FP32)."""
-    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
-    try:
-        peak = g.peak(r.get("precision") or "default") if g else None
-    except UserError:            # "n/a": a copy has no FLOP rate
-        return None
-    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None
-
-
-def pct(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.1%}"
 
 
 def ci_text(thr: dict) -> str:
@@ -158,24 +81,19 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
            case_id: int | None = None) -> Report:
     """Everything the report shows, from the stored results of the given runs (default: all)."""
     rows = [r for r in store.results(run_ids or None) if r.get("source") != "published"]
+    rows = with_derived(rows, store.results(status="ok"))
     if not rows:
         where = f"run(s) {', '.join(run_ids)}" if run_ids else store.path
         raise UserError(f"no results in {where}: nothing to report")
     runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
     if case_id is not None and not any(r["id"] == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
-    from gpuarena.report import analysis_sections as an
-
     sections = [what_was_run(store, runs, rows), an.hardware(rows), an.comparison(store, rows, baseline),
                 an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
-                 if w not in MULTI_GPU_WORKLOADS]
-    from gpuarena.report import serving
-    from gpuarena.report.llm_section import llm_section
-
-    sections += [llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
-                 telemetry_section(rows, case_id),
-                 warnings_section(rows)]
+                 if not _multi_gpu(w)]
+    sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
+                 telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"
@@ -190,7 +108,9 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     return Report(title=title, subtitle=subtitle, headline=tiles, sections=sections)
 
 
-MULTI_GPU_WORKLOADS = ("ddp-train", "allreduce", "allgather", "reducescatter", "broadcast", "nccl-bandwidth")
+def _multi_gpu(workload: str) -> bool:
+    cls = registry.find(workload)
+    return cls is not None and cls.multi_gpu
 
 
 def workloads_in(rows: list[dict]) -> list[str]:
@@ -355,7 +275,7 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
     s.tables.append(table)
     good = [r for r in rows if ok(r)]
-    xk = x_key(good, keys)
+    xk = x_key(workload, good, keys)
     if xk:
         s.charts.append(Chart(f"{s.id}-scaling", f"Throughput vs {xk}", "lines_with_ci", {
             "series": series_by(good, xk, keys, lambda r: r["throughput_median"],
@@ -389,19 +309,9 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     return s
 
 
-def prune(t: Table, keep: int = 3) -> Table:
-    """Drop columns (after the first `keep`) that are empty in every row: a CPU run has no power."""
-    cols = [i for i, _ in enumerate(t.columns) if i < keep or any(row[i] not in ("-", "") for row in t.rows)]
-    return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note)
-
-
 def drop_column(t: Table, name: str) -> Table:
     keep = [i for i, (header, _) in enumerate(t.columns) if header != name]
     return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note)
-
-
-def slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
 
 
 def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
@@ -447,7 +357,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
         per_dev[dev] = {}
         for r in by_setting[setting]:
             v = recipe_label(r, seed)
-            if v in per_dev[dev]:
+            if v in per_dev[dev] or not comparable(r, seed):
                 continue                    # measured twice in one run: the first stands
             a, b = per_repeat_throughput(r), per_repeat_throughput(seed)
             if len(a) > 1 and len(b) > 1:
@@ -549,7 +459,7 @@ def multi_gpu_section(store, rows: list[dict]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
     ddp = [r for r in rows if r["workload"] == "ddp-train" and ok(r)]
-    coll = [r for r in rows if r["workload"] in MULTI_GPU_WORKLOADS and r["workload"] != "ddp-train" and ok(r)]
+    coll = [r for r in rows if _multi_gpu(r["workload"]) and registry.find(r["workload"]).kind == "collective" and ok(r)]
     if not ddp and not coll:
         return None
     s = Section("multi-gpu", "Multi-GPU")
@@ -561,12 +471,8 @@ def multi_gpu_section(store, rows: list[dict]) -> Section | None:
 
 
 def scaling_subsection(store, rows: list[dict]) -> Section:
-    from gpuarena.report import multigpu
-
     return multigpu.scaling(rows, store)
 
 
 def busbw_subsection(rows: list[dict]) -> Section:
-    from gpuarena.report import multigpu
-
     return multigpu.busbw(rows)

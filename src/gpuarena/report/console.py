@@ -5,36 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
+
 PARAM_KEYS_SHOWN = 4
-
-
-def fmt_num(x, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    ax = abs(x)
-    if ax >= 1000:
-        return f"{x:,.0f}"
-    if ax >= 100:
-        return f"{x:.1f}"
-    if ax >= 1:
-        return f"{x:.{digits - 1}f}"
-    return f"{x:.{digits}g}"
-
-
-def fmt_bytes(b) -> str:
-    if b is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(b) < 1024 or unit == "TiB":
-            return f"{b:.1f} {unit}" if unit != "B" else f"{b} B"
-        b /= 1024
-    return "-"
 
 
 def fmt_params(params: dict) -> str:

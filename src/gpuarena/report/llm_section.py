@@ -7,7 +7,7 @@ since FP8 MFU is often quoted that way.
 
 from __future__ import annotations
 
-from gpuarena.report.build import NUMERIC, TEXT, Section, Table, catalog_share, device_of, ok, pct
+from gpuarena.report.model import NUMERIC, TEXT, Section, Table, catalog_share, device_of, ok, pct
 from gpuarena.report.console import fmt_bytes, fmt_num
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 
 from gpuarena.analysis import rows as R
-from gpuarena.report.build import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
+from gpuarena.analysis import whatif
+from gpuarena.errors import UserError
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
+from gpuarena.workloads import registry
 
 
 def _setting(r: dict) -> str:
@@ -20,8 +23,6 @@ def _setting(r: dict) -> str:
 
 
 MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
-# ddp-train's model param -> the workload whose gradient size gpuarena.analysis.whatif knows
-WHATIF_WORKLOAD = {"resnet50": "resnet50-train", "bert-large": "bert-large-train"}
 
 
 def scaling(rows: list[dict], store=None) -> Section:
@@ -122,14 +123,9 @@ def _is_seed(by_n: dict[int, dict]) -> bool:
 def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     """gpuarena.analysis.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
     the model cannot say."""
-    try:
-        from gpuarena.analysis import whatif
-    except ImportError:
-        return None, ""
-    from gpuarena.errors import UserError
-
     r = by_n[min(by_n)]
-    workload = WHATIF_WORKLOAD.get(_model_name(by_n))
+    inner = registry.ddp_models().get(_model_name(by_n))
+    workload = inner.name if inner is not None and inner.param_count(inner.resolve_params({})) else None
     if workload is None:
         return None, f"whatif does not know the gradient size of {_model_name(by_n)}"
     p = r.get("params") or {}

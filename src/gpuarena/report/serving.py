@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuarena.analysis import serving as S
 from gpuarena.data import catalog
-from gpuarena.report.build import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
 
 
 def _ms(x) -> str:

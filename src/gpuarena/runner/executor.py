@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from gpuarena.measure import ceiling
+from gpuarena.identity import PROTOCOL_VERSION
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 
@@ -186,12 +186,8 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             oom_at[group] = min(oom_at.get(group, case.params[case.sweep]), case.params[case.sweep])
         result.update({"run_id": run_id, "case_key": case.key, "env_id": env_id,
                        "device_name": device_name, "source": "measured"})
-        result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0)
-        if case.gpus > 1:  # scaling efficiency against the run's 1-rank result, if stored
-            from gpuarena.analysis.scaling import annotate
-
-            annotate(store, result)
-        ceiling.annotate(store, result)  # share of the best measured matmul TFLOP/s
+        result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0,
+                               protocol=PROTOCOL_VERSION)
         store.add_result(result)
         outcome = CaseOutcome(case, result, time.perf_counter() - t0)
         outcomes.append(outcome)

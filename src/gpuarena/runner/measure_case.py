@@ -20,7 +20,7 @@ from gpuarena.measure.timing import WindowTimer
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
-from gpuarena.workloads.capacity import is_oom  # noqa: F401 - the runner's name for it
+from gpuarena.workloads.capacity import is_oom
 
 def resolve_device(spec: str):
     import torch

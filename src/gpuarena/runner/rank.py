@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import statistics
 import sys
 
 from gpuarena.measure import stats
@@ -59,10 +60,9 @@ def _max_or_none(values):
 def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
     """One result from every rank's measurement.
 
-    Data-parallel work (``aggregate = "sum"``): total throughput of a repeat is the
-    sum of the ranks' items/s in that repeat.  A collective (``aggregate =
-    "slowest"``) is one operation, as fast as its slowest rank: the repeat's
-    figure is the minimum over ranks.  The step time stored is the slowest rank's.
+    The workload's ``rank_aggregate`` says how the ranks' items/s of one repeat combine:
+    data-parallel work ("sum") totals them; a collective ("min") is one operation, as
+    fast as its slowest rank; "mean" averages.  The step time stored is the slowest rank's.
     """
     out = dict(per_rank[0])
     out["extra"] = dict(out.get("extra") or {}, world_size=world_size)
@@ -73,12 +73,13 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
         out["extra"]["traceback"] = (res.get("extra") or {}).get("traceback")
         out["extra"]["failed_ranks"] = [r for r, _ in failed]
         return out
-    aggregate = getattr(wl_cls, "aggregate", "sum")
+    aggregate = wl_cls.rank_aggregate
+    combine_rates = {"sum": sum, "min": min, "mean": statistics.fmean}[aggregate]
     repeats = min(len(res["samples"]) for res in per_rank)
     step_s, throughput = [], []
     for j in range(repeats):
         rates = [res["items_per_step"] / res["samples"][j] for res in per_rank]
-        throughput.append(sum(rates) if aggregate == "sum" else min(rates))
+        throughput.append(combine_rates(rates))
         step_s.append(max(res["samples"][j] for res in per_rank))
     tsum = stats.summarize(throughput, unit=out["unit"])
     items = [res["items_per_step"] for res in per_rank]
@@ -110,11 +111,9 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
          "step_s_median": stats.summarize(res["samples"]).median,
          "peak_memory_bytes": res.get("peak_memory_bytes"), "power_w_mean": res.get("power_w_mean"),
          "host": (res.get("extra") or {}).get("host"), "env": (res.get("extra") or {}).get("env"),
-         **{k: v for k, v in (res.get("extra") or {}).items() if k in getattr(wl_cls, "rank_extra", ())}}
+         **{k: v for k, v in (res.get("extra") or {}).items() if k in wl_cls.rank_extra}}
         for r, res in enumerate(per_rank)]
-    finalize = getattr(wl_cls, "finalize", None)
-    if finalize is not None:
-        finalize(out, per_rank, world_size)
+    wl_cls.finalize(out, per_rank, world_size)
     return out
 
 

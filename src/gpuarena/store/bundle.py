@@ -25,7 +25,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gpuarena.errors import UserError, pydantic_error_line
-from gpuarena.store.db import JSON_COLUMNS, _RESULT_COLUMNS, _finite, new_run_id, now
+from gpuarena.store.db import _finite, insert_result, new_run_id, now
 
 FORMAT = "gpuarena-bundle"
 VERSION = 1
@@ -210,20 +210,7 @@ def read(path: str) -> Bundle:
 def insert_rows(conn, rows: list[dict]) -> None:
     """INSERT result dicts on an open transaction (the caller commits or rolls back)."""
     for r in rows:
-        # created_at: null means "unknown": stamp it now rather than break NOT NULL
-        cols = [c for c in _RESULT_COLUMNS if c in r and c != "id" and not (c == "created_at" and r[c] is None)]
-        vals = []
-        for c in cols:
-            v = _finite(r[c])
-            if c in JSON_COLUMNS and v is not None:
-                v = json.dumps(v, default=str)
-            if c == "throttled" and v is not None:
-                v = int(bool(v))
-            vals.append(v)
-        if "created_at" not in cols:
-            cols.append("created_at")
-            vals.append(now())
-        conn.execute(f"INSERT INTO results({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        insert_result(conn, r)
 
 
 def import_bundle(store, path: str) -> dict:

@@ -9,6 +9,7 @@ Results are returned as plain dicts (the JSON shape of `gpuarena results`).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -180,14 +181,23 @@ class Store:
     def transaction(self):
         return _Tx(self.conn)
 
+    def replace_published(self, rows: list[dict]) -> None:
+        """Swap every published row for ``rows``, in one transaction."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM results WHERE source = 'published'")
+            for r in rows:
+                insert_result(conn, r)
+
     def close(self) -> None:
         self.conn.close()
 
     # --- environments and runs -------------------------------------------
-    def env_id(self, fingerprint: dict) -> int:
-        from gpuarena.measure.env import fingerprint_hash
-
-        h = fingerprint_hash(fingerprint)
+    def env_id(self, fingerprint: dict, key: str | None = None) -> int:
+        """The id of a stored environment, storing it first if new.  ``key`` is what makes two
+        fingerprints the same environment (measure.env.fingerprint_hash leaves out the volatile
+        fields); without one, the whole fingerprint is the key."""
+        blob = json.dumps(fingerprint, sort_keys=True, default=str)
+        h = key or hashlib.sha256(blob.encode()).hexdigest()[:16]
         with self.transaction():
             row = self.conn.execute("SELECT id FROM environments WHERE hash=?", (h,)).fetchone()
             if row:
@@ -239,24 +249,10 @@ class Store:
     # --- results ------------------------------------------------------------
     def add_result(self, result: dict) -> int:
         """Insert one result (a dict in the shape results() returns) and commit at once."""
-        cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"
-                and not (c == "created_at" and result[c] is None)]  # None: stamp it now
-        values = []
-        for c in cols:
-            v = _finite(result[c])
-            if c in JSON_COLUMNS and v is not None:
-                v = json.dumps(v, default=str)
-            if c == "throttled" and v is not None:
-                v = int(bool(v))
-            values.append(v)
-        if "created_at" not in cols:
-            cols.append("created_at")
-            values.append(now())
-        sql = f"INSERT INTO results({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
         for attempt in range(5):
             try:
                 with self.transaction():
-                    return self.conn.execute(sql, values).lastrowid
+                    return insert_result(self.conn, result)
             except sqlite3.OperationalError as exc:  # locked past the busy timeout: back off
                 if "locked" not in str(exc) or attempt == 4:
                     raise
@@ -322,3 +318,22 @@ def row_to_result(row: sqlite3.Row) -> dict[str, Any]:
         d["throttled"] = bool(d["throttled"])
     d["warnings"] = d.get("warnings") or []
     return d
+
+
+def insert_result(conn, result: dict) -> int:
+    """INSERT one result dict (the shape Store.results() returns) on an open transaction."""
+    cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"
+            and not (c == "created_at" and result[c] is None)]  # None: stamp it now
+    values = []
+    for c in cols:
+        v = _finite(result[c])
+        if c in JSON_COLUMNS and v is not None:
+            v = json.dumps(v, default=str)
+        if c == "throttled" and v is not None:
+            v = int(bool(v))
+        values.append(v)
+    if "created_at" not in cols:
+        cols.append("created_at")
+        values.append(now())
+    sql = f"INSERT INTO results({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+    return conn.execute(sql, values).lastrowid

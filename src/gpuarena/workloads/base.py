@@ -7,59 +7,28 @@ of work (a training step, an inference batch, one pipeline call, one matmul),
 much arithmetic each item costs.  The runner (runner/child.py) owns warm-up,
 timing, telemetry and statistics; a workload never times itself.
 
-Adding a workload is one module in this folder plus one line in registry.py.
+Everything else a workload *is* -- its kind, the axis a report plots, how ranks combine,
+its FLOPs and parameter count as functions of its params, the precision each recipe
+executes -- is declared on the class, so analysis and the report ask the class (through
+the registry) instead of keeping lists of names.  docs/workloads.md walks through adding one:
+a built-in is one module in this folder plus one line in registry.py; a plugin is a package
+with one ``gpuarena.workloads`` entry point.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from gpuarena import identity
 from gpuarena.errors import UserError
+from gpuarena.workloads import precision as _precision
+from gpuarena.workloads.param import Param  # noqa: F401 - re-exported: workloads import it from here
+from gpuarena.workloads.precision import PRECISION_VARIANTS, precision_of  # noqa: F401 - re-exported
 
-
-@dataclass(frozen=True)
-class Param:
-    """One tunable of a workload, documented where it is declared."""
-
-    name: str
-    type: type
-    default: Any
-    doc: str
-    tiny: Any = None          # value at size=tiny (CPU tests); None: same as default
-    min: float | None = None
-    max: float | None = None
-    choices: tuple | None = None
-
-    def parse(self, raw: Any) -> Any:
-        """Coerce and range-check one value; raise UserError with a one-line reason."""
-        try:
-            if self.type is bool and isinstance(raw, str):
-                low = raw.strip().lower()
-                if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                    raise ValueError(raw)
-                value = low in ("1", "true", "yes", "on")
-            elif self.type is int and isinstance(raw, float) and not raw.is_integer():
-                raise ValueError(raw)
-            elif self.type is int and isinstance(raw, bool):
-                raise ValueError(raw)
-            else:
-                value = self.type(raw)
-        except (TypeError, ValueError):
-            raise UserError(f"{self.name}={raw!r}: expected {self.type.__name__}") from None
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UserError(f"{self.name}={raw!r}: must be a finite number")
-        if self.min is not None and value < self.min:
-            raise UserError(f"{self.name}={value}: must be >= {self.min:g}")
-        if self.max is not None and value > self.max:
-            raise UserError(f"{self.name}={value}: must be <= {self.max:g}")
-        if self.choices is not None and value not in self.choices:
-            raise UserError(f"{self.name}={value!r}: must be one of {', '.join(map(str, self.choices))}")
-        return value
+KINDS = ("training", "inference", "generation", "collective", "micro")
+RANK_AGGREGATES = ("sum", "mean", "min")
 
 
 @dataclass
@@ -95,6 +64,23 @@ class Workload(ABC):
     tiny_warmup: ClassVar[int] = 1
     tiny_steps: ClassVar[int] = 2
 
+    # --- facts about the workload (read by analysis and the report) --------
+    kind: ClassVar[str]                   # one of KINDS
+    trains: ClassVar[bool]                # derived from kind (see __init_subclass__)
+    axis: ClassVar[str | None] = None     # the parameter a report plots on x (batch_size, size_mb)
+    rank_aggregate: ClassVar[str] = "sum"  # how ranks' throughputs combine: sum | mean | min
+    rank_extra: ClassVar[tuple[str, ...]] = ()   # extra() keys kept per rank in extra.per_rank
+    published_as: ClassVar[tuple[str, ...]] = ()  # names published rows use for this work
+    ddp_name: ClassVar[str | None] = None  # the short name ddp-train wraps it under
+    multi_gpu: ClassVar[bool]             # runs on N ranks; derived from launcher unless set
+    dominant_op: ClassVar[str] = "matmul"  # op class whose precision sets the peak (precision.OP_CLASSES)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.trains = getattr(cls, "kind", None) == "training"
+        if "multi_gpu" not in vars(cls):
+            cls.multi_gpu = cls.launcher == "torchrun"
+
     def __init__(self, ctx: StepContext):
         self.ctx = ctx
         self.p = ctx.params
@@ -113,7 +99,7 @@ class Workload(ABC):
 
     def flops_per_item(self) -> float | None:
         """Floating-point operations per item (multiply-add = 2), or None if unknown."""
-        return None
+        return self.flops(self.p)
 
     def precision(self) -> str:
         """The precision the arithmetic runs at, for the share-of-peak figure."""
@@ -189,14 +175,49 @@ class Workload(ABC):
         ``params`` lets a wrapper (ddp-train) name its inner workload's unit."""
         return cls.unit or f"{cls.item}s/s"
 
+    # --- pure facts: no model is built, nothing runs ----------------------
+    @classmethod
+    def flops(cls, params: dict) -> float | None:
+        """FLOPs per item for resolved params (multiply-add = 2), or None if not countable."""
+        return None
+
+    @classmethod
+    def param_count(cls, params: dict) -> int | None:
+        """Trainable parameters of the model for resolved params, or None (no model)."""
+        return None
+
+    @classmethod
+    def executed_precision(cls, variants: frozenset[str], arch: str | None,
+                           params: dict | None = None) -> dict[str, str]:
+        """The precision the math runs at per op class (matmul, conv, attention, elementwise).
+        ``arch``: catalog architecture family lower case ("ampere", "hopper"...), "cpu", or
+        None (unknown: a CUDA GPU of Ampere or newer).  See workloads/precision.py."""
+        return _precision.executed(variants, arch)
+
+    @classmethod
+    def peak_precision(cls, variants: frozenset[str], arch: str | None, params: dict | None = None) -> str:
+        """The precision whose peak bounds this recipe: that of the dominant op class."""
+        ex = cls.executed_precision(variants, arch, params)
+        return ex.get(cls.dominant_op) or ex.get("matmul") or "n/a"
+
+    @classmethod
+    def wrapped(cls) -> list[type]:
+        """Workloads this one runs inside itself (ddp-train): part of its identity."""
+        return []
+
+    @classmethod
+    def fingerprint(cls) -> str:
+        """Hash of the class's own definition (see gpuarena/identity.py); provenance only."""
+        return identity.fingerprint(cls, Workload, cls.wrapped())
+
     @classmethod
     def code_hash(cls) -> str:
-        """Hash of the workload's source and version: results of edited workloads are not compared."""
-        try:
-            src = inspect.getsource(inspect.getmodule(cls))
-        except (OSError, TypeError):
-            src = cls.__qualname__
-        return hashlib.sha256(f"{cls.name}:{cls.version}:{src}".encode()).hexdigest()[:16]
+        """Stored in the results' code_hash column: the fingerprint."""
+        return cls.fingerprint()
+
+    @staticmethod
+    def finalize(result: dict, per_rank: list[dict], world_size: int) -> None:
+        """After runner/rank.py combined the ranks: add the job-wide figures to result['extra']."""
 
 
 # --- shared recipe helpers ------------------------------------------------
@@ -214,28 +235,6 @@ def param_acts(name: str, variant: str) -> bool:
     """Whether a parameter changes what `variant` measures: always, unless it is recipe-scoped
     (SCOPED_PARAMS) and the variant lacks every part it acts through."""
     return name not in SCOPED_PARAMS or bool(set(variant.split("+")) & set(SCOPED_PARAMS[name]))
-
-PRECISION_VARIANTS = ("fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16")
-
-
-def precision_of(variants: frozenset[str], device=None) -> str:
-    """Name of the arithmetic precision a recipe runs at.
-
-    ``seed`` is PyTorch's default: FP32 matmuls (TF32 off), but cuDNN convolutions
-    in TF32 on Ampere and newer -- reported as "default" so it is not confused with either.
-    """
-    for v in ("amp-bf16", "bf16"):
-        if v in variants:
-            return "bf16"
-    for v in ("amp-fp16", "fp16"):
-        if v in variants:
-            return "fp16"
-    if "tf32" in variants:
-        return "tf32"
-    if "fp32" in variants:
-        return "fp32"
-    return "default"
-
 
 def apply_math_mode(variants: frozenset[str]) -> None:
     """Set the global TF32 switches the way a recipe asks.

@@ -62,6 +62,22 @@ def encoder_flops(p: dict) -> float:
     return float(n * per_layer)
 
 
+def bert_param_count(p: dict, pretraining: bool) -> int:
+    """Trainable parameters of BertModel (pooler included) or BertForPreTraining, from the
+    config alone: embeddings (word, position, 2 token types, LayerNorm), per layer the four
+    attention projections, the FFN and two LayerNorms, the pooler; pretraining adds the MLM
+    transform (dense + LayerNorm), the decoder bias (its weight is tied to the word
+    embeddings) and the NSP classifier.  bert-large: 335,141,888 and 336,226,108, pinned by
+    tests/workloads against the built models."""
+    h, f, n = p["hidden"], p["ffn"], p["layers"]
+    embeddings = (VOCAB + MAX_POSITIONS + 2) * h + 2 * h
+    layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 2 * 2 * h
+    total = embeddings + n * layer + (h * h + h)
+    if pretraining:
+        total += (h * h + h + 2 * h) + VOCAB + (2 * h + 2)
+    return total
+
+
 def build_config(p: dict):
     from transformers import BertConfig
 
@@ -87,6 +103,8 @@ def attn_impl(model) -> str:
 
 class _Bert(Workload):
     item = "sequence"
+    axis = "batch_size"
+    dominant_op = "matmul"
     exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16"}),
                  frozenset({"sdpa", "eager"}),
                  frozenset({"compile", "compile-max-autotune"}))
@@ -121,6 +139,8 @@ class BertLargeInfer(_Bert):
     version = 2
     description = "HF BertModel (bert-large-uncased config), random token ids, torch.inference_mode()"
     source = "article 000, section 3.2"
+    kind = "inference"
+    published_as = ("BERT-Large inference (article 000 3.2, HF BertModel, inference_mode)",)
     params = arch_params(512, 64)
     variants = {
         "seed": "the article's code: FP32, the library's default attention, PyTorch defaults (matmul TF32 off)",
@@ -157,9 +177,14 @@ class BertLargeInfer(_Bert):
         with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
             self.out = self.model(input_ids=self.ids).last_hidden_state
 
-    def flops_per_item(self) -> float:
+    @classmethod
+    def flops(cls, params: dict) -> float:
         # BertModel's pooler: one H x H dense on the [CLS] token.
-        return encoder_flops(self.p) + 2.0 * self.p["hidden"] ** 2
+        return encoder_flops(params) + 2.0 * params["hidden"] ** 2
+
+    @classmethod
+    def param_count(cls, params: dict) -> int:
+        return bert_param_count(params, pretraining=False)
 
     def check(self) -> list[str]:
         if self.out is not None and not torch.isfinite(self.out.float()).all().item():
@@ -172,6 +197,9 @@ class BertLargeTrain(_Bert):
     version = 2
     description = "HF BertForPreTraining (bert-large-uncased config), AdamW, synthetic MLM + NSP labels"
     source = "article 001, section 2.1"
+    kind = "training"
+    ddp_name = "bert-large"
+    published_as = ("BERT-Large pre-training (LAMB, phase1/phase2)", "BERT-Large pre-training")
     # Batch 32: article 001 gives none; 32 x 512 tokens fits FP32 training with eager attention.
     params = arch_params(512, 32) + (
         Param("lr", float, 5e-5, "AdamW learning rate (the article's 5e-5)", min=0.0, max=1.0),
@@ -220,13 +248,18 @@ class BertLargeTrain(_Bert):
         backward_and_step(loss, self.opt, self.scaler)
         self.loss = loss
 
-    def flops_per_item(self) -> float:
+    @classmethod
+    def flops(cls, params: dict) -> float:
         # Pretraining heads (BertForPreTraining): pooler H x H on [CLS]; the MLM head's
         # H x H transform and H x V decoder on every token (HF scores all positions,
         # not only the masked 15%); the NSP classifier H x 2.  Backward = 2 x forward.
-        s, h = self.p["seq_len"], self.p["hidden"]
+        s, h = params["seq_len"], params["hidden"]
         heads = 2 * h * h + 2 * s * h * h + 2 * s * h * VOCAB + 2 * h * 2
-        return 3.0 * (encoder_flops(self.p) + heads)
+        return 3.0 * (encoder_flops(params) + heads)
+
+    @classmethod
+    def param_count(cls, params: dict) -> int:
+        return bert_param_count(params, pretraining=True)
 
     def check(self) -> list[str]:
         if self.loss is not None and not torch.isfinite(self.loss.detach()).item():

@@ -11,7 +11,7 @@ this measurement.  Figures follow nccl-tests (doc/PERFORMANCE.md):
   reduce-scatter (n-1)/n, broadcast 1.
 
 One item is a GB of ``size`` (unit GB/s), so the stored throughput *is* algbw;
-a collective is as fast as its slowest rank (``aggregate = "slowest"``).  The
+a collective is as fast as its slowest rank (``rank_aggregate = "min"``).  The
 timed calls move zeros (sums stay exact however many calls run); after timing
 one call on known values is checked, and a wrong result fails the case.
 """
@@ -56,7 +56,10 @@ class _Collective(Workload):
     unit = "GB/s"
     source = "articles 000/001 (AllReduce on 8 GPUs); formulas from nccl-tests doc/PERFORMANCE.md"
     launcher = "torchrun"
-    aggregate = "slowest"
+    kind = "collective"
+    axis = "size_mb"
+    dominant_op = "copy"
+    rank_aggregate = "min"
     rank_extra = ("result_check",)
     params = (
         Param("size_mb", float, 64.0, "message size in MiB (2^20 bytes), as nccl-tests counts it",
@@ -97,6 +100,10 @@ class _Collective(Workload):
             raise RuntimeError(f"{self.name} result is wrong on rank {self.ctx.rank}: element {bad} is "
                                f"{got.flatten()[bad].item()}, expected {want.flatten()[bad].item()}")
         return []
+
+    @classmethod
+    def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
+        return {}   # moving bytes; the reduction's adds are not what bounds it
 
     def extra(self) -> dict:
         return {"op": self.op, "size_bytes": self.size_bytes, "dtype": self.p["dtype"],

@@ -34,7 +34,6 @@ from gpuarena.measure.timing import WindowTimer
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import Param, Workload
 
-MODELS = {"resnet50": "resnet50-train", "bert-large": "bert-large-train"}
 PROFILED_STEPS = 3
 
 
@@ -85,10 +84,13 @@ class DDPTrain(Workload):
     item = "item"
     source = "article 000 section 4, article 001 section 3 (multi-GPU scaling, gradient sync)"
     launcher = "torchrun"
-    aggregate = "sum"                  # runner/rank.py: total throughput = sum over ranks
+    kind = "training"
+    axis = "batch_size"
+    rank_aggregate = "sum"             # runner/rank.py: total throughput = sum over ranks
     rank_extra = ("comm_exposed_s", "comm_total_s", "step_nosync_s", "step_sync_s")
     params = (
-        Param("model", str, "resnet50", "the training workload DDP wraps", choices=tuple(MODELS)),
+        # Choices: the registry's workloads that declare a ddp_name (resnet50, bert-large, plugins').
+        Param("model", str, "resnet50", "the training workload DDP wraps (a workload's ddp_name)"),
         Param("model_variant", str, "seed", "the inner workload's variant, e.g. amp-bf16+channels-last"),
         Param("batch_size", int, 0, "items per rank per micro-step; 0: the model's own default",
               tiny=2, min=0, max=65536),
@@ -113,15 +115,53 @@ class DDPTrain(Workload):
     @classmethod
     def unit_name(cls, params: dict | None = None) -> str:
         """The inner workload's unit (images/s, sequences/s), summed over ranks."""
-        model = (params or {}).get("model")
-        return registry.get(MODELS[model]).unit_name() if model in MODELS else super().unit_name()
+        inner = registry.ddp_models().get((params or {}).get("model"))
+        return inner.unit_name() if inner else super().unit_name()
 
     @classmethod
     def resolve_params(cls, given: dict, size: str = "full") -> dict:
-        """Also check model_variant against the inner workload, before anything runs."""
+        """Also check the model and model_variant against the inner workload, before anything runs."""
         out = super().resolve_params(given, size)
-        out["model_variant"] = registry.get(MODELS[out["model"]]).canonical_variant(out["model_variant"])
+        out["model_variant"] = cls.inner_class(out).canonical_variant(out["model_variant"])
         return out
+
+    @classmethod
+    def inner_class(cls, params: dict):
+        models = registry.ddp_models()
+        if params["model"] not in models:
+            raise UserError(f"model={params['model']!r}: must be one of {', '.join(models)}")
+        return models[params["model"]]
+
+    @classmethod
+    def inner_params(cls, params: dict) -> dict:
+        given = {"batch_size": params["batch_size"]} if params["batch_size"] else {}
+        return cls.inner_class(params).resolve_params(given, size=params["inner_size"])
+
+    @classmethod
+    def wrapped(cls) -> list[type]:
+        return list(registry.ddp_models().values())
+
+    @classmethod
+    def flops(cls, params: dict) -> float | None:
+        return cls.inner_class(params).flops(cls.inner_params(params))
+
+    @classmethod
+    def param_count(cls, params: dict) -> int | None:
+        return cls.inner_class(params).param_count(cls.inner_params(params))
+
+    @classmethod
+    def executed_precision(cls, variants: frozenset[str], arch: str | None,
+                           params: dict | None = None) -> dict[str, str]:
+        """The inner recipe's (model_variant); DDP itself changes no arithmetic."""
+        p = cls.resolve_params(params or {})
+        inner = cls.inner_class(p)
+        return inner.executed_precision(inner.parse_variant(p["model_variant"]), arch, cls.inner_params(p))
+
+    @classmethod
+    def peak_precision(cls, variants: frozenset[str], arch: str | None, params: dict | None = None) -> str:
+        p = cls.resolve_params(params or {})
+        inner = cls.inner_class(p)
+        return inner.peak_precision(inner.parse_variant(p["model_variant"]), arch, cls.inner_params(p))
 
     # --- setup ------------------------------------------------------------
     def setup(self) -> None:
@@ -131,12 +171,11 @@ class DDPTrain(Workload):
         if not dist.is_initialized():
             raise UserError("ddp-train runs under torchrun (launcher), not in a plain process")
         v = self.ctx.variants
-        inner_cls = registry.get(MODELS[self.p["model"]])
+        inner_cls = self.inner_class(self.p)
         inner_variants = inner_cls.parse_variant(self.p["model_variant"])
         if "no-sync" in v and "amp-fp16" in inner_variants:
             raise UserError("no-sync with amp-fp16: the gradient scaler would unscale every micro-step")
-        given = {"batch_size": self.p["batch_size"]} if self.p["batch_size"] else {}
-        inner_params = inner_cls.resolve_params(given, size=self.p["inner_size"])
+        inner_params = self.inner_params(self.p)
         ctx = type(self.ctx)(device=self.device, variants=inner_variants, params=inner_params,
                              rank=self.ctx.rank, world_size=self.ctx.world_size, notes=self.ctx.notes)
         self.inner = inner_cls(ctx)
@@ -217,7 +256,7 @@ class DDPTrain(Workload):
             timer.sync()
         total = comm_seconds(prof, cuda) / steps
         exposed = max(0.0, step_sync - step_nosync)
-        out = {"model": self.p["model"], "inner_workload": MODELS[self.p["model"]],
+        out = {"model": self.p["model"], "inner_workload": self.inner.name,
                "inner_params": self.inner.p, "accum_steps": self.accum,
                "step_sync_s": step_sync, "step_nosync_s": step_nosync,
                "comm_exposed_s": exposed, "comm_total_s": total,

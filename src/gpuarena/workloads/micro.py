@@ -37,6 +37,8 @@ class Matmul(Workload):
     description = "dense C = A @ B of m x k by k x n, TFLOP/s by dtype (fp8 through torch._scaled_mm)"
     item = "matmul"
     source = "the ceiling every share-of-peak figure divides by (issue 3)"
+    kind = "micro"
+    dominant_op = "matmul"
     params = (
         Param("dtype", str, "bf16", "operand dtype; tf32 = fp32 tensors with TF32 matmul on",
               choices=MATMUL_DTYPES),
@@ -90,8 +92,15 @@ class Matmul(Workload):
     def items_per_step(self) -> float:
         return 1.0
 
-    def flops_per_item(self) -> float:
-        return 2.0 * self.p["m"] * self.p["n"] * self.p["k"]
+    @classmethod
+    def flops(cls, params: dict) -> float:
+        return 2.0 * params["m"] * params["n"] * params["k"]
+
+    @classmethod
+    def executed_precision(cls, variants: frozenset[str], arch: str | None,
+                           params: dict | None = None) -> dict[str, str]:
+        """The operands' dtype, whatever the recipe: that is what this workload varies."""
+        return {"matmul": (params or {}).get("dtype", "bf16")}
 
     def precision(self) -> str:
         return self.p["dtype"]
@@ -113,6 +122,9 @@ class MemBandwidth(Workload):
     item = "GB"
     unit = "GB/s"
     source = "memory ceiling for the share-of-peak figures (issue 3)"
+    kind = "micro"
+    axis = "size_mb"
+    dominant_op = "copy"
     params = (
         Param("size_mb", int, 4096, "bytes copied per step, in MiB", tiny=8, min=1, max=1_000_000),
     )
@@ -135,6 +147,10 @@ class MemBandwidth(Workload):
     def precision(self) -> str:
         return "n/a"
 
+    @classmethod
+    def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
+        return {}   # a copy does no arithmetic
+
     def extra(self) -> dict:
         return {"bytes_per_copy": self.nbytes, "counted": "read + write (2 x bytes copied)"}
 
@@ -144,6 +160,9 @@ class _HostCopy(Workload):
 
     item = "GB"
     unit = "GB/s"
+    kind = "micro"
+    axis = "size_mb"
+    dominant_op = "copy"
     params = (
         Param("size_mb", int, 1024, "bytes copied per step, in MiB", tiny=8, min=1, max=1_000_000),
         Param("pinned", bool, True, "page-locked host buffer (pageable when false)"),
@@ -174,6 +193,10 @@ class _HostCopy(Workload):
 
     def precision(self) -> str:
         return "n/a"
+
+    @classmethod
+    def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
+        return {}   # a copy does no arithmetic
 
     def extra(self) -> dict:
         return {"bytes_per_copy": self.nbytes, "pinned": self.pinned}

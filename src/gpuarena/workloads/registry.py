@@ -1,14 +1,23 @@
 """Workloads by name.  Entries are lazy "module:Class" strings (lm-eval's habit):
 heavy libraries (transformers, diffusers) load only when their workload is used.
+
+Third-party packages add workloads through the entry-point group ``gpuarena.workloads``
+(name = "module:Class", see docs/workloads.md).  They are found lazily, the first time a
+name is looked up; a plugin that cannot be loaded, or that is not a valid workload, is
+left out with a one-line warning, and a plugin may not take a built-in name.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import sys
+from importlib.metadata import entry_points
 from typing import Iterable
 
 from gpuarena.errors import UserError
+
+ENTRY_POINT_GROUP = "gpuarena.workloads"
 
 # name -> "module:Class".  Adding a workload: one module plus one line here.
 REGISTRY: dict[str, str] = {
@@ -30,20 +39,117 @@ REGISTRY: dict[str, str] = {
     "d2h": "gpuarena.workloads.micro:DeviceToHost",
 }
 
+_plugins: dict[str, str] | None = None   # name -> "module:Class", found on first use
+_bad: set[str] = set()                   # plugin names already warned about
+
+
+def _warn(name: str, why: str) -> None:
+    if name not in _bad:
+        _bad.add(name)
+        print(f"warning: workload plugin {name!r} left out: {why}", file=sys.stderr)
+
+
+def plugins() -> dict[str, str]:
+    """Entry points of the ``gpuarena.workloads`` group that do not shadow a built-in."""
+    global _plugins
+    if _plugins is None:
+        found = {}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in REGISTRY:
+                _warn(ep.name, f"the name belongs to a built-in workload ({ep.value})")
+            elif ":" not in ep.value:
+                _warn(ep.name, f"{ep.value!r} is not 'module:Class'")
+            else:
+                found.setdefault(ep.name, ep.value)
+        _plugins = found
+    return _plugins
+
+
+def _entries() -> dict[str, str]:
+    return {**REGISTRY, **plugins()}
+
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.5)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _load(name: str, target: str):
+    module, attr = target.split(":", 1)
+    return getattr(importlib.import_module(module), attr)
+
+
+def _check_plugin(name: str, cls) -> str | None:
+    """Why a plugin class is not usable, or None."""
+    from gpuarena.workloads.base import KINDS, RANK_AGGREGATES, Workload
+
+    if not (isinstance(cls, type) and issubclass(cls, Workload)):
+        return "not a gpuarena.workloads.base.Workload subclass"
+    if getattr(cls, "name", None) != name:
+        return f"its class declares name={getattr(cls, 'name', None)!r}, the entry point {name!r}"
+    if getattr(cls, "kind", None) not in KINDS:
+        return f"kind={getattr(cls, 'kind', None)!r} is not one of {', '.join(KINDS)}"
+    if cls.rank_aggregate not in RANK_AGGREGATES:
+        return f"rank_aggregate={cls.rank_aggregate!r} is not one of {', '.join(RANK_AGGREGATES)}"
+    return None
+
+
+def _usable_plugin(name: str):
+    """The plugin's class, or None (warned once) when it cannot be loaded or is invalid."""
+    try:
+        cls = _load(name, plugins()[name])
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break gpuarena
+        _warn(name, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "))
+        return None
+    why = _check_plugin(name, cls)
+    if why:
+        _warn(name, why)
+        return None
+    return cls
+
+
 def names() -> list[str]:
-    return list(REGISTRY)
+    """Built-in names, then the usable plugins'."""
+    return list(REGISTRY) + [n for n in plugins() if _usable_plugin(n) is not None]
 
 
 def get(name: str):
     """The workload class for a name; UserError with a suggestion if unknown."""
-    if name not in REGISTRY:
-        raise UserError(f"unknown workload {name!r}{did_you_mean(name, REGISTRY)}; "
-                        f"known: {', '.join(REGISTRY)}")
-    module, attr = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), attr)
+    if name in REGISTRY:
+        return _load(name, REGISTRY[name])
+    cls = _usable_plugin(name) if name in plugins() else None
+    if cls is None:
+        known = names()
+        raise UserError(f"unknown workload {name!r}{did_you_mean(name, known)}; known: {', '.join(known)}")
+    return cls
+
+
+def find(name: str):
+    """The class for a stored result's workload name, or None when this installation lacks it
+    (an imported bundle may name a plugin's workload, or one since renamed)."""
+    try:
+        return get(name)
+    except UserError:
+        return None
+
+
+def is_device_probe(name: str) -> bool:
+    """Micro-benchmarks and collectives measure the device, not a job one buys a GPU for;
+    multi-GPU wrappers (ddp-train) have their own report section."""
+    cls = find(name)
+    return cls is not None and (cls.kind in ("micro", "collective") or cls.multi_gpu)
+
+
+def classes() -> dict[str, type]:
+    """Every workload class by name (imports every workload module)."""
+    return {n: get(n) for n in names()}
+
+
+def ddp_models() -> dict[str, type]:
+    """The training workloads ddp-train can wrap, by their ddp_name."""
+    return {cls.ddp_name: cls for cls in classes().values() if cls.ddp_name}
+
+
+def published_names() -> dict[str, str]:
+    """Published rows' workload names -> the gpuarena workload that does the same work."""
+    return {alias: name for name, cls in classes().items() for alias in cls.published_as}

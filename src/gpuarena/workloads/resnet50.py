@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import torch
 
-from gpuarena.workloads.base import (Param, Workload, apply_math_mode, autocast_dtype)
+from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, backward_and_step
 
 # ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
 # counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
 # = forward + backward (~2x forward) = 3x forward; a FLOP is half a MAC.
 RESNET50_FWD_MACS_224 = 4.089e9
+# torchvision resnet50() with 1000 classes: sum(p.numel() for p in model.parameters()),
+# pinned by tests/workloads against the built model.
+RESNET50_PARAMS = 25_557_032
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -26,6 +29,12 @@ class ResNet50Train(Workload):
     description = "torchvision ResNet-50 training step, SGD lr 0.1, synthetic input, loss = output.sum()"
     item = "image"
     source = "article 000, section 3.1"
+    kind = "training"
+    axis = "batch_size"
+    dominant_op = "conv"
+    ddp_name = "resnet50"
+    published_as = ("ResNet-50 training (article 000 3.1, torchvision resnet50, SGD lr 0.1)",
+                    "ResNet-50 training (DLE PyTorch)", "ResNet-50 v1.5 training (ImageNet)")
     params = (
         Param("batch_size", int, 256, "images per step", tiny=2, min=1, max=65536),
         Param("image_size", int, 224, "input height and width in pixels", tiny=32, min=16, max=4096),
@@ -83,18 +92,17 @@ class ResNet50Train(Workload):
                 loss = out.float().sum()
             else:
                 loss = torch.nn.functional.cross_entropy(out.float(), self.labels)
-        if self.scaler is not None:
-            self.scaler.scale(loss).backward()
-            self.scaler.step(self.opt)
-            self.scaler.update()
-        else:
-            loss.backward()
-            self.opt.step()
+        backward_and_step(loss, self.opt, self.scaler)
         self.loss = loss
 
-    def flops_per_item(self) -> float:
-        scale = (self.p["image_size"] / 224) ** 2
+    @classmethod
+    def flops(cls, params: dict) -> float:
+        scale = (params["image_size"] / 224) ** 2
         return 3 * 2 * RESNET50_FWD_MACS_224 * scale
+
+    @classmethod
+    def param_count(cls, params: dict) -> int:
+        return RESNET50_PARAMS   # convolutions and the 2048 x 1000 head do not depend on image size
 
     def extra(self) -> dict:
         group = self.opt.param_groups[0]

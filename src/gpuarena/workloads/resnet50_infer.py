@@ -88,7 +88,14 @@ class ResNet50Infer(Workload):
         return RESNET50_PARAMS
 
     @classmethod
-    def executed_precision(cls, variants, arch: str) -> str:
+    def executed_precision(cls, variants, arch: str | None, params: dict | None = None) -> dict[str, str]:
+        """TensorRT's engine runs in its one precision; eager recipes follow PyTorch's rules."""
+        if "tensorrt" in variants and "bf16" not in variants:
+            return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "fp16")
+        return super().executed_precision(frozenset(variants), arch, params)
+
+    @classmethod
+    def _precision_name(cls, variants, arch: str | None) -> str:
         if "tensorrt" in variants and "bf16" not in variants:
             return "fp16"
         return precision_of(frozenset(variants))
@@ -220,7 +227,7 @@ class ResNet50Infer(Workload):
         return self.flops(self.p)
 
     def precision(self) -> str:
-        return self.executed_precision(self.ctx.variants, self.device.type)
+        return self._precision_name(self.ctx.variants, self.device.type)
 
     def check(self) -> list[str]:
         if self.out is not None and not torch.isfinite(self.out).all().item():

@@ -114,6 +114,10 @@ class SD15Generate(Workload):
     description = "diffusers StableDiffusionPipeline, SD v1.5 configs, PNDM, guidance 7.5; item = image"
     item = "image"
     source = "article 000, section 3.3; article 001, section 2.2"
+    kind = "generation"
+    axis = "batch_size"
+    dominant_op = "matmul"   # the UNet's attention and projections, all in the pipeline's dtype
+    published_as = ("Stable Diffusion v1.5 txt2img", "Stable Diffusion v1.5 txt2img (article 000 3.3, diffusers)")
     params = (
         Param("batch_size", int, 1, "images per pipeline call", min=1, max=4096),
         # Not "steps": that name is the runner's steps per timed window (--set steps=N).
@@ -254,13 +258,27 @@ class SD15Generate(Workload):
         self.batch = best
 
     # --- figures ------------------------------------------------------------
+    @classmethod
+    def flops(cls, params: dict) -> float | None:
+        """Known without building anything only for v1.5 at 512 px (the counted constants)."""
+        if params["arch"] != "v1.5" or params["image_size"] != 512:
+            return None
+        return flops_per_image(V15_UNET_FWD_512, V15_VAE_DEC_512, V15_TEXT_ENC,
+                               steps=params["inference_steps"], guidance=params["guidance"])
+
     def flops_per_item(self) -> float:
-        p = self.p
-        if p["arch"] == "v1.5" and p["image_size"] == 512:
-            parts = (V15_UNET_FWD_512, V15_VAE_DEC_512, V15_TEXT_ENC)
-        else:
-            parts = count_component_flops(p["arch"], p["image_size"])
-        return flops_per_image(*parts, steps=p["inference_steps"], guidance=p["guidance"])
+        known = self.flops(self.p)
+        if known is not None:
+            return known
+        # Other sizes: count the components on the meta device (no weights are allocated).
+        parts = count_component_flops(self.p["arch"], self.p["image_size"])
+        return flops_per_image(*parts, steps=self.p["inference_steps"], guidance=self.p["guidance"])
+
+    @classmethod
+    def executed_precision(cls, variants: frozenset[str], arch: str | None,
+                           params: dict | None = None) -> dict[str, str]:
+        """The pipeline is cast to fp16 on CUDA (everything runs fp16), fp32 on the CPU."""
+        return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "fp32" if arch == "cpu" else "fp16")
 
     def precision(self) -> str:
         return "fp16" if self.device.type == "cuda" else "fp32"

@@ -118,7 +118,12 @@ class LLMServe(Workload):
         return param_counts(cls.config(params))[0]
 
     @classmethod
-    def executed_precision(cls, variants, arch: str) -> str:
+    def executed_precision(cls, variants, arch: str | None, params: dict | None = None) -> dict[str, str]:
+        """Every op class runs at the one precision the recipe names (see _precision_name)."""
+        return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), cls._precision_name(variants, arch))
+
+    @classmethod
+    def _precision_name(cls, variants, arch: str | None) -> str:
         if arch == "cpu":
             return "fp32"
         return "fp8" if "fp8-weights" in variants else "bf16"
@@ -181,7 +186,7 @@ class LLMServe(Workload):
         self.decode = self._decode_eager
         if "compile" in v:
             # the cache is written in place by every replay: fixed addresses, as HF's StaticCache marks them
-            for buf in (self.cache.k, self.cache.v, self.cache.positions):
+            for buf in self.cache.buffers():
                 torch._dynamo.mark_static_address(buf)
             self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
@@ -255,7 +260,7 @@ class LLMServe(Workload):
         return self.flops(self.p)
 
     def precision(self) -> str:
-        return self.executed_precision(self.ctx.variants, self.device.type)
+        return self._precision_name(self.ctx.variants, self.device.type)
 
     def check(self) -> list[str]:
         if self.finite is not None and not bool(self.finite):

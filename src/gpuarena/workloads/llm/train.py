@@ -59,7 +59,6 @@ class LLMTrain(Workload):
     unit = "tokens/s"
     source = "article 001 (FP8 and the Transformer Engine, DeviceMesh, gradient checkpointing, 175B claims)"
     launcher = "torchrun"
-    aggregate = "sum"
     rank_extra = ("comm_total_s", "comm_exposed_s", "loss_last")
     # Class facts of the typed spine (issue 14); plain attributes until the base class has them.
     kind = "training"
@@ -127,7 +126,7 @@ class LLMTrain(Workload):
         return param_counts(cls.config(params))[0]
 
     @classmethod
-    def executed_precision(cls, variants, arch=None) -> dict[str, str]:
+    def executed_precision(cls, variants, arch=None, params=None) -> dict[str, str]:
         """What each kind of arithmetic runs at under a recipe: FP8 covers the linears only
         (attention's SDPA and the output head stay at the recipe's precision)."""
         base = precision_of(frozenset(variants))
@@ -170,7 +169,7 @@ class LLMTrain(Workload):
 
             self.model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
         self.fused = "fused-adamw" in v
-        self.opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], fused=True if self.fused else None)
+        self.opt = par.adamw(model.parameters(), lr=p["lr"], fused=self.fused)
         self.fp8_fsdp = fp8 and fsdp
         self.amp = autocast_dtype(v)
         b, t = p["batch_size"], p["seq_len"]

@@ -1,9 +1,11 @@
 """Share of the measured ceiling: a result's TFLOP/s over the best ``matmul`` TFLOP/s.
 
 The ceiling is the best ``ok`` matmul result with the same precision on the same
-device name, in the same database (the micro-benchmarks of workloads/micro.py).
+device name among the stored results (the micro-benchmarks of workloads/micro.py).
 A measured ceiling, not the datasheet's peak: what the card's libraries really
 reach, so a share near 1.0 means the workload is as fast as dense GEMM allows.
+Computed when results are read (analysis/derived.py), never frozen into a record: a
+share then follows the best matmul stored, whenever it was measured.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ CEILING_DTYPE = {"default": "fp32", "fp32": "fp32", "tf32": "tf32", "bf16": "bf1
                  "fp16": "fp16", "fp8": "fp8"}
 
 
-def best_matmul(store, device_name: str, dtype: str, tiny: bool) -> dict | None:
+def best_matmul(pool: list[dict], device_name: str, dtype: str, tiny: bool) -> dict | None:
     """The fastest ok, measured matmul result of that dtype on that device, or None.
 
     Tiny results (CPU tests) compare only with tiny matmuls, full ones with full ones.
     """
     best = None
-    for r in store.results(workload="matmul", status="ok"):
-        if (r.get("device_name") != device_name or r.get("precision") != dtype or not r.get("tflops")
+    for r in pool:
+        if (r.get("workload") != "matmul" or r.get("status") != "ok" or r.get("device_name") != device_name or r.get("precision") != dtype or not r.get("tflops")
                 or r.get("source") == "published" or (r.get("size") == "tiny") != tiny):
             continue
         if best is None or r["tflops"] > best["tflops"]:
@@ -31,26 +33,21 @@ def best_matmul(store, device_name: str, dtype: str, tiny: bool) -> dict | None:
     return best
 
 
-def annotate(store, result: dict) -> None:
-    """Add extra['share_of_ceiling'] and extra['ceiling'] to a result about to be stored.
-
-    A matmul result counts itself: the first one on a device is its own ceiling (1.0).
-    """
+def figures(pool: list[dict], result: dict) -> dict:
+    """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool``; {} when
+    the result has no FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""
     tflops, dtype = result.get("tflops"), CEILING_DTYPE.get(result.get("precision") or "")
     if result.get("status") != "ok" or not tflops or dtype is None:
-        return
-    best = best_matmul(store, result.get("device_name"), dtype, result.get("size") == "tiny")
+        return {}
+    best = best_matmul(pool, result.get("device_name"), dtype, result.get("size") == "tiny")
     own = result.get("workload") == "matmul"
     if best is None and not own:
-        return
-    if own and (best is None or tflops >= best["tflops"]):
+        return {}
+    if own and (best is None or best.get("id") == result.get("id") or tflops >= best["tflops"]):
         ceiling = {"tflops": tflops, "precision": dtype, "result_id": None, "note": "this result"}
     else:
         ceiling = {"tflops": best["tflops"], "precision": dtype, "result_id": best["id"],
                    "run_id": best["run_id"], "shape": [best["params"].get(k) for k in ("m", "n", "k")]}
     if result.get("precision") == "default":
         ceiling["note"] = "PyTorch default precision compared with the fp32 matmul ceiling"
-    extra = dict(result.get("extra") or {})
-    extra["share_of_ceiling"] = tflops / ceiling["tflops"]
-    extra["ceiling"] = ceiling
-    result["extra"] = extra
+    return {"share_of_ceiling": tflops / ceiling["tflops"], "ceiling": ceiling}

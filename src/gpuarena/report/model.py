@@ -1,0 +1,104 @@
+"""The report as data: the types HTML and Markdown render, and the small helpers every
+section builder shares.  build.py gathers the sections; analysis_sections.py and
+multigpu.py build some of them; all three import from here, none from each other's callers.
+Cells are plain strings; escaping is the renderer's job.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
+
+NUMERIC = "r"
+TEXT = "l"       # short text: kept on one line
+PROSE = "p"      # sentences (reasons, notes, warnings): wrapped
+
+
+@dataclass
+class Table:
+    id: str
+    columns: list[tuple[str, str]]          # (header, "l" | "r")
+    rows: list[list[str]]
+    title: str = ""
+    note: str = ""
+
+
+@dataclass
+class Chart:
+    id: str
+    title: str
+    kind: str                               # a function name in report.charts
+    args: dict
+    alt: str = ""
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+    subsections: list["Section"] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    subtitle: str
+    headline: list[tuple[str, str, str]]    # (label, value, detail)
+    sections: list[Section]
+
+
+ALWAYS_SHOWN = ("batch_size",)
+
+
+def brief_params(texts: list[tuple[str, str]]) -> list[str]:
+    """Shorten "k=v k=v" parameter texts (as the analyses format them) for a table: per
+    workload, keep the keys whose value differs between rows, and batch size.
+    `texts` is [(workload, params text)]; returns the shortened texts in the same order."""
+    parsed = [(w, dict(kv.partition("=")[::2] for kv in t.split(" ") if "=" in kv)) for w, t in texts]
+    shown: dict[str, set[str]] = {}
+    for w in dict.fromkeys(w for w, _ in parsed):
+        mine = [p for x, p in parsed if x == w]
+        keys = dict.fromkeys(k for p in mine for k in p)
+        shown[w] = {k for k in keys if k in ALWAYS_SHOWN or len({p.get(k) for p in mine if k in p}) > 1}
+    return [" ".join(f"{k}={v}" for k, v in p.items() if k in shown[w]) or "-" for w, p in parsed]
+
+
+def pct(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.1%}"
+
+
+def prune(t: Table, keep: int = 3) -> Table:
+    """Drop columns (after the first `keep`) that are empty in every row: a CPU run has no power."""
+    cols = [i for i, _ in enumerate(t.columns) if i < keep or any(row[i] not in ("-", "") for row in t.rows)]
+    return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note)
+
+
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
+
+
+def ok(r: dict) -> bool:
+    return r.get("status") == "ok" and bool(r.get("throughput_median"))
+
+
+def device_of(r: dict) -> str:
+    name = r.get("device_name") or r.get("device") or "?"
+    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
+
+
+def catalog_share(r: dict) -> float | None:
+    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
+    (PyTorch's default precision counts as FP32)."""
+    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
+    try:
+        peak = g.peak(r.get("precision") or "default") if g else None
+    except UserError:            # "n/a": a copy has no FLOP rate
+        return None
+    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None

@@ -1,0 +1,92 @@
+"""Third-party workloads: a package with one ``gpuarena.workloads`` entry point, found by the
+real CLI (list, run, report) through importlib.metadata; broken or shadowing plugins are left
+out with one line each, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+from tests.conftest import run_cli
+
+TOY = textwrap.dedent('''
+    """A plugin workload: y += a * x over n floats."""
+    import torch
+
+    from gpuarena.workloads.base import Param, Workload
+
+
+    class Axpy(Workload):
+        name = "toy-axpy"
+        version = 1
+        description = "y += 2 x over n float32 elements"
+        item = "element"
+        kind = "micro"
+        axis = "n"
+        params = (Param("n", int, 1 << 16, "elements", tiny=4096, min=1, max=1 << 30),)
+
+        def setup(self):
+            self.x = torch.ones(self.p["n"], device=self.device)
+            self.y = torch.zeros_like(self.x)
+
+        def step(self):
+            self.y.add_(self.x, alpha=2.0)
+
+        def items_per_step(self):
+            return float(self.p["n"])
+
+        @classmethod
+        def flops(cls, params):
+            return 2.0   # one multiply and one add per element
+
+
+    class NotAWorkload:
+        pass
+''')
+
+ENTRY_POINTS = """[gpuarena.workloads]
+toy-axpy = gpuarena_toy:Axpy
+resnet50-train = gpuarena_toy:Axpy
+toy-missing = gpuarena_toy_missing:Gone
+toy-wrong = gpuarena_toy:NotAWorkload
+"""
+
+
+def install_plugin(site) -> dict:
+    """A package and its dist-info folder on a path entry: what `pip install` leaves behind."""
+    (site / "gpuarena_toy").mkdir(parents=True)
+    (site / "gpuarena_toy" / "__init__.py").write_text(TOY)
+    info = site / "gpuarena_toy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gpuarena-toy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_plugin_workload_in_list_run_and_report(tmp_path):
+    env = install_plugin(tmp_path / "site")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "..", "src"),
+                                         env["PYTHONPATH"]])
+    listed = run_cli("list", "-f", "json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    workloads = {w["name"]: w for w in json.loads(listed.stdout)["workloads"]}
+    assert workloads["toy-axpy"]["plugin"] and workloads["toy-axpy"]["kind"] == "micro"
+    assert not workloads["resnet50-train"]["plugin"]            # the built-in keeps its name
+    warned = [line for line in listed.stderr.splitlines() if "plugin" in line]
+    assert len(warned) == 3, listed.stderr                      # one line per bad entry point
+    assert any("'resnet50-train'" in w and "built-in" in w for w in warned)
+    assert any("'toy-missing'" in w and "ModuleNotFoundError" in w for w in warned)
+    assert any("'toy-wrong'" in w and "not a gpuarena.workloads.base.Workload" in w for w in warned)
+
+    db = str(tmp_path / "plugin.db")
+    ran = run_cli("run", "-w", "toy-axpy", "--device", "cpu", "-r", "2", "--db", db, "-q", env=env)
+    assert ran.returncode == 0, ran.stderr
+    rows = json.loads(run_cli("results", "--db", db, "-f", "json", env=env).stdout)
+    assert [(r["workload"], r["status"]) for r in rows] == [("toy-axpy", "ok")], rows
+    assert rows[0]["tflops"] > 0 and rows[0]["code_hash"] and rows[0]["throughput"]["unit"] == "elements/s"
+
+    out = tmp_path / "report.md"
+    rep = run_cli("report", "--db", db, "-f", "md", "-o", str(out), env=env)
+    assert rep.returncode == 0, rep.stderr
+    assert "toy-axpy" in out.read_text()

@@ -1,6 +1,7 @@
 """The command line.  One module per group of verbs; each function parses,
 calls the package and prints.  A UserError anywhere becomes one line on stderr
-and exit code 2, with nothing written."""
+and exit code 2, with nothing written; anything unexpected becomes one line,
+exit code 1 and a request to report it (`--debug` shows the traceback)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,37 @@ from gpuarena.cli import run_cmds  # noqa: E402,F401
 from gpuarena.cli import report_cmds  # noqa: E402,F401
 from gpuarena.cli import analysis_cmds  # noqa: E402,F401
 
+def _say(line: str) -> None:
+    from gpuarena.safeio import printable
+
+    print(printable(" ".join(str(line).split()))[:2000], file=sys.stderr)
+
 
 def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     try:
-        app(args=argv, prog_name="gpuarena", standalone_mode=True)
+        try:
+            app(args=argv, prog_name="gpuarena", standalone_mode=True)
+        finally:
+            from gpuarena.cli.common import skipped_warning
+
+            note = skipped_warning()
+            if note:
+                _say(f"gpuarena: warning: {note}")
     except UserError as exc:
-        print(f"gpuarena: error: {exc}", file=sys.stderr)
+        _say(f"gpuarena: error: {exc}")
         sys.exit(2)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except MemoryError:
+        _say("gpuarena: error: out of memory")
+        sys.exit(1)
+    except Exception as exc:  # the last resort: never a traceback for a user
+        if debug:
+            raise
+        what = f"{exc.__class__.__name__}: {exc}"[:300]
+        _say(f"gpuarena: internal error ({what}); this is a bug: please report it with the "
+             "traceback that --debug prints")
+        sys.exit(1)

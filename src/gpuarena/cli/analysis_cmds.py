@@ -31,7 +31,7 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", help="baseline
     from gpuarena.analysis import compare as C
 
     check_format(fmt, ("table", "md", "json"))
-    _out(C.render(C.compare(open_store(db, must_exist=True), baseline, workload), fmt))
+    _out(C.render(C.compare(open_store(db, readonly=True), baseline, workload), fmt))
 
 
 @app.command()
@@ -50,7 +50,7 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w"),
     check_format(fmt, ("table", "md", "json"))
     C.check_inputs(years, gpus, kwh_price, pue, hosting)
     over = load_prices(prices)
-    _out(C.render(C.cost_table(open_store(db, must_exist=True), workload, years, gpus, kwh_price, pue, hosting,
+    _out(C.render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh_price, pue, hosting,
                                over, baseline), fmt))
 
 
@@ -79,7 +79,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
         claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
                    "throughput": throughput}]
     path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = open_store(path, readonly=True) if os.path.exists(path) else None
     _out(C.render(C.check_claims(claims, store), fmt))
 
 
@@ -112,7 +112,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
 
     check_format(fmt, ("table", "md", "json"))
     path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = open_store(path, readonly=True) if os.path.exists(path) else None
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, bucket_mb), fmt))
 
@@ -129,7 +129,7 @@ def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = ty
 
     check_format(fmt, ("table", "md", "json"))
     over = load_prices(prices)
-    _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over), fmt))
+    _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over), fmt))
 
 
 @app.command()
@@ -139,11 +139,18 @@ def export(run: list[str] = typer.Option([], "--run", help="run id (repeatable; 
     """Write results and their environments to a versioned JSON bundle."""
     from gpuarena.store import bundle as B
 
-    b = B.export(open_store(db, must_exist=True), run)
+    store = open_store(db, readonly=True)
+    b = B.export(store, run)
     if not b["results"]:
         raise UserError("no measured or imported results to export")
-    B.write(b, output)
+    B.write(b, output, protect=(store.path,))
     typer.echo(f"exported {len(b['results'])} result(s), {len(b['environments'])} environment(s) to {output}")
+
+
+def _param_map(workload: str):
+    from gpuarena.workloads import registry
+
+    return registry.get(workload).param_map() if workload in registry.names() else None
 
 
 @app.command("import")
@@ -161,7 +168,8 @@ def import_(file: Optional[str] = typer.Argument(None, help="bundle written by `
         return
     from gpuarena.store import bundle as B
 
-    B.read(file)                    # validate before opening (or creating) the database
-    out = B.import_bundle(open_store(db), file)
+    bundle = B.read(file)           # validate before opening (or creating) the database
+    B.check_params(bundle, file, _param_map)
+    out = B.import_bundle(open_store(db), file, bundle)
     typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
                f"{out['skipped_duplicates']} already present")

@@ -76,6 +76,49 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _release(store, run_id: str, status: str) -> None:
+    try:
+        store.release_run(run_id, status)
+    except Exception:  # noqa: BLE001 -- a full or read-only disk: the run stays 'running', resumable
+        pass
+
+
+def plan_cases(run_row: dict) -> list:
+    """The run's planned cases; a plan this gpuarena cannot read (a newer one wrote it) is one line."""
+    from pydantic import ValidationError
+
+    from gpuarena.errors import pydantic_error_line
+    from gpuarena.spec.model import Case
+
+    try:
+        return [Case(**c) for c in run_row["plan"]]
+    except (ValidationError, TypeError) as exc:
+        why = pydantic_error_line(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise UserError(f"run {run_row['id']}: its plan cannot be read by this gpuarena ({why[:200]}); "
+                        "resume it with the gpuarena that started it") from None
+
+
+def check_environment() -> None:
+    """The GPUARENA_* variables a case reads, checked before any run is written."""
+    import math
+    import os
+
+    from gpuarena.runner.torchrun import pass_through
+
+    cap = os.environ.get("GPUARENA_MEMORY_CAP_MB", "").strip()
+    if cap:
+        try:
+            value = float(cap)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0 or value > 2**40:
+            raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a positive number of MiB")
+    try:
+        pass_through()
+    except (UserError, ValueError) as exc:
+        raise UserError(f"GPUARENA_TORCHRUN_ARGS: {str(exc)[:200]}") from None
+
+
 @app.command()
 def run(
     suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
@@ -96,18 +139,27 @@ def run(
     from gpuarena.measure.env import device_name, fingerprint
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import execute
+    from gpuarena.runner.executor import StoreFailed, execute, store_pending
     from gpuarena.runner.torchrun import export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
 
     console = Console(stderr=True)
     export_args(torchrun_arg)
+    check_environment()
     if resume:
+        given = [name for name, v in (("--suite", suite), ("--workload", workload), ("--variant", variant),
+                                      ("--set", set_), ("--repeats", repeats), ("--processes", processes),
+                                      ("--device", device), ("--gpus", gpus)) if v]
+        if given:
+            raise UserError(f"--resume finishes a run as it was planned; {', '.join(given)} cannot change it "
+                            "(start a new run instead)")
         store = open_store(db, must_exist=True)
         run_row = store.run(resume)
         device = check_device(run_row["device"])  # a cuda run resumed here needs a GPU too
-        cases = [Case(**c) for c in run_row["plan"]]
+        cases = plan_cases(run_row)
+        store.claim_run(resume)          # one process measures a run at a time
+        store_pending(store, resume, console)
         done = store.done_keys(resume)
         todo = [c for c in cases if c.key not in done]
         run_id, suite_name = resume, run_row["suite"]
@@ -156,14 +208,15 @@ def run(
     env_id = store.env_id(fp)
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
+        store.claim_run(run_id)
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
                   f"db {escape(store.path)}", soft_wrap=True)
-    store.set_run_status(run_id, "running")
-    # A pre-empted job gets SIGTERM: end like Ctrl-C (the case's process group is
-    # killed, the run marked interrupted) rather than dying with the child orphaned.
+    # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
+    # process group is killed, the run marked interrupted) rather than dying with the child orphaned.
     try:
         signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGHUP, _raise_interrupt)
     except ValueError:  # not the main thread (run called from a library): leave signals alone
         pass
     try:
@@ -183,15 +236,23 @@ def run(
                 progress.advance(task)
 
             execute(store, run_id, todo, env_id, dname, on_start, on_done)
+    except StoreFailed as exc:
+        _release(store, run_id, "interrupted")
+        raise UserError(str(exc)) from None
     except KeyboardInterrupt:
-        store.set_run_status(run_id, "interrupted")
+        _release(store, run_id, "interrupted")
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130)
     missing = {c.key for c in cases} - store.done_keys(run_id)
-    store.set_run_status(run_id, "complete" if not missing else "interrupted")
-    print_table(store.results([run_id]), title=f"run {run_id}")
-    after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
+    store.release_run(run_id, "complete" if not missing else "interrupted")
+    try:  # the run is stored: a failing table or report is a warning, never the run's exit code
+        print_table(store.results([run_id]), title=f"run {run_id}")
+        after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
+    except Exception as exc:  # noqa: BLE001
+        console.print(f"warning: the results are stored, but the after-run report failed "
+                      f"({exc.__class__.__name__}: {str(exc)[:200]}); `gpuarena report` writes it later",
+                      markup=False, soft_wrap=True)
 
 
 @app.command("list")
@@ -252,7 +313,7 @@ def results(
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
-    store = open_store(db, must_exist=True)
+    store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     rows = store.results(run_ids or None, workload=workload)
     if fmt == "json":

@@ -204,3 +204,23 @@ _CONTROL.update({127: None, **{c: None for c in range(0x80, 0xA0)}})
 def printable(text: str) -> str:
     """Text without control characters (terminal escape codes); newlines and tabs kept."""
     return text.translate(_CONTROL)
+
+
+def read_csv(path: str, what: str, max_bytes: int, required: tuple[str, ...]) -> list[dict]:
+    """Rows of a CSV file a user names: UTF-8 with or without a spreadsheet's byte-order mark,
+    fields bounded, the required columns present; UserError (one line) for anything else."""
+    import csv
+    import io
+
+    text = read_text(path, what, max_bytes, encoding="utf-8-sig")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        missing = [c for c in required if c not in [f.strip() for f in reader.fieldnames or []]]
+        if missing:
+            raise UserError(f"{what}: missing column(s) {', '.join(missing)}; need {','.join(required)}")
+        rows = [{(k or "").strip(): v for k, v in r.items()} for r in reader]
+    except csv.Error as exc:
+        raise UserError(f"{what}: not a CSV file ({str(exc)[:200]})") from None
+    if not rows:
+        raise UserError(f"{what}: no rows")
+    return rows

@@ -5,6 +5,7 @@ exit code 1 and a request to report it (`--debug` shows the traceback)."""
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import typer
@@ -48,6 +49,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except (SystemExit, KeyboardInterrupt):
         raise
+    except sqlite3.DatabaseError as exc:  # a disk that filled or failed, a file damaged meanwhile
+        from gpuarena.cli.common import OPENED
+        from gpuarena.store.opening import sqlite_error
+
+        path = OPENED[-1].path if OPENED else "the database"
+        _say(f"gpuarena: error: {sqlite_error(path, exc)}")
+        sys.exit(2)
     except MemoryError:
         _say("gpuarena: error: out of memory")
         sys.exit(1)

@@ -14,6 +14,8 @@ import typer
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store
 from gpuarena.errors import UserError
+from gpuarena.safeio import finite, read_csv
+from gpuarena.store.result import MAX_THROUGHPUT
 
 FMT = typer.Option("table", "--format", "-f", help="table, md or json")
 PRICES = typer.Option(None, "--prices", help="YAML file of price overrides (see data/article_prices.yaml)")
@@ -72,15 +74,41 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
     if csv_path:
         if any(x is not None for x in one):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
-        claims = C.read_claims(csv_path)
+        claims = read_csv(csv_path, f"--csv {csv_path}", C.MAX_CSV, C.REQUIRED)
     else:
         if any(x is None for x in one):
             raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput (or --csv)")
         claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
                    "throughput": throughput}]
+    for c in claims:
+        _check_claim_input(c)
     path = db or default_path()
     store = open_store(path, readonly=True) if os.path.exists(path) else None
     _out(C.render(C.check_claims(claims, store), fmt))
+
+
+def _check_claim_input(c: dict) -> None:
+    """A claim's numbers, precision and workload, refused up front as one line (never a
+    traceback, never an Infinity in the output)."""
+    from gpuarena.analysis.check import NAMES
+    from gpuarena.data.catalog import norm_precision
+    from gpuarena.workloads import registry
+
+    try:
+        bs, thr = int(str(c.get("batch_size")).strip()), float(str(c.get("throughput")).strip())
+    except ValueError:
+        raise UserError(f"claim {c.get('gpu')!s:.40} {c.get('workload')!s:.40}: batch_size must be an "
+                        "integer and throughput a number") from None
+    finite(thr, "throughput", cap=MAX_THROUGHPUT)
+    if not 1 <= bs <= 1_000_000:
+        raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
+    prec = norm_precision(c.get("precision") or "")
+    if prec not in NAMES:
+        raise UserError(f"precision {prec!r}: claims are checked at {', '.join(NAMES)}")
+    wl = registry.get(str(c.get("workload")))
+    if wl.launcher == "torchrun":
+        raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
+                        "(e.g. resnet50-train) per GPU")
 
 
 def _counts(text: str) -> list[int]:
@@ -88,8 +116,8 @@ def _counts(text: str) -> list[int]:
         ns = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise UserError(f"--n {text!r}: expected a list like 4,8") from None
-    if not ns:
-        raise UserError("--n: give at least one GPU count")
+    if not ns or any(not 1 <= n <= 100_000 for n in ns):
+        raise UserError(f"--n {text!r}: give GPU counts between 1 and 100000")
     return ns
 
 
@@ -111,6 +139,13 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
     from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
+    finite(throughput, "--throughput", cap=MAX_THROUGHPUT)
+    finite(busbw, "--busbw", cap=1e6)
+    finite(bucket_mb, "--bucket-mb", cap=1e6)
+    if overlap is not None and not (finite(overlap, "--overlap", positive=False, cap=1) >= 0):
+        raise UserError(f"--overlap {overlap}: must be between 0 and 1")
+    if batch_size is not None and not 1 <= batch_size <= 1_000_000:
+        raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     path = db or default_path()
     store = open_store(path, readonly=True) if os.path.exists(path) else None
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
@@ -128,6 +163,9 @@ def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = ty
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
+    finite(budget, "--budget")
+    finite(hours, "--hours")
+    finite(min_memory, "--min-memory", cap=1e6)
     over = load_prices(prices)
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over), fmt))
 

@@ -139,7 +139,7 @@ def run(
     from gpuarena.measure.env import device_name, fingerprint
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import StoreFailed, execute, store_pending
+    from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
     from gpuarena.runner.torchrun import export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
@@ -204,6 +204,7 @@ def run(
             console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
+    clean_stale_workdirs()  # case folders of runners killed before they could clean up
     fp = fingerprint()
     env_id = store.env_id(fp)
     if run_id is None:

@@ -68,7 +68,7 @@ class Store:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
-            raise opening._sqlite_error(self.path, exc, timeout_s) from None
+            raise opening.sqlite_error(self.path, exc, timeout_s) from None
 
     # --- schema -----------------------------------------------------------
     def _migrate(self) -> None:

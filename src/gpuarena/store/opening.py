@@ -59,12 +59,12 @@ def _check_schema(conn, path: str) -> int:
     return version
 
 
-def _sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
+def sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
     msg = str(exc)
     if "locked" in msg:
         return UserError(f"{path}: another process kept the database locked for {timeout_s:g} s; "
                          "try again when it is done")
-    if "malformed" in msg or "corrupt" in msg:
+    if "malformed" in msg or "corrupt" in msg or "Could not decode" in msg:
         return UserError(f"{path}: the database file is damaged ({msg}); nothing was written. "
                          "Restore a copy, or export what `sqlite3 .recover` gets back")
     if "readonly" in msg or "read-only" in msg:
@@ -96,7 +96,7 @@ def open_readonly(path: str) -> sqlite3.Connection:
             conn.close()
             if "unable to open" not in str(exc) and "readonly" not in str(exc):
                 break
-    raise _sqlite_error(path, last) from None
+    raise sqlite_error(path, last) from None
 
 
 def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
@@ -110,7 +110,7 @@ def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
     except sqlite3.DatabaseError as exc:
-        raise _sqlite_error(path, exc, timeout_s) from None
+        raise sqlite_error(path, exc, timeout_s) from None
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
@@ -129,4 +129,4 @@ def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _sqlite_error(path, exc, timeout_s) from None
+        raise sqlite_error(path, exc, timeout_s) from None

@@ -49,6 +49,21 @@ class StoreFailed(Exception):
         super().__init__(f"{store.path}: could not store the result of {case.label()} ({exc}); {where}")
 
 
+def _usable(result, run_id: str) -> bool:
+    """A kept file is stored only if it is this run's and a valid Result (a file in /tmp is anyone's)."""
+    from pydantic import ValidationError
+
+    from gpuarena.store.result import Result
+
+    if not isinstance(result, dict) or result.get("run_id") != run_id:
+        return False
+    try:
+        Result.model_validate({"id": 0, **result})
+    except ValidationError:
+        return False
+    return True
+
+
 def store_pending(store, run_id: str, console=None) -> int:
     """Store the kept results of run_id (those not stored yet), then remove their files."""
     done = store.done_keys(run_id)
@@ -60,7 +75,7 @@ def store_pending(store, run_id: str, console=None) -> int:
                     result = json.load(f)
             except (OSError, ValueError):
                 continue
-            if result.get("run_id") == run_id and result.get("case_key") not in done:
+            if _usable(result, run_id) and result["case_key"] not in done:
                 store.add_result(result)
                 done.add(result["case_key"])
                 stored += 1

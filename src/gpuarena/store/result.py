@@ -83,10 +83,15 @@ class Summary(BaseModel):
     ci95_high: Optional[float] = None
     unit: Optional[str] = Field(None, max_length=50)
 
-    @field_validator("median", "mean", "stdev", "min", "max", "ci95_low", "ci95_high")
+    @field_validator("median", "mean", "stdev", "min", "max")
     @classmethod
     def _values(cls, v, info):
         return _number(v, info.field_name, 0.0, MAX_THROUGHPUT)
+
+    @field_validator("ci95_low", "ci95_high")
+    @classmethod
+    def _interval(cls, v, info):  # a t-interval of few noisy repeats may reach below zero
+        return _number(v, info.field_name, -MAX_THROUGHPUT, MAX_THROUGHPUT)
 
     @field_validator("cv")
     @classmethod
@@ -218,7 +223,7 @@ class Result(BaseModel):
     status: Literal[STATUSES]  # type: ignore[valid-type]
     error: Optional[str] = Field(None, max_length=5000)
     unit: Optional[str] = Field(None, max_length=50)
-    precision: Optional[str] = Field(None, max_length=50)
+    precision: Optional[str] = Field(None, max_length=200)
     throughput_median: Optional[float] = None
     throughput: Optional[Summary] = None
     latency: Optional[Summary] = None

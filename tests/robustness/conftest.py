@@ -142,13 +142,14 @@ def one_line_error(p: subprocess.CompletedProcess, code: int = 2, says: str = ""
 
 
 def digest(*paths: str) -> dict:
-    """Bytes of each path that exists (a database and its WAL): compare before and after."""
+    """Bytes of each path that exists (a database and its WAL): compare before and after.
+    The -shm index and an empty -wal hold no data (a WAL reader may create them)."""
     import hashlib
 
     out = {}
     for p in paths:
-        for q in (p, p + "-wal", p + "-shm", p + "-journal"):
-            if os.path.exists(q):
+        for q in (p, p + "-wal", p + "-journal"):
+            if os.path.exists(q) and not (q.endswith("-wal") and os.path.getsize(q) == 0):
                 with open(q, "rb") as f:
                     out[q] = hashlib.sha256(f.read()).hexdigest()
     return out

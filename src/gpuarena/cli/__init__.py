@@ -26,9 +26,13 @@ from gpuarena.cli import report_cmds  # noqa: E402,F401
 from gpuarena.cli import analysis_cmds  # noqa: E402,F401
 
 def _say(line: str) -> None:
+    """One line on stderr: no control characters, a hostile 5,000-character path shortened."""
+    import re
+
     from gpuarena.safeio import printable
 
-    print(printable(" ".join(str(line).split()))[:2000], file=sys.stderr)
+    line = re.sub(r"\S{201,}", lambda m: m.group()[:120] + "..." + m.group()[-60:], " ".join(str(line).split()))
+    print(printable(line)[:2000], file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:

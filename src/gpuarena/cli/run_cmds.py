@@ -150,7 +150,7 @@ def run(
     if resume:
         given = [name for name, v in (("--suite", suite), ("--workload", workload), ("--variant", variant),
                                       ("--set", set_), ("--repeats", repeats), ("--processes", processes),
-                                      ("--device", device), ("--gpus", gpus)) if v]
+                                      ("--device", device), ("--gpus", gpus)) if v not in (None, [], "")]
         if given:
             raise UserError(f"--resume finishes a run as it was planned; {', '.join(given)} cannot change it "
                             "(start a new run instead)")

@@ -269,3 +269,14 @@ def test_unexpected_exception_is_one_line_with_a_hint(monkeypatch, capsys):
     assert exc.value.code == 1 and err.count("\n") == 1 and "boom" in err and "--debug" in err
     with pytest.raises(RuntimeError, match="boom"):
         main(["--debug", "list"])
+
+
+# --- item 12: a path parameter is checked before the run is created -----------------------------------
+
+@pytest.mark.parametrize("value", ["../../etc", "/nonexistent/sd15"])
+def test_path_parameter_checked_before_the_run(tmp_path, value):
+    db = str(tmp_path / "r.db")
+    p = gp("run", "-w", "sd15-generate", "--set", "size=tiny", "--set", f"weights={value}", "--db", db,
+           cwd=str(tmp_path))
+    one_line_error(p, 2, "not a local diffusers checkout")
+    assert not os.path.exists(db)

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
+from gpuarena.cli.run_guard import check_environment, plan_cases, release
 from gpuarena.errors import UserError
 
 
@@ -74,49 +75,6 @@ def parse_gpus(text: str | None) -> list[int] | None:
 
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
-
-
-def _release(store, run_id: str, status: str) -> None:
-    try:
-        store.release_run(run_id, status)
-    except Exception:  # noqa: BLE001 -- a full or read-only disk: the run stays 'running', resumable
-        pass
-
-
-def plan_cases(run_row: dict) -> list:
-    """The run's planned cases; a plan this gpuarena cannot read (a newer one wrote it) is one line."""
-    from pydantic import ValidationError
-
-    from gpuarena.errors import pydantic_error_line
-    from gpuarena.spec.model import Case
-
-    try:
-        return [Case(**c) for c in run_row["plan"]]
-    except (ValidationError, TypeError) as exc:
-        why = pydantic_error_line(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise UserError(f"run {run_row['id']}: its plan cannot be read by this gpuarena ({why[:200]}); "
-                        "resume it with the gpuarena that started it") from None
-
-
-def check_environment() -> None:
-    """The GPUARENA_* variables a case reads, checked before any run is written."""
-    import math
-    import os
-
-    from gpuarena.runner.torchrun import pass_through
-
-    cap = os.environ.get("GPUARENA_MEMORY_CAP_MB", "").strip()
-    if cap:
-        try:
-            value = float(cap)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value <= 0 or value > 2**40:
-            raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a positive number of MiB")
-    try:
-        pass_through()
-    except (UserError, ValueError) as exc:
-        raise UserError(f"GPUARENA_TORCHRUN_ARGS: {str(exc)[:200]}") from None
 
 
 @app.command()
@@ -238,10 +196,10 @@ def run(
 
             execute(store, run_id, todo, env_id, dname, on_start, on_done)
     except StoreFailed as exc:
-        _release(store, run_id, "interrupted")
+        release(store, run_id, "interrupted")
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
-        _release(store, run_id, "interrupted")
+        release(store, run_id, "interrupted")
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130)

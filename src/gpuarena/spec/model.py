@@ -140,6 +140,8 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 given.update(fixed)
                 given.update(dict(zip(keys, combo)))
                 params = wl.resolve_params(given, size=size)
+                if hasattr(wl, "check_params"):   # e.g. a path parameter: checked before any run exists
+                    wl.check_params(params)
                 for variant in variants:
                     cases.append(Case(
                         workload=wl.name, variant=variant, params=params,

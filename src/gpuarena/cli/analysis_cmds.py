@@ -63,13 +63,19 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
           throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s"),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,throughput"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks."""
+    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks.
+    `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
     import os
 
     from gpuarena.analysis import check as C
     from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
+    if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
+        from gpuarena.analysis import llm_claims
+
+        _out(llm_claims.render(llm_claims.judge(), fmt))
+        return
     one = [gpu, workload, precision, batch_size, throughput]
     if csv_path:
         if any(x is not None for x in one):
@@ -131,8 +137,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
            model: Optional[str] = typer.Option(None, "--model", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", help="ddp-train variant (default seed)"),
            bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="DDP bucket size in MiB (its all-reduce message)"),
+           tokens: Optional[float] = typer.Option(None, "--tokens", help="llm-train: training tokens, e.g. 300e9"),
+           mfu: Optional[str] = typer.Option(None, "--mfu", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
+    """Predicted data-parallel scaling: compute + exposed ring all-reduce.
+    `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
     import os
 
     from gpuarena.analysis import whatif as W
@@ -148,6 +157,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     path = db or default_path()
     store = open_store(path, readonly=True) if os.path.exists(path) else None
+    if workload == "llm-train":
+        from gpuarena.cli.llm_cmds import whatif_llm
+
+        _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
+        return
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, bucket_mb), fmt))
 
@@ -157,6 +171,8 @@ def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = ty
            budget: Optional[float] = typer.Option(None, "--budget", help="$ for purchase (or cloud with --hours)"),
            hours: Optional[float] = typer.Option(None, "--hours", help="hours of cloud use to price"),
            min_memory: Optional[float] = typer.Option(None, "--min-memory", help="GB per GPU at least"),
+           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
+                                          "batch=, overhead="),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload by time, cost and energy (measured, published or projected)."""
     from gpuarena.analysis import advise as A
@@ -166,8 +182,24 @@ def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = ty
     finite(budget, "--budget")
     finite(hours, "--hours")
     finite(min_memory, "--min-memory", cap=1e6)
+    if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
+        _out(_advise_serving(sets, min_memory, db, fmt))
+        return
+    if sets:
+        raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over), fmt))
+
+
+def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
+    import os
+
+    from gpuarena.analysis import serving as S
+    from gpuarena.store.db import default_path
+
+    path = db or default_path()
+    results = open_store(path, readonly=True).results() if os.path.exists(path) else []
+    return S.render(S.advise(results, sets, min_memory), fmt)
 
 
 @app.command()

@@ -14,6 +14,7 @@ from gpuarena.errors import UserError
 REGISTRY: dict[str, str] = {
     "resnet50-train": "gpuarena.workloads.resnet50:ResNet50Train",
     "ddp-train": "gpuarena.workloads.ddp:DDPTrain",
+    "llm-train": "gpuarena.workloads.llm.train:LLMTrain",
     "allreduce": "gpuarena.workloads.collectives:AllReduce",
     "allgather": "gpuarena.workloads.collectives:AllGather",
     "reducescatter": "gpuarena.workloads.collectives:ReduceScatter",
@@ -21,6 +22,8 @@ REGISTRY: dict[str, str] = {
     "bert-large-infer": "gpuarena.workloads.bert:BertLargeInfer",
     "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
     "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",
+    "llm-serve": "gpuarena.workloads.llm.serve:LLMServe",
+    "resnet50-infer": "gpuarena.workloads.resnet50_infer:ResNet50Infer",
     "matmul": "gpuarena.workloads.micro:Matmul",
     "membw": "gpuarena.workloads.micro:MemBandwidth",
     "h2d": "gpuarena.workloads.micro:HostToDevice",

@@ -15,7 +15,6 @@ previous file whole.  Every failure is one UserError line.
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
 import stat
@@ -122,14 +121,6 @@ def depth(x, limit: int = MAX_DEPTH) -> int:
 
 
 # --- writing -------------------------------------------------------------------
-
-def dumps_json(data, **kw) -> str:
-    """JSON with no NaN or Infinity: those are not JSON, and no reader should see them."""
-    try:
-        return json.dumps(data, allow_nan=False, **kw)
-    except ValueError:
-        raise UserError("a figure is not a finite number; refusing to print invalid JSON") from None
-
 
 def finite(x: float | None, what: str, positive: bool = True, cap: float = 1e15) -> float | None:
     """A number a user gave, refused when NaN, infinite, out of range or (positive) <= 0."""

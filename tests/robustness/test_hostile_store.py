@@ -279,3 +279,14 @@ def test_control_characters_refused_on_import(tmp_path):
     p = gp("import", _bundle(tmp_path, data), "--db", db, cwd=str(tmp_path))
     err = one_line_error(p, 2, "control character")
     assert "\x1b" not in err and digest(db) == before
+
+
+def test_flags_have_a_kind_and_keep_their_message():
+    """Code asks a flag's kind (store/result.py) instead of matching the warning's text."""
+    from gpuarena.store.result import FlagKind, Result
+
+    r = Result.model_validate(make_bundle(1)["results"][0] | {"warnings": [
+        "output turned to NaN/inf (the article's loss = output.sum())", "throughput spread is high: CV 7.4% > 5%",
+        "only 3 samples of throughput (fewer than 5): the interval is wide", "something new"]})
+    assert [f.kind for f in r.flags] == [FlagKind.nan, FlagKind.noisy, FlagKind.few_samples, FlagKind.other]
+    assert r.flags[1].message.startswith("throughput spread")

@@ -203,6 +203,9 @@ def run(
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130)
+    except Exception:  # anything else ends the run too: never left 'running' by a live-looking owner
+        release(store, run_id, "interrupted")
+        raise
     missing = {c.key for c in cases} - store.done_keys(run_id)
     store.release_run(run_id, "complete" if not missing else "interrupted")
     try:  # the run is stored: a failing table or report is a warning, never the run's exit code

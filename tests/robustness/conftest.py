@@ -116,3 +116,56 @@ def suite_file(tmp_path):
         return str(path)
 
     return write
+
+
+# `gpuarena run` of one tiny matmul case (a few seconds, most of it torch's import)
+TINY_RUN = ("run", "-w", "matmul", "--set", "size=tiny", "--set", "repeats=2", "--set", "steps=2",
+            "--set", "warmup=0", "-q")
+
+
+def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 180, preexec_fn=None,
+       stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`gpuarena ARGS` as a user runs it: a real process, its exit code, stdout and stderr."""
+    return subprocess.run([sys.executable, "-m", "gpuarena", *args], cwd=cwd, env=cli_env(env),
+                          capture_output=True, text=True, timeout=timeout, input=stdin,
+                          preexec_fn=preexec_fn or _no_core_dumps)
+
+
+def one_line_error(p: subprocess.CompletedProcess, code: int = 2, says: str = "") -> str:
+    """Assert the refusal shape: exit code, exactly one line on stderr, no traceback."""
+    err = p.stderr
+    assert p.returncode == code, (p.returncode, err[-2000:], p.stdout[-500:])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert says in err, err
+    return err
+
+
+def digest(*paths: str) -> dict:
+    """Bytes of each path that exists (a database and its WAL): compare before and after.
+    The -shm index and an empty -wal hold no data (a WAL reader may create them)."""
+    import hashlib
+
+    out = {}
+    for p in paths:
+        for q in (p, p + "-wal", p + "-journal"):
+            if os.path.exists(q) and not (q.endswith("-wal") and os.path.getsize(q) == 0):
+                with open(q, "rb") as f:
+                    out[q] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def make_bundle(n: int, run_id: str = "20260101-000000-abcdef") -> dict:
+    """A valid bundle of n ok results (the shape `gpuarena export` writes)."""
+    results = []
+    for i in range(1, n + 1):
+        results.append({
+            "id": i, "run_id": run_id, "case_key": f"key-{i}", "source": "measured", "workload": "matmul",
+            "workload_version": 1, "code_hash": "0123abcd", "variant": "seed",
+            "params": {"m": 64, "n": 64, "k": 64, "dtype": "bf16"}, "size": "tiny", "gpus": 1,
+            "device": "cuda", "device_name": "NVIDIA H200", "env_id": 1, "status": "ok", "unit": "matmuls/s",
+            "throughput_median": 1000.0 + i, "throughput": {"n": 2, "median": 1000.0 + i, "mean": 1000.0 + i},
+            "samples": [0.001, 0.001], "warnings": [], "extra": {}, "created_at": "2026-01-01T00:00:00+00:00"})
+    return {"format": "gpuarena-bundle", "version": 1, "created_at": "2026-01-01T00:00:00+00:00",
+            "environments": [{"id": 1, "hash": "abc123", "fingerprint": {"gpu": "NVIDIA H200"}}],
+            "results": results}

@@ -58,7 +58,7 @@ def test_single_rank_recipes_and_fp8_skipped(cli, db_path):
 def test_fsdp_and_tp_over_gloo(cli, db_path):
     """2 ranks through torchrun: FSDP2 at 1 and 2 ranks (scaling efficiency against 1), TP=2."""
     for args in (("--gpus", "1,2", "--set", "parallel=fsdp", "-v", "bf16"),
-                 ("--gpus", "2", "--set", "parallel=tp", "-v", "seed")):
+                 ("--gpus", "2", "--set", "parallel=tp", "-v", "fused-adamw")):
         p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "-q", "--set", "size=tiny",
                 "--set", "repeats=2", *args, timeout=300)
         assert p.returncode == 0, p.stderr[-3000:]

@@ -14,6 +14,8 @@ import typer
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store
 from gpuarena.errors import UserError
+from gpuarena.safeio import finite, read_csv
+from gpuarena.store.result import MAX_THROUGHPUT
 
 FMT = typer.Option("table", "--format", "-f", help="table, md or json")
 PRICES = typer.Option(None, "--prices", help="YAML file of price overrides (see data/article_prices.yaml)")
@@ -31,7 +33,7 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", help="baseline
     from gpuarena.analysis import compare as C
 
     check_format(fmt, ("table", "md", "json"))
-    _out(C.render(C.compare(open_store(db, must_exist=True), baseline, workload), fmt))
+    _out(C.render(C.compare(open_store(db, readonly=True), baseline, workload), fmt))
 
 
 @app.command()
@@ -50,7 +52,7 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w"),
     check_format(fmt, ("table", "md", "json"))
     C.check_inputs(years, gpus, kwh_price, pue, hosting)
     over = load_prices(prices)
-    _out(C.render(C.cost_table(open_store(db, must_exist=True), workload, years, gpus, kwh_price, pue, hosting,
+    _out(C.render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh_price, pue, hosting,
                                over, baseline), fmt))
 
 
@@ -78,15 +80,41 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
     if csv_path:
         if any(x is not None for x in one):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
-        claims = C.read_claims(csv_path)
+        claims = read_csv(csv_path, f"--csv {csv_path}", C.MAX_CSV, C.REQUIRED)
     else:
         if any(x is None for x in one):
             raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput (or --csv)")
         claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
                    "throughput": throughput}]
+    for c in claims:
+        _check_claim_input(c)
     path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = open_store(path, readonly=True) if os.path.exists(path) else None
     _out(C.render(C.check_claims(claims, store), fmt))
+
+
+def _check_claim_input(c: dict) -> None:
+    """A claim's numbers, precision and workload, refused up front as one line (never a
+    traceback, never an Infinity in the output)."""
+    from gpuarena.analysis.check import NAMES
+    from gpuarena.data.catalog import norm_precision
+    from gpuarena.workloads import registry
+
+    try:
+        bs, thr = int(str(c.get("batch_size")).strip()), float(str(c.get("throughput")).strip())
+    except ValueError:
+        raise UserError(f"claim {c.get('gpu')!s:.40} {c.get('workload')!s:.40}: batch_size must be an "
+                        "integer and throughput a number") from None
+    finite(thr, "throughput", cap=MAX_THROUGHPUT)
+    if not 1 <= bs <= 1_000_000:
+        raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
+    prec = norm_precision(c.get("precision") or "")
+    if prec not in NAMES:
+        raise UserError(f"precision {prec!r}: claims are checked at {', '.join(NAMES)}")
+    wl = registry.get(str(c.get("workload")))
+    if wl.launcher == "torchrun":
+        raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
+                        "(e.g. resnet50-train) per GPU")
 
 
 def _counts(text: str) -> list[int]:
@@ -94,8 +122,8 @@ def _counts(text: str) -> list[int]:
         ns = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise UserError(f"--n {text!r}: expected a list like 4,8") from None
-    if not ns:
-        raise UserError("--n: give at least one GPU count")
+    if not ns or any(not 1 <= n <= 100_000 for n in ns):
+        raise UserError(f"--n {text!r}: give GPU counts between 1 and 100000")
     return ns
 
 
@@ -120,8 +148,15 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
     from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
+    finite(throughput, "--throughput", cap=MAX_THROUGHPUT)
+    finite(busbw, "--busbw", cap=1e6)
+    finite(bucket_mb, "--bucket-mb", cap=1e6)
+    if overlap is not None and not (finite(overlap, "--overlap", positive=False, cap=1) >= 0):
+        raise UserError(f"--overlap {overlap}: must be between 0 and 1")
+    if batch_size is not None and not 1 <= batch_size <= 1_000_000:
+        raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = open_store(path, readonly=True) if os.path.exists(path) else None
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import whatif_llm
 
@@ -144,13 +179,16 @@ def advise(workload: str = typer.Option(..., "--workload", "-w"), gpus: int = ty
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
+    finite(budget, "--budget")
+    finite(hours, "--hours")
+    finite(min_memory, "--min-memory", cap=1e6)
     if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
         _out(_advise_serving(sets, min_memory, db, fmt))
         return
     if sets:
         raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
-    _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over), fmt))
+    _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over), fmt))
 
 
 def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
@@ -160,7 +198,7 @@ def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[s
     from gpuarena.store.db import default_path
 
     path = db or default_path()
-    results = open_store(path).results() if os.path.exists(path) else []
+    results = open_store(path, readonly=True).results() if os.path.exists(path) else []
     return S.render(S.advise(results, sets, min_memory), fmt)
 
 
@@ -171,11 +209,18 @@ def export(run: list[str] = typer.Option([], "--run", help="run id (repeatable; 
     """Write results and their environments to a versioned JSON bundle."""
     from gpuarena.store import bundle as B
 
-    b = B.export(open_store(db, must_exist=True), run)
+    store = open_store(db, readonly=True)
+    b = B.export(store, run)
     if not b["results"]:
         raise UserError("no measured or imported results to export")
-    B.write(b, output)
+    B.write(b, output, protect=(store.path,))
     typer.echo(f"exported {len(b['results'])} result(s), {len(b['environments'])} environment(s) to {output}")
+
+
+def _param_map(workload: str):
+    from gpuarena.workloads import registry
+
+    return registry.get(workload).param_map() if workload in registry.names() else None
 
 
 @app.command("import")
@@ -193,7 +238,8 @@ def import_(file: Optional[str] = typer.Argument(None, help="bundle written by `
         return
     from gpuarena.store import bundle as B
 
-    B.read(file)                    # validate before opening (or creating) the database
-    out = B.import_bundle(open_store(db), file)
+    bundle = B.read(file)           # validate before opening (or creating) the database
+    B.check_params(bundle, file, _param_map)
+    out = B.import_bundle(open_store(db), file, bundle)
     typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
                f"{out['skipped_duplicates']} already present")

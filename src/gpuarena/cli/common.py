@@ -8,16 +8,36 @@ from gpuarena.errors import UserError
 
 DbOption = typer.Option(None, "--db", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
 
+# Stores this command opened: main() reports the rows they skipped as unusable.
+OPENED: list = []
 
-def open_store(db: str | None, must_exist: bool = False):
-    import os
 
+def open_store(db: str | None, must_exist: bool = False, readonly: bool = False):
+    """The database; readonly for commands that only read (they never change the file)."""
     from gpuarena.store.db import Store, default_path
 
     path = db or default_path()
-    if must_exist and not os.path.exists(path):
-        raise UserError(f"no database at {path} (run `gpuarena run` first, or pass --db)")
+    store = Store(path, readonly=True) if readonly else _writable(path, must_exist)
+    OPENED.append(store)
+    return store
+
+
+def _writable(path: str, must_exist: bool):
+    from gpuarena.store.db import Store
+    from gpuarena.store.opening import check_path
+
+    check_path(path, must_exist)
     return Store(path)
+
+
+def skipped_warning() -> str | None:
+    """One line naming the stored rows that readers skipped, if any."""
+    rows = {i: why for s in OPENED for i, why in getattr(s, "skipped", [])}
+    if not rows:
+        return None
+    first = next(iter(rows.items()))
+    return (f"skipped {len(rows)} stored result(s) that fail validation (id {first[0]}: {first[1]}); "
+            "the other results are shown")
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> str:

@@ -32,7 +32,7 @@ def report(
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise UserError(f"-o {out}: folder {folder} does not exist")
-    store = open_store(db, must_exist=True)
+    store = open_store(db, readonly=True)
     run_ids = []
     for r in run:
         if r == "latest":

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
+from gpuarena.cli.run_guard import check_environment, plan_cases, release
 from gpuarena.errors import UserError
 
 
@@ -96,18 +97,27 @@ def run(
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import execute
+    from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
     from gpuarena.runner.torchrun import export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
 
     console = Console(stderr=True)
     export_args(torchrun_arg)
+    check_environment()
     if resume:
+        given = [name for name, v in (("--suite", suite), ("--workload", workload), ("--variant", variant),
+                                      ("--set", set_), ("--repeats", repeats), ("--processes", processes),
+                                      ("--device", device), ("--gpus", gpus)) if v not in (None, [], "")]
+        if given:
+            raise UserError(f"--resume finishes a run as it was planned; {', '.join(given)} cannot change it "
+                            "(start a new run instead)")
         store = open_store(db, must_exist=True)
         run_row = store.run(resume)
         device = check_device(run_row["device"])  # a cuda run resumed here needs a GPU too
-        cases = [Case(**c) for c in run_row["plan"]]
+        cases = plan_cases(run_row)
+        store.claim_run(resume)          # one process measures a run at a time
+        store_pending(store, resume, console)
         done = store.done_keys(resume)
         todo = [c for c in cases if c.key not in done]
         run_id, suite_name = resume, run_row["suite"]
@@ -152,18 +162,20 @@ def run(
             console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
+    clean_stale_workdirs()  # case folders of runners killed before they could clean up
     fp = fingerprint()
     env_id = store.env_id(fp, fingerprint_hash(fp))
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
+        store.claim_run(run_id)
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
                   f"db {escape(store.path)}", soft_wrap=True)
-    store.set_run_status(run_id, "running")
-    # A pre-empted job gets SIGTERM: end like Ctrl-C (the case's process group is
-    # killed, the run marked interrupted) rather than dying with the child orphaned.
+    # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
+    # process group is killed, the run marked interrupted) rather than dying with the child orphaned.
     try:
         signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGHUP, _raise_interrupt)
     except ValueError:  # not the main thread (run called from a library): leave signals alone
         pass
     try:
@@ -183,15 +195,26 @@ def run(
                 progress.advance(task)
 
             execute(store, run_id, todo, env_id, dname, on_start, on_done)
+    except StoreFailed as exc:
+        release(store, run_id, "interrupted")
+        raise UserError(str(exc)) from None
     except KeyboardInterrupt:
-        store.set_run_status(run_id, "interrupted")
+        release(store, run_id, "interrupted")
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130)
+    except Exception:  # anything else ends the run too: never left 'running' by a live-looking owner
+        release(store, run_id, "interrupted")
+        raise
     missing = {c.key for c in cases} - store.done_keys(run_id)
-    store.set_run_status(run_id, "complete" if not missing else "interrupted")
-    print_table(store.results([run_id]), title=f"run {run_id}")
-    after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
+    store.release_run(run_id, "complete" if not missing else "interrupted")
+    try:  # the run is stored: a failing table or report is a warning, never the run's exit code
+        print_table(store.results([run_id]), title=f"run {run_id}")
+        after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
+    except Exception as exc:  # noqa: BLE001
+        console.print(f"warning: the results are stored, but the after-run report failed "
+                      f"({exc.__class__.__name__}: {str(exc)[:200]}); `gpuarena report` writes it later",
+                      markup=False, soft_wrap=True)
 
 
 @app.command("list")
@@ -254,7 +277,7 @@ def results(
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
-    store = open_store(db, must_exist=True)
+    store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
     rows = with_derived(store.results(run_ids or None, workload=workload), store.results(status="ok"))

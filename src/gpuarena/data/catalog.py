@@ -192,7 +192,6 @@ def load_prices(path: str | None) -> dict[str, dict[str, Price]]:
     """
     if not path:
         return {}
-    import yaml
     from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
     class Entry(BaseModel):
@@ -213,15 +212,9 @@ def load_prices(path: str | None) -> dict[str, dict[str, Price]]:
         model_config = ConfigDict(extra="forbid")
         prices: list[Entry] = Field(min_length=1, max_length=1000)
 
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"--prices {path}: no such file")
-    if p.stat().st_size > MAX_PRICE_FILE:
-        raise UserError(f"--prices {path}: larger than {MAX_PRICE_FILE} bytes")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise UserError(f"--prices {path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    from gpuarena.safeio import load_yaml, read_text
+
+    data = load_yaml(read_text(path, f"--prices {path}", MAX_PRICE_FILE), f"--prices {path}")
     if isinstance(data, dict) and "prices" in data and isinstance(data["prices"], list):
         for e in data["prices"]:   # YAML reads 2023-10-01 as a date: keep it as text
             if isinstance(e, dict) and "date" in e and not isinstance(e["date"], str):

@@ -57,13 +57,9 @@ def write_report(store, out: str, run_ids: list[str] | None = None, baseline: st
         text = render_md(report)
     else:
         text = render(report, db=os.path.basename(store.path))
-    folder = os.path.dirname(os.path.abspath(out))
-    os.makedirs(folder, exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, out)
-    return out
+    from gpuarena.safeio import write_text
+
+    return write_text(out, text, "-o", protect=(store.path,))
 
 
 def after_run(store, run_id: str, console) -> None:
@@ -73,6 +69,7 @@ def after_run(store, run_id: str, console) -> None:
 
     path = os.path.join(os.path.dirname(os.path.abspath(store.path)), REPORTS_DIR, f"{run_id}.html")
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         write_report(store, path, [run_id])
     except UserError as exc:  # e.g. a run with no results: say why, the run itself succeeded
         console.print(f"no report: {exc}", markup=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from typing import Callable
 from gpuarena.identity import PROTOCOL_VERSION
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
+from gpuarena.store.pending import StoreFailed, store_pending  # noqa: F401 (the CLI's resume)
 
 STDERR_TAIL = 2000
 
@@ -155,8 +157,36 @@ def sweep_stop(case: Case, oom_at: dict[str, int]) -> dict | None:
     return out
 
 
+TMP_PREFIX = "gpuarena-"
+
+
+def clean_stale_workdirs() -> int:
+    """Remove the case folders of runners that died without cleaning up (SIGKILL, a lost
+    terminal): each is named gpuarena-<runner pid>-..., so a folder whose runner is gone goes."""
+    import re
+    import shutil
+
+    import psutil
+
+    removed = 0
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        m = re.fullmatch(TMP_PREFIX + r"(\d+)-\w+", name)
+        if not m or psutil.pid_exists(int(m.group(1))):
+            continue
+        path = os.path.join(root, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+    return removed
+
+
 def _run_process(case: Case, wl) -> dict:
-    with tempfile.TemporaryDirectory(prefix="gpuarena-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=f"{TMP_PREFIX}{os.getpid()}-") as workdir:
         case_path = os.path.join(workdir, "case.json")
         result_path = os.path.join(workdir, "result.json")
         with open(case_path, "w") as f:
@@ -188,7 +218,12 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
                        "device_name": device_name, "source": "measured"})
         result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0,
                                protocol=PROTOCOL_VERSION)
-        store.add_result(result)
+        try:
+            store.add_result(result)
+        except (sqlite3.OperationalError, OSError) as exc:  # a full or failing disk: keep the measurement
+            if "locked" in str(exc):
+                raise
+            raise StoreFailed(store, run_id, case, result, exc) from None
         outcome = CaseOutcome(case, result, time.perf_counter() - t0)
         outcomes.append(outcome)
         if on_done:

@@ -93,8 +93,8 @@ class Entry(BaseModel):
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100)
-    description: str = ""
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")
+    description: str = Field("", max_length=10_000, pattern=r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$")
     method: Method = Field(default_factory=Method)
     entries: list[Entry] = Field(min_length=1, max_length=10000)
 
@@ -142,6 +142,8 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 given.update(dict(zip(keys, combo)))
                 for point, sweep in max_sweep(wl, given, size):
                     params = wl.resolve_params(point, size=size)
+                    if hasattr(wl, "check_params"):   # e.g. a path parameter: checked before any run exists
+                        wl.check_params(params)
                     if hasattr(wl, "check_layout"):   # a parallel layout that cannot fit this rank count
                         wl.check_layout(params, gpus)
                     for variant in variants:
@@ -155,7 +157,19 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                         ))
                         if len(cases) > MAX_CASES:
                             raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
+    _no_duplicates(cases)
     return cases
+
+
+def _no_duplicates(cases: list[Case]) -> None:
+    """Two cases with one key would be one result to --resume: refuse (064 and 64 are one value)."""
+    seen: set[str] = set()
+    for c in cases:
+        if c.key in seen:
+            ps = ", ".join(f"{k}={v}" for k, v in c.params.items())
+            raise UserError(f"{c.workload} [{c.variant}] {ps} x{c.gpus} appears twice in the plan "
+                            "(values that are equal once read, such as 64 and 064, name one case)")
+        seen.add(c.key)
 
 
 SWEEP_CAP = 4096

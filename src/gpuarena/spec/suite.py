@@ -1,7 +1,8 @@
 """Loading suites: built-in ones by name (spec/suites/*.yaml) or a user's YAML file.
 
-Files are read with yaml.safe_load only (no tags that construct objects) and
-capped in size; any problem is one UserError line naming the file.
+Files are read with a SafeLoader (no tags that construct objects) that refuses
+aliases and deep nesting (safeio.load_yaml), capped in size; any problem is
+one UserError line naming the file.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from gpuarena.errors import UserError, pydantic_error_line
+from gpuarena.safeio import load_yaml, read_text
 from gpuarena.spec.model import METHOD_KEYS, Entry, Method, Suite
 
 MAX_SUITE_BYTES = 1_000_000
@@ -31,13 +32,7 @@ def _builtin_text(name: str) -> str:
 def parse_suite(text: str, origin: str) -> Suite:
     if len(text.encode()) > MAX_SUITE_BYTES:
         raise UserError(f"{origin}: suite file is larger than {MAX_SUITE_BYTES} bytes")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise UserError(f"{origin}: not valid YAML ({first})") from None
-    except RecursionError:  # "[[[[..." nested past Python's stack
-        raise UserError(f"{origin}: not valid YAML (nested too deeply)") from None
+    data = load_yaml(text, origin)  # no aliases (an alias bomb), bounded nesting
     if not isinstance(data, dict):
         raise UserError(f"{origin}: a suite file is a mapping with 'name' and 'entries'")
     try:
@@ -53,20 +48,19 @@ def load_suite(name_or_path: str) -> Suite:
     if name_or_path in builtin_names():
         return parse_suite(_builtin_text(name_or_path), f"suite {name_or_path}")
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        if not path.is_file():
-            raise UserError(f"suite file {name_or_path} does not exist")
-        if path.stat().st_size > MAX_SUITE_BYTES:
-            raise UserError(f"{name_or_path}: suite file is larger than {MAX_SUITE_BYTES} bytes")
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{name_or_path}: cannot read ({exc.__class__.__name__})") from None
-        return parse_suite(text, name_or_path)
+    if path.suffix in (".yaml", ".yml", ".json") or _exists(path):
+        return parse_suite(read_text(name_or_path, f"suite file {name_or_path}", MAX_SUITE_BYTES), name_or_path)
     from gpuarena.workloads.registry import did_you_mean
 
     raise UserError(f"unknown suite {name_or_path!r}{did_you_mean(name_or_path, builtin_names())}; "
                     f"built-in: {', '.join(builtin_names())}, or a path to a .yaml file")
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long to be a file: treat it as a path, read_text says why
+        return True
 
 
 def adhoc_suite(workloads: list[str], variants: list[str], gpus: list[int] | None = None) -> Suite:

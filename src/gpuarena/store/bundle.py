@@ -10,118 +10,31 @@ A bundle is JSON::
 Import validates the whole file first (format and version, required fields,
 types, ranges, statuses, string lengths, a size cap) with pydantic and refuses
 a bad bundle whole with one line; then it writes everything in one
-transaction.  Imported rows get source='imported', a new import run, and keep
-their original run and id in extra.bundle_key, so importing a bundle twice
-adds nothing the second time.  Strings are stored as text, never evaluated.
+transaction.  Every result carries a global identity (uid) that export and
+import keep, so a result that comes back (A -> B -> A, or a bundle imported
+twice) is recognised by an indexed look-up and not stored again.  Imported
+rows get source='imported', a new import run, and keep their original run in
+extra.origin_run_id.  Strings are stored as text, never evaluated.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gpuarena import safeio
 from gpuarena.errors import UserError, pydantic_error_line
-from gpuarena.store.db import _finite, insert_result, new_run_id, now
+from gpuarena.store.db import _finite, insert_result, legacy_uid, new_run_id, now
+from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"
 VERSION = 1
 MAX_BYTES = 256 * 1024 * 1024       # a bundle larger than this is refused before parsing
-MAX_THROUGHPUT = 1e12               # items/s: far above anything a GPU does (absurd beyond)
-MAX_SAMPLES = 100_000
+MAX_DEPTH = 16                      # bundle > results > result > extra > ... : deeper is hostile
 Str = lambda n: Field(None, max_length=n)  # noqa: E731
-
-
-def _finite_pos(x: float | None, what: str, cap: float = math.inf) -> float | None:
-    if x is None:
-        return x
-    if not math.isfinite(x) or x < 0 or x > cap:
-        raise ValueError(f"{what} {x!r} is not a finite number in [0, {cap:g}]")
-    return x
-
-
-class Summary(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    n: int = Field(ge=1, le=MAX_SAMPLES)
-    median: float
-    mean: float
-
-    @field_validator("median", "mean")
-    @classmethod
-    def _ok(cls, v):
-        return _finite_pos(v, "summary value", MAX_THROUGHPUT)
-
-
-class BundleResult(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    id: int = Field(ge=0)
-    run_id: Optional[str] = Str(100)
-    case_key: str = Field(min_length=1, max_length=2000)
-    source: Literal["measured", "imported"]
-    workload: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:+-]+$")
-    workload_version: Optional[int] = Field(None, ge=0, le=1_000_000)
-    code_hash: Optional[str] = Field(None, max_length=64, pattern=r"^[0-9a-f]*$")
-    variant: str = Field(min_length=1, max_length=200)
-    params: dict[str, Any]
-    size: str = Field("full", max_length=20)
-    gpus: int = Field(1, ge=1, le=100_000)
-    device: Optional[str] = Str(50)
-    device_name: Optional[str] = Str(200)
-    env_id: Optional[int] = None
-    status: Literal["ok", "oom", "timeout", "crashed", "failed", "skipped"]
-    error: Optional[str] = Str(5000)
-    unit: Optional[str] = Str(50)
-    precision: Optional[str] = Str(50)
-    throughput_median: Optional[float] = None
-    throughput: Optional[Summary] = None
-    latency: Optional[dict[str, Any]] = None
-    samples: Optional[list[float]] = Field(None, max_length=MAX_SAMPLES)
-    items_per_step: Optional[float] = None
-    flops_per_item: Optional[float] = None
-    tflops: Optional[float] = None
-    peak_memory_bytes: Optional[int] = Field(None, ge=0, le=1 << 50)
-    compile_s: Optional[float] = None
-    power_w_mean: Optional[float] = None
-    power_w_max: Optional[float] = None
-    energy_j_per_item: Optional[float] = None
-    energy_source: Optional[str] = Str(50)
-    temp_c_max: Optional[float] = Field(None, ge=-50, le=200)
-    sm_clock_mhz_mean: Optional[float] = Field(None, ge=0, le=10_000)
-    throttled: Optional[bool] = None
-    warnings: list[str] = Field(default_factory=list, max_length=200)
-    telemetry: Optional[list[dict[str, Any]]] = Field(None, max_length=1_000_000)
-    extra: dict[str, Any] = Field(default_factory=dict)
-    created_at: Optional[str] = Str(40)
-
-    @field_validator("throughput_median")
-    @classmethod
-    def _thr(cls, v):
-        return _finite_pos(v, "throughput_median", MAX_THROUGHPUT)
-
-    @field_validator("items_per_step", "flops_per_item", "tflops", "compile_s", "power_w_mean",
-                     "power_w_max", "energy_j_per_item")
-    @classmethod
-    def _nonneg(cls, v, info):
-        caps = {"power_w_mean": 10_000, "power_w_max": 10_000, "tflops": 1e6}
-        return _finite_pos(v, info.field_name, caps.get(info.field_name, 1e30))
-
-    @field_validator("samples")
-    @classmethod
-    def _samples(cls, v):
-        for s in v or []:
-            if not math.isfinite(s) or s <= 0 or s > 1e6:
-                raise ValueError(f"sample {s!r} s/step is not a finite positive time")
-        return v
-
-    @field_validator("warnings")
-    @classmethod
-    def _warn_len(cls, v):
-        if any(len(w) > 2000 for w in v):
-            raise ValueError("a warning is longer than 2000 characters")
-        return v
 
 
 class BundleEnv(BaseModel):
@@ -130,6 +43,11 @@ class BundleEnv(BaseModel):
     hash: str = Field(min_length=1, max_length=128, pattern=r"^[0-9a-f]+$")
     fingerprint: dict[str, Any]
 
+    @field_validator("fingerprint")
+    @classmethod
+    def _fp(cls, v):
+        return fingerprint_ok(v)
+
 
 class Bundle(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -137,7 +55,7 @@ class Bundle(BaseModel):
     version: int
     created_at: Optional[str] = Str(40)
     environments: list[BundleEnv] = Field(max_length=100_000)
-    results: list[BundleResult] = Field(max_length=10_000_000)
+    results: list[Result] = Field(max_length=10_000_000)
 
     @field_validator("version")
     @classmethod
@@ -160,15 +78,14 @@ def export(store, run_ids: list[str] | None = None) -> dict:
         envs.append({"id": row[0], "hash": row[1], "fingerprint": json.loads(row[2])})
     for r in results:
         r["extra"] = {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")}
+        r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
             "results": [_finite(r) for r in results]}
 
 
-def write(bundle: dict, path: str) -> None:
-    p = Path(path)
-    if not p.resolve().parent.is_dir():
-        raise UserError(f"-o {path}: folder does not exist")
-    p.write_text(json.dumps(bundle, indent=1, default=str, allow_nan=False), encoding="utf-8")
+def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
+    """The bundle as JSON at path, atomically (safeio.write_text: never over the database)."""
+    safeio.write_text(path, json.dumps(bundle, indent=1, default=str, allow_nan=False), "-o", protect)
 
 
 # --- import --------------------------------------------------------------------
@@ -179,20 +96,17 @@ def _no_constants(name):
 
 def read(path: str) -> Bundle:
     """Parse and validate a bundle file; UserError (one line) for anything wrong."""
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"{path}: no such file")
-    size = p.stat().st_size
-    if size > MAX_BYTES:
-        raise UserError(f"{path}: {size} bytes is larger than the {MAX_BYTES}-byte bundle limit")
+    text = safeio.read_text(path, path, MAX_BYTES, kind="bundle")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constants)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json.loads(text, parse_constant=_no_constants)
+    except ValueError as exc:
         raise UserError(f"{path}: not a JSON bundle ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:  # "[[[[..." nested past Python's stack: hostile, not a bundle
         raise UserError(f"{path}: not a JSON bundle (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"{FORMAT}\")")
+    if safeio.depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise UserError(f"{path}: refused, nothing imported: nested deeper than {MAX_DEPTH} levels")
     try:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:
@@ -202,9 +116,30 @@ def read(path: str) -> Bundle:
         if r.env_id is not None and r.env_id not in env_ids:
             raise UserError(f"{path}: refused, nothing imported: results.{i}.env_id {r.env_id} "
                             "is not among the bundle's environments")
-        if r.status == "ok" and r.throughput_median is None:
-            raise UserError(f"{path}: refused, nothing imported: results.{i}: status ok without throughput_median")
+        if r.source == "published":
+            raise UserError(f"{path}: refused, nothing imported: results.{i}.source: published rows come "
+                            "from `gpuarena import --published`, not from a bundle")
     return bundle
+
+
+def check_params(bundle: Bundle, path: str, param_map) -> None:
+    """Each result's params against its workload's declared ones (param_map(workload) -> {name: Param},
+    or None for a workload this gpuarena does not know): a bad value is refused like a bad --set."""
+    for i, r in enumerate(bundle.results):
+        for name, value in _param_sets(r):
+            pm = param_map(name)
+            for k, v in (value or {}).items():
+                if pm and k in pm:
+                    try:
+                        pm[k].parse(v)
+                    except UserError as exc:
+                        raise UserError(f"{path}: refused, nothing imported: results.{i}.params: {exc}") from None
+
+
+def _param_sets(r: Result):
+    yield r.workload, r.params
+    if r.extra.inner_workload and r.extra.inner_params:
+        yield r.extra.inner_workload, r.extra.inner_params
 
 
 def insert_rows(conn, rows: list[dict]) -> None:
@@ -213,14 +148,44 @@ def insert_rows(conn, rows: list[dict]) -> None:
         insert_result(conn, r)
 
 
-def import_bundle(store, path: str) -> dict:
-    """Validate then write a bundle in one transaction.
+def _existing(conn, uids: list[str]) -> set[str]:
+    """Which of uids the database holds: indexed look-ups, a few hundred at a time."""
+    found: set[str] = set()
+    for i in range(0, len(uids), 500):
+        chunk = uids[i:i + 500]
+        found.update(r[0] for r in conn.execute(
+            f"SELECT uid FROM results WHERE uid IN ({', '.join('?' * len(chunk))})", chunk))
+    return found
+
+
+def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
+    """Validate then write a bundle in one short transaction (everything is prepared first).
 
     Returns {"run_id": import run id or None, "imported": n, "skipped_duplicates": n, "environments": n}.
+    A result already present (same uid: its global identity, kept through export and import) is skipped.
     """
-    bundle = read(path)
+    bundle = bundle or read(path)
     out = {"run_id": None, "imported": 0, "skipped_duplicates": 0, "environments": len(bundle.environments)}
+    rows, seen = [], set()
+    for r in bundle.results:
+        d = r.row()
+        d["uid"] = d.get("uid") or legacy_uid(d)
+        if d["uid"] in seen:
+            out["skipped_duplicates"] += 1
+            continue
+        seen.add(d["uid"])
+        d["extra"] = {**d["extra"], "origin_run_id": d["run_id"], "origin_source": d["source"]}
+        d["source"] = "imported"
+        d["origin"] = f"bundle {Path(path).name}"
+        rows.append(d)
+    run_id = new_run_id()
+    statements = {d["uid"]: d for d in rows}
     with store.transaction() as conn:
+        present = _existing(conn, list(statements))
+        todo = [d for u, d in statements.items() if u not in present]
+        out["skipped_duplicates"] += len(rows) - len(todo)
+        if not todo:
+            return out
         env_map = {}
         for e in bundle.environments:
             row = conn.execute("SELECT id FROM environments WHERE hash=?", (e.hash,)).fetchone()
@@ -228,33 +193,13 @@ def import_bundle(store, path: str) -> dict:
                 row = (conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
                                     (e.hash, json.dumps(e.fingerprint), now())).lastrowid,)
             env_map[e.id] = row[0]
-        rows = []
-        for r in bundle.results:
-            d = r.model_dump()
-            key = f"{d['run_id']}/{d['id']}/{d['case_key']}/{d['created_at']}"
-            dup = conn.execute("SELECT 1 FROM results WHERE source='imported' AND "
-                               "json_extract(extra, '$.bundle_key') = ?", (key,)).fetchone()
-            if dup:
-                out["skipped_duplicates"] += 1
-                continue
-            d["extra"] = {**d["extra"], "bundle_key": key, "origin_run_id": d["run_id"], "origin_source": d["source"]}
-            d["source"] = "imported"
+        conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
+                     "VALUES (?,?,?,?,?,?,?,?)",
+                     (run_id, now(), f"import:{Path(path).name}"[:200], todo[0].get("device") or "imported",
+                      None, "[]", json.dumps(["import", str(path)]), "complete"))
+        for d in todo:
+            d["run_id"] = run_id
             d["env_id"] = env_map.get(d["env_id"]) if d["env_id"] is not None else None
-            if d["throughput"] is not None:
-                d["throughput"] = r.throughput.model_dump()
-            d["origin"] = f"bundle {Path(path).name}"
-            rows.append(d)
-        if rows:
-            run_id = new_run_id()
-            device = rows[0].get("device") or "imported"
-            conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
-                         "VALUES (?,?,?,?,?,?,?,?)",
-                         (run_id, now(), f"import:{Path(path).name}"[:200], device, None, "[]",
-                          json.dumps(["import", str(path)]), "complete"))
-            for d in rows:
-                d["run_id"] = run_id
-            insert_rows(conn, rows)
-            out["run_id"] = run_id
-            out["imported"] = len(rows)
+            insert_result(conn, d)
+    out["run_id"], out["imported"] = run_id, len(todo)
     return out
-

@@ -23,91 +23,7 @@ from gpuarena.errors import UserError
 
 DEFAULT_DB = "gpuarena.db"
 
-# Each migration brings the schema from version i to i+1.  Never edit one that
-# has shipped: append a new one.
-MIGRATIONS: list[str] = [
-    # 1: environments, runs, results
-    """
-    CREATE TABLE environments (
-        id INTEGER PRIMARY KEY,
-        hash TEXT NOT NULL UNIQUE,
-        fingerprint TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-    CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        suite TEXT NOT NULL,
-        device TEXT NOT NULL,
-        env_id INTEGER REFERENCES environments(id),
-        plan TEXT NOT NULL,            -- JSON list of the run's cases, for --resume
-        argv TEXT,
-        status TEXT NOT NULL DEFAULT 'running'   -- running | complete | interrupted
-    );
-    CREATE TABLE results (
-        id INTEGER PRIMARY KEY,
-        run_id TEXT REFERENCES runs(id),
-        case_key TEXT NOT NULL,
-        source TEXT NOT NULL DEFAULT 'measured',  -- measured | imported | published
-        workload TEXT NOT NULL,
-        workload_version INTEGER,
-        code_hash TEXT,
-        variant TEXT NOT NULL,
-        params TEXT NOT NULL,
-        size TEXT NOT NULL DEFAULT 'full',
-        gpus INTEGER NOT NULL DEFAULT 1,
-        device TEXT,
-        device_name TEXT,
-        env_id INTEGER REFERENCES environments(id),
-        status TEXT NOT NULL CHECK (status IN ('ok','oom','timeout','crashed','failed')),
-        error TEXT,
-        unit TEXT,
-        precision TEXT,
-        throughput_median REAL,
-        throughput TEXT,               -- JSON Summary of items/s
-        latency TEXT,                  -- JSON Summary of seconds per step
-        samples TEXT,                  -- JSON raw per-repeat seconds per step
-        items_per_step REAL,
-        flops_per_item REAL,
-        tflops REAL,
-        peak_memory_bytes INTEGER,
-        compile_s REAL,
-        power_w_mean REAL,
-        power_w_max REAL,
-        energy_j_per_item REAL,
-        energy_source TEXT,
-        temp_c_max REAL,
-        sm_clock_mhz_mean REAL,
-        throttled INTEGER,
-        warnings TEXT,                 -- JSON list of strings
-        telemetry TEXT,                -- JSON list of samples
-        extra TEXT,                    -- JSON dict
-        origin TEXT,                   -- for published rows: the source citation
-        created_at TEXT NOT NULL
-    );
-    CREATE INDEX results_run ON results(run_id);
-    CREATE INDEX results_workload ON results(workload, variant);
-    """,
-]
-
-def _allow_status(status: str) -> str:
-    """Migration: rebuild the results table (SQLite cannot alter a CHECK) allowing one more status."""
-    v1 = MIGRATIONS[0]
-    start = v1.index("CREATE TABLE results (")
-    ddl = v1[start:v1.index(");", start) + 2].replace("CREATE TABLE results (", "CREATE TABLE results_new (")
-    ddl = ddl.replace("'crashed','failed')", f"'crashed','failed','{status}')")
-    return ddl + """
-    INSERT INTO results_new SELECT * FROM results;
-    DROP TABLE results;
-    ALTER TABLE results_new RENAME TO results;
-    CREATE INDEX results_run ON results(run_id);
-    CREATE INDEX results_workload ON results(workload, variant);
-    """
-
-
-# 2: 'skipped': a workload that cannot run here (missing optional library or hardware feature)
-MIGRATIONS.append(_allow_status("skipped"))
-
+from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 
 JSON_COLUMNS = ("params", "throughput", "latency", "samples", "warnings", "telemetry", "extra")
 
@@ -136,26 +52,24 @@ def _finite(x):
 
 
 class Store:
-    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0):
+    """The results database.  readonly=True (reading commands) never changes the file;
+    otherwise the file is checked (store/opening.py), switched to WAL and migrated."""
+
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, readonly: bool = False):
+        from gpuarena.store import opening
+
         self.path = str(path or default_path())
-        parent = Path(self.path).resolve().parent
-        if not parent.is_dir():
-            raise UserError(f"database folder {parent} does not exist")
+        self.readonly = readonly
+        self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
+        if readonly:
+            self.conn = opening.open_readonly(self.path)
+            return
+        self.conn = opening.open_writable(self.path, timeout_s)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            self.conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc):  # another writer held it past the busy timeout
-                raise UserError(f"{self.path}: another process kept the database locked for "
-                                f"{timeout_s:g} s; try again when it is done") from None
-            raise UserError(f"{self.path}: not a gpuarena database ({exc})") from None
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"{self.path}: not a gpuarena database ({exc})") from None
+            self.conn.close()
+            raise opening.sqlite_error(self.path, exc, timeout_s) from None
 
     # --- schema -----------------------------------------------------------
     def _migrate(self) -> None:
@@ -246,9 +160,27 @@ class Store:
         row = self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
+    # --- the run lock: one process measures a run at a time (--resume) ----------
+    def claim_run(self, run_id: str) -> None:
+        """Make this process the run's owner; UserError if a live process owns it."""
+        me = _owner()
+        with self.transaction():
+            row = self.conn.execute("SELECT owner, status FROM runs WHERE id=?", (run_id,)).fetchone()
+            holder = _live_owner(row["owner"], row["status"]) if row else None
+            if holder:
+                raise UserError(f"run {run_id} is being measured by process {holder} now; "
+                                "wait for it to end (or stop it) before resuming")
+            self.conn.execute("UPDATE runs SET owner=?, status='running' WHERE id=?", (json.dumps(me), run_id))
+
+    def release_run(self, run_id: str, status: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE runs SET status=?, owner=NULL WHERE id=?", (status, run_id))
+
     # --- results ------------------------------------------------------------
     def add_result(self, result: dict) -> int:
-        """Insert one result (a dict in the shape results() returns) and commit at once."""
+        """Insert one result (a dict in the shape results() returns) and commit at once;
+        it is a new result, so it gets a new global identity (uid)."""
+        result = {**result, "uid": None}
         for attempt in range(5):
             try:
                 with self.transaction():
@@ -261,6 +193,13 @@ class Store:
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,
                 source: str | None = None, status: str | None = None) -> list[dict]:
+        """Stored results; a row that fails the typed Result (written by an older gpuarena,
+        or edited by hand) is skipped and noted in self.skipped, never an error for the rest."""
+        from pydantic import ValidationError
+
+        from gpuarena.errors import pydantic_error_line
+        from gpuarena.store.result import Result
+
         where, args = [], []
         run_ids = list(run_ids or [])
         if run_ids:
@@ -271,7 +210,76 @@ class Store:
                 where.append(f"{col} = ?")
                 args.append(val)
         sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-        return [row_to_result(r) for r in self.conn.execute(sql, args)]
+        out = []
+        for row in self.conn.execute(sql, args):
+            try:
+                d = row_to_result(row)
+                Result.model_validate(d)
+            except ValidationError as exc:
+                self.skipped.append((row["id"], pydantic_error_line(exc)[:200]))
+                continue
+            except (ValueError, TypeError, RecursionError) as exc:
+                self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
+                continue
+            out.append(d)
+        return out
+
+
+def _owner() -> dict:
+    import socket
+
+    import psutil
+
+    return {"pid": os.getpid(), "host": socket.gethostname(), "started": psutil.Process().create_time()}
+
+
+def _live_owner(owner: str | None, status: str) -> int | None:
+    """The pid of the process that owns a run, if it still runs (same pid and start time)."""
+    import socket
+
+    import psutil
+
+    if not owner or status != "running":
+        return None
+    try:
+        o = json.loads(owner)
+        if o.get("host") != socket.gethostname():
+            return int(o["pid"])  # another machine's process: cannot tell, so it holds the run
+        p = psutil.Process(int(o["pid"]))
+        if abs(p.create_time() - float(o["started"])) < 1 and p.status() != psutil.STATUS_ZOMBIE:
+            return int(o["pid"])
+    except (psutil.Error, ValueError, TypeError, KeyError):
+        pass
+    return None
+
+
+def insert_statement(result: dict) -> tuple[str, list]:
+    """The INSERT of one result dict; a result without a global identity (uid) gets one."""
+    result = dict(result)
+    if not result.get("uid") and result.get("source") != "published":
+        result["uid"] = uuid.uuid4().hex
+    cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"
+            and not (c == "created_at" and result[c] is None)]  # None: stamp it now
+    values = []
+    for c in cols:
+        v = _finite(result[c])
+        if c in JSON_COLUMNS and v is not None:
+            v = json.dumps(v, default=str)
+        if c == "throttled" and v is not None:
+            v = int(bool(v))
+        values.append(v)
+    if "created_at" not in cols:
+        cols.append("created_at")
+        values.append(now())
+    return f"INSERT INTO results({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
+
+
+def legacy_uid(r: dict) -> str:
+    """The identity of a row stored without one (the key imports used before uids; migration 3)."""
+    extra = r.get("extra") or {}
+    if r.get("source") == "imported" and extra.get("bundle_key"):
+        return f"b:{extra['bundle_key']}"
+    return f"b:{r.get('run_id')}/{r.get('id')}/{r.get('case_key')}/{r.get('created_at')}"
 
 
 class DatabaseLocked(UserError, sqlite3.OperationalError):
@@ -306,6 +314,7 @@ _RESULT_COLUMNS = (
     "throughput_median", "throughput", "latency", "samples", "items_per_step", "flops_per_item", "tflops",
     "peak_memory_bytes", "compile_s", "power_w_mean", "power_w_max", "energy_j_per_item", "energy_source",
     "temp_c_max", "sm_clock_mhz_mean", "throttled", "warnings", "telemetry", "extra", "origin", "created_at",
+    "uid",
 )
 
 
@@ -322,18 +331,4 @@ def row_to_result(row: sqlite3.Row) -> dict[str, Any]:
 
 def insert_result(conn, result: dict) -> int:
     """INSERT one result dict (the shape Store.results() returns) on an open transaction."""
-    cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"
-            and not (c == "created_at" and result[c] is None)]  # None: stamp it now
-    values = []
-    for c in cols:
-        v = _finite(result[c])
-        if c in JSON_COLUMNS and v is not None:
-            v = json.dumps(v, default=str)
-        if c == "throttled" and v is not None:
-            v = int(bool(v))
-        values.append(v)
-    if "created_at" not in cols:
-        cols.append("created_at")
-        values.append(now())
-    sql = f"INSERT INTO results({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-    return conn.execute(sql, values).lastrowid
+    return conn.execute(*insert_statement(result)).lastrowid

@@ -18,10 +18,12 @@ diffusers is imported inside functions only: it is not installed everywhere.
 from __future__ import annotations
 
 import functools
+import os
 import time
 
 import torch
 
+from gpuarena.errors import UserError
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import find_max, search_max_batch
 from gpuarena.workloads.resnet50 import COMPILE_MODES
@@ -138,6 +140,14 @@ class SD15Generate(Workload):
         Param("latency_limit_s", float, 0.0, "with max-batch: also the largest batch whose full call "
               "takes at most this long (0: skip)", min=0.0, max=86400.0),
     )
+
+    @classmethod
+    def check_params(cls, params: dict) -> None:
+        """weights: a local diffusers checkout (a folder with model_index.json), checked before the run."""
+        w = params.get("weights")
+        if w and not os.path.isfile(os.path.join(os.path.expanduser(w), "model_index.json")):
+            raise UserError(f"weights={w[:200]!r}: not a local diffusers checkout (no model_index.json there)")
+
     variants = {
         "seed": "the article's pipeline: fp16 on CUDA (fp32 on CPU), the library's default attention",
         "sdpa": "AttnProcessor2_0: torch scaled_dot_product_attention (flash / memory-efficient kernels)",

@@ -169,7 +169,7 @@ class LLMTrain(Workload):
 
             self.model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
         self.fused = "fused-adamw" in v
-        self.opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], fused=True if self.fused else None)
+        self.opt = par.adamw(model.parameters(), lr=p["lr"], fused=self.fused)
         self.fp8_fsdp = fp8 and fsdp
         self.amp = autocast_dtype(v)
         b, t = p["batch_size"], p["seq_len"]

@@ -1,0 +1,50 @@
+"""What `gpuarena run` checks before it writes a run, and how it lets a run go: the
+environment variables a case reads, a stored plan this gpuarena may not read,
+and the run's lock released even when the disk refuses the write."""
+
+from __future__ import annotations
+
+from gpuarena.errors import UserError
+
+
+def release(store, run_id: str, status: str) -> None:
+    try:
+        store.release_run(run_id, status)
+    except Exception:  # noqa: BLE001 -- a full or read-only disk: the run stays 'running', resumable
+        pass
+
+
+def plan_cases(run_row: dict) -> list:
+    """The run's planned cases; a plan this gpuarena cannot read (a newer one wrote it) is one line."""
+    from pydantic import ValidationError
+
+    from gpuarena.errors import pydantic_error_line
+    from gpuarena.spec.model import Case
+
+    try:
+        return [Case(**c) for c in run_row["plan"]]
+    except (ValidationError, TypeError) as exc:
+        why = pydantic_error_line(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise UserError(f"run {run_row['id']}: its plan cannot be read by this gpuarena ({why[:200]}); "
+                        "resume it with the gpuarena that started it") from None
+
+
+def check_environment() -> None:
+    """The GPUARENA_* variables a case reads, checked before any run is written."""
+    import math
+    import os
+
+    from gpuarena.runner.torchrun import pass_through
+
+    cap = os.environ.get("GPUARENA_MEMORY_CAP_MB", "").strip()
+    if cap:
+        try:
+            value = float(cap)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0 or value > 2**40:
+            raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a positive number of MiB")
+    try:
+        pass_through()
+    except (UserError, ValueError) as exc:
+        raise UserError(f"GPUARENA_TORCHRUN_ARGS: {str(exc)[:200]}") from None

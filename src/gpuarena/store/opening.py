@@ -1,0 +1,132 @@
+"""Opening a database file: read-only for the commands that read, checked before
+anything is changed for the commands that write.
+
+A reading command never changes the file (no tables created, no WAL switch,
+no journal beside a device); a writing command first makes sure the file is a
+regular file it may write, is gpuarena's (or empty), is not from a newer
+gpuarena and passes SQLite's integrity check, and only then switches it to
+WAL and migrates it.  Every refusal is one UserError line.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+from urllib.parse import quote
+
+from gpuarena.errors import UserError
+from gpuarena.store.migrations import MIGRATIONS
+
+TABLES = ("environments", "runs", "results")
+
+
+def check_path(path: str, must_exist: bool) -> bool:
+    """True if a file is there; UserError for a folder, a device, a missing folder or a bad name."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        why = "the path is too long" if exc.errno == errno.ENAMETOOLONG else exc.strerror
+        raise UserError(f"database {path}: {why}") from None
+    if st is None:
+        if must_exist:
+            raise UserError(f"no database at {path} (run `gpuarena run` first, or pass --db)")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise UserError(f"database folder {parent} does not exist")
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"database {path}: not a regular file")
+    return True
+
+
+def _check_schema(conn, path: str) -> int:
+    """The file's schema version, refusing a newer gpuarena's and a foreign SQLite file."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise UserError(f"{path}: schema version {version} is newer than this gpuarena "
+                        f"({len(MIGRATIONS)}); upgrade gpuarena")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if version == 0 and names:
+        raise UserError(f"{path}: not a gpuarena database (an SQLite file with other tables); "
+                        "nothing was changed")
+    if version > 0 and not set(TABLES) <= names:
+        raise UserError(f"{path}: not a gpuarena database (schema version {version} without "
+                        "gpuarena's tables); nothing was changed")
+    return version
+
+
+def sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
+    msg = str(exc)
+    if "locked" in msg:
+        return UserError(f"{path}: another process kept the database locked for {timeout_s:g} s; "
+                         "try again when it is done")
+    if "malformed" in msg or "corrupt" in msg or "Could not decode" in msg:
+        return UserError(f"{path}: the database file is damaged ({msg}); nothing was written. "
+                         "Restore a copy, or export what `sqlite3 .recover` gets back")
+    if "readonly" in msg or "read-only" in msg:
+        return UserError(f"{path}: the database cannot be written ({msg})")
+    if "disk is full" in msg or "disk I/O" in msg:
+        return UserError(f"{path}: {msg}")
+    return UserError(f"{path}: not a gpuarena database ({msg})")
+
+
+def open_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection; the file is not modified, nor anything created beside it."""
+    check_path(path, must_exist=True)
+    uri = "file:" + quote(os.path.abspath(path))
+    last = None
+    # mode=ro needs the -shm of a WAL file; on a read-only filesystem only immutable=1 reads it
+    for opts in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(uri + opts, uri=True, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only = ON")
+            _check_schema(conn, path)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except UserError:
+            conn.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            last = exc
+            conn.close()
+            if "unable to open" not in str(exc) and "readonly" not in str(exc):
+                break
+    raise sqlite_error(path, last) from None
+
+
+def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
+    """A connection for writing, after the checks in the module docstring; then WAL."""
+    exists = check_path(path, must_exist=False)
+    folder = os.path.dirname(os.path.abspath(path))
+    if exists and not os.access(path, os.W_OK):
+        raise UserError(f"{path}: the database cannot be written (read-only or immutable file)")
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"{path}: the database folder {folder} cannot be written")
+    try:
+        conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
+    except sqlite3.DatabaseError as exc:
+        raise sqlite_error(path, exc, timeout_s) from None
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        _check_schema(conn, path)
+        if exists and os.path.getsize(path) > 0:
+            bad = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+            if bad != ["ok"]:
+                raise UserError(f"{path}: the database file is damaged ({bad[0][:120]}); nothing was "
+                                "written. Restore a copy, or export what `sqlite3 .recover` gets back")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+    except UserError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise sqlite_error(path, exc, timeout_s) from None

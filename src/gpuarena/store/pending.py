@@ -1,0 +1,90 @@
+"""Measurements the database could not take (a full disk, a failing one): kept as
+files so that `gpuarena run --resume` stores them once there is room again.
+
+A measured case is minutes of device time; losing it because the disk filled
+while its row was written would make the user pay for it twice.  The result is
+written (atomically: temporary file, fsync, rename) beside the database, or in
+the temporary folder if that fails too, and --resume reads it back first.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import tempfile
+
+from gpuarena.errors import UserError
+
+
+def folders(db_path: str, run_id: str) -> list[str]:
+    base = os.path.basename(db_path)
+    return [os.path.join(os.path.dirname(os.path.abspath(db_path)), f".gpuarena-pending-{base}", run_id),
+            os.path.join(tempfile.gettempdir(), f"gpuarena-pending-{base}-{run_id}")]
+
+
+def keep(db_path: str, run_id: str, result: dict) -> str | None:
+    """Write result where --resume looks; the path, or None if no folder would take it."""
+    from gpuarena.safeio import write_text
+
+    name = hashlib.sha256(result["case_key"].encode()).hexdigest()[:16] + ".json"
+    text = json.dumps(result, default=str)
+    for folder in folders(db_path, run_id):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            return write_text(os.path.join(folder, name), text, "pending result")
+        except (OSError, UserError):
+            continue
+    return None
+
+
+class StoreFailed(Exception):
+    """A case was measured but its row could not be written; the result is kept as a file."""
+
+    def __init__(self, store, run_id: str, case, result: dict, exc: Exception):
+        path = keep(store.path, run_id, result)
+        where = (f"its result is kept in {path}; free space, then `gpuarena run --resume {run_id}` stores it"
+                 if path else "and it could not be kept anywhere either: it will be measured again on --resume")
+        super().__init__(f"{store.path}: could not store the result of {case.label()} ({exc}); {where}")
+
+
+def _usable(result, run_id: str) -> bool:
+    """A kept file is stored only if it is this run's and a valid Result (a file in /tmp is anyone's)."""
+    from pydantic import ValidationError
+
+    from gpuarena.store.result import Result
+
+    if not isinstance(result, dict) or result.get("run_id") != run_id:
+        return False
+    try:
+        Result.model_validate({"id": 0, **result})
+    except ValidationError:
+        return False
+    return True
+
+
+def store_pending(store, run_id: str, console=None) -> int:
+    """Store the kept results of run_id (those not stored yet), then remove their files."""
+    done = store.done_keys(run_id)
+    stored = 0
+    for folder in folders(store.path, run_id):
+        for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    result = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if _usable(result, run_id) and result["case_key"] not in done:
+                store.add_result(result)
+                done.add(result["case_key"])
+                stored += 1
+            os.unlink(path)
+        try:
+            os.rmdir(folder)
+            os.rmdir(os.path.dirname(folder)) if folder.endswith(os.sep + run_id) else None
+        except OSError:
+            pass
+    if stored and console is not None:
+        console.print(f"stored {stored} result(s) kept from an earlier full disk", markup=False)
+    return stored

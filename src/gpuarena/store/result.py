@@ -1,0 +1,313 @@
+"""The typed Result: what one stored result is, checked field by field.
+
+Every nested field a reader relies on has a type and a range here: the
+throughput and latency statistics, each telemetry sample, the contract fields
+of ``extra`` (nan, processes, world_size, accum_steps, inner_params,
+origin_run_id, share_of_ceiling, scaling_efficiency, ...), and the flags
+(warnings with a kind).  Sizes and nesting are bounded, and the strings that
+name things (workload, variant, GPU, unit) carry no control characters, so a
+value that passed import cannot break `results`, the report or `whatif`
+later, nor reach a terminal as an escape code.
+
+Import validates each row through `Result` and refuses the whole bundle on
+the first failure; the store validates each row it reads the same way and
+skips (with a warning) a row written before these rules existed.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import re
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpuarena.safeio import depth
+
+MAX_THROUGHPUT = 1e12        # items/s: far above anything a GPU does (absurd beyond)
+MAX_SAMPLES = 100_000
+MAX_PARAMS_CHARS = 4_000     # the params of one case as JSON
+MAX_PARAM_STR = 500
+MAX_EXTRA_CHARS = 1_000_000  # per-rank lists and a stderr tail fit; a 5 MB blob does not
+MAX_FINGERPRINT_CHARS = 200_000
+MAX_DEPTH_PARAMS = 4
+MAX_DEPTH_EXTRA = 8
+STATUSES = ("ok", "oom", "timeout", "crashed", "failed", "skipped")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _number(v, what: str, lo: float = 0.0, hi: float = 1e30):
+    if v is None:
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
+        raise ValueError(f"{what} {v!r} is not a finite number in [{lo:g}, {hi:g}]")
+    return v
+
+
+def _name(v: Optional[str]) -> Optional[str]:
+    if v is not None and _CONTROL.search(v):
+        raise ValueError("contains a control character")
+    return v
+
+
+def _text(v: Optional[str]) -> Optional[str]:
+    if v is not None and _CONTROL_BUT_LINES.search(v):
+        raise ValueError("contains a control character")
+    return v
+
+
+def _bounded(v, what: str, max_chars: int, max_depth: int):
+    if depth(v, max_depth) > max_depth:
+        raise ValueError(f"{what} nests deeper than {max_depth} levels")
+    size = len(json.dumps(v, default=str))
+    if size > max_chars:
+        raise ValueError(f"{what} is {size} characters as JSON, over the {max_chars} limit")
+    return v
+
+
+class Summary(BaseModel):
+    """Statistics of repeats (measure/stats.py): items/s or seconds per step; a newer key must be a number."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int = Field(ge=1, le=MAX_SAMPLES)
+    median: float
+    mean: float
+    stdev: Optional[float] = None
+    cv: Optional[float] = None
+    min: Optional[float] = None
+    max: Optional[float] = None
+    ci95_low: Optional[float] = None
+    ci95_high: Optional[float] = None
+    unit: Optional[str] = Field(None, max_length=50)
+
+    @field_validator("median", "mean", "stdev", "min", "max")
+    @classmethod
+    def _values(cls, v, info):
+        return _number(v, info.field_name, 0.0, MAX_THROUGHPUT)
+
+    @field_validator("ci95_low", "ci95_high")
+    @classmethod
+    def _interval(cls, v, info):  # a t-interval of few noisy repeats may reach below zero
+        return _number(v, info.field_name, -MAX_THROUGHPUT, MAX_THROUGHPUT)
+
+    @field_validator("cv")
+    @classmethod
+    def _cv(cls, v):
+        return _number(v, "cv", 0.0, 1e6)
+
+    _unit = field_validator("unit")(_name)
+
+    @model_validator(mode="after")
+    def _more(self):
+        for k, v in (self.model_extra or {}).items():
+            _number(v, f"summary {k}", -1e30, 1e30)
+        return self
+
+
+class Sample(BaseModel):
+    """One telemetry sample (measure/telemetry.py); a newer key must still be a number."""
+
+    model_config = ConfigDict(extra="allow")
+    t: float = Field(ge=0, le=1e7)
+    power_w: Optional[float] = Field(None, ge=0, le=10_000)
+    temp_c: Optional[float] = Field(None, ge=-50, le=200)
+    sm_clock_mhz: Optional[float] = Field(None, ge=0, le=100_000)
+    mem_clock_mhz: Optional[float] = Field(None, ge=0, le=100_000)
+    util_pct: Optional[float] = Field(None, ge=0, le=100)
+    reasons: Optional[int] = Field(None, ge=0, le=2**63)
+
+    @model_validator(mode="after")
+    def _numbers(self):
+        for k, v in (self.model_extra or {}).items():
+            _number(v, f"telemetry {k}", -1e30, 1e30)
+        return self
+
+
+class Extra(BaseModel):
+    """``extra``: the contract fields readers use are typed; others pass, bounded in size."""
+
+    model_config = ConfigDict(extra="allow")
+    nan: Optional[bool] = None
+    processes: Optional[int] = Field(None, ge=1, le=100)
+    world_size: Optional[int] = Field(None, ge=1, le=1_000_000)
+    node_rank: Optional[int] = Field(None, ge=0, le=1_000_000)
+    accum_steps: Optional[int] = Field(None, ge=1, le=1_000_000)
+    inner_workload: Optional[str] = Field(None, max_length=100)
+    inner_params: Optional[dict[str, Any]] = None
+    model: Optional[str] = Field(None, max_length=100)
+    origin_run_id: Optional[str] = Field(None, max_length=100)
+    origin_source: Optional[str] = Field(None, max_length=20)
+    share_of_ceiling: Optional[float] = None
+    scaling_efficiency: Optional[float] = None
+    scaling_n: Optional[int] = Field(None, ge=1, le=1_000_000)
+    per_gpu_throughput: Optional[float] = None
+    overlap_fraction: Optional[float] = None
+    comm_exposed_share: Optional[float] = None
+    wall_s: Optional[float] = None
+
+    @field_validator("share_of_ceiling", "scaling_efficiency", "per_gpu_throughput", "overlap_fraction",
+                     "comm_exposed_share", "wall_s")
+    @classmethod
+    def _finite(cls, v, info):
+        return _number(v, info.field_name, 0.0, MAX_THROUGHPUT)
+
+    @field_validator("inner_params")
+    @classmethod
+    def _inner(cls, v):
+        return _params(v)
+
+    _names = field_validator("inner_workload", "model", "origin_run_id")(_name)
+
+
+def _params(v: Optional[dict]) -> Optional[dict]:
+    if v is None:
+        return v
+    _bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
+    for k, x in v.items():
+        _name(k)
+        if isinstance(x, str):
+            if len(x) > MAX_PARAM_STR:
+                raise ValueError(f"params.{k} is longer than {MAX_PARAM_STR} characters")
+            _name(x)
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            _number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
+    return v
+
+
+class FlagKind(str, enum.Enum):
+    """What a warning says, so that code asks the kind instead of matching its text."""
+
+    nan = "nan"
+    noisy = "noisy"
+    few_samples = "few_samples"
+    throttled = "throttled"
+    teardown = "teardown"
+    other = "other"
+
+
+class Flag(BaseModel):
+    kind: FlagKind
+    message: str
+
+
+def flag_of(message: str) -> Flag:
+    low = message.lower()
+    kind = (FlagKind.nan if "nan" in low else FlagKind.noisy if "spread" in low
+            else FlagKind.few_samples if "samples of" in low else FlagKind.throttled if "throttl" in low
+            else FlagKind.teardown if "teardown" in low else FlagKind.other)
+    return Flag(kind=kind, message=message)
+
+
+class Result(BaseModel):
+    """One stored result, as `gpuarena results --format json` shows it and a bundle carries it."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: int = Field(ge=0)
+    uid: Optional[str] = Field(None, min_length=1, max_length=2200)
+    run_id: Optional[str] = Field(None, max_length=100)
+    case_key: str = Field(min_length=1, max_length=MAX_PARAMS_CHARS + 500)
+    source: Literal["measured", "imported", "published"]
+    workload: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:+-]+$")
+    workload_version: Optional[int] = Field(None, ge=0, le=1_000_000)
+    code_hash: Optional[str] = Field(None, max_length=64, pattern=r"^[0-9a-f]*$")
+    variant: str = Field(min_length=1, max_length=200)
+    params: dict[str, Any]
+    size: str = Field("full", max_length=20)
+    gpus: int = Field(1, ge=1, le=100_000)
+    device: Optional[str] = Field(None, max_length=50)
+    device_name: Optional[str] = Field(None, max_length=200)
+    env_id: Optional[int] = None
+    status: Literal[STATUSES]  # type: ignore[valid-type]
+    error: Optional[str] = Field(None, max_length=5000)
+    unit: Optional[str] = Field(None, max_length=50)
+    precision: Optional[str] = Field(None, max_length=200)
+    throughput_median: Optional[float] = None
+    throughput: Optional[Summary] = None
+    latency: Optional[Summary] = None
+    samples: Optional[list[float]] = Field(None, max_length=MAX_SAMPLES)
+    items_per_step: Optional[float] = None
+    flops_per_item: Optional[float] = None
+    tflops: Optional[float] = None
+    peak_memory_bytes: Optional[int] = Field(None, ge=0, le=1 << 50)
+    compile_s: Optional[float] = None
+    power_w_mean: Optional[float] = None
+    power_w_max: Optional[float] = None
+    energy_j_per_item: Optional[float] = None
+    energy_source: Optional[str] = Field(None, max_length=50)
+    temp_c_max: Optional[float] = Field(None, ge=-50, le=200)
+    sm_clock_mhz_mean: Optional[float] = Field(None, ge=0, le=100_000)
+    throttled: Optional[bool] = None
+    warnings: list[str] = Field(default_factory=list, max_length=200)
+    telemetry: Optional[list[Sample]] = Field(None, max_length=1_000_000)
+    extra: Extra = Field(default_factory=Extra)
+    origin: Optional[str] = Field(None, max_length=2000)
+    created_at: Optional[str] = Field(None, max_length=40)
+
+    _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
+                             "energy_source", "created_at")(_name)
+    _texts = field_validator("error", "origin")(_text)
+
+    @field_validator("throughput_median")
+    @classmethod
+    def _thr(cls, v):
+        return _number(v, "throughput_median", 0.0, MAX_THROUGHPUT)
+
+    @field_validator("items_per_step", "flops_per_item", "tflops", "compile_s", "power_w_mean",
+                     "power_w_max", "energy_j_per_item")
+    @classmethod
+    def _nonneg(cls, v, info):
+        caps = {"power_w_mean": 10_000, "power_w_max": 10_000, "tflops": 1e6}
+        return _number(v, info.field_name, 0.0, caps.get(info.field_name, 1e30))
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, v):
+        return _params(v)
+
+    @field_validator("samples")
+    @classmethod
+    def _samples(cls, v):
+        for s in v or []:
+            if not math.isfinite(s) or s <= 0 or s > 1e6:
+                raise ValueError(f"sample {s!r} s/step is not a finite positive time")
+        return v
+
+    @field_validator("warnings")
+    @classmethod
+    def _warn_len(cls, v):
+        for w in v:
+            if len(w) > 2000:
+                raise ValueError("a warning is longer than 2000 characters")
+            _text(w)
+        return v
+
+    @field_validator("extra", mode="before")
+    @classmethod
+    def _extra_size(cls, v):
+        return _bounded(v or {}, "extra", MAX_EXTRA_CHARS, MAX_DEPTH_EXTRA)
+
+    @model_validator(mode="after")
+    def _ok_has_throughput(self):
+        if self.status == "ok" and self.throughput_median is None:
+            raise ValueError("status ok without throughput_median")
+        return self
+
+    @property
+    def flags(self) -> list[Flag]:
+        return [flag_of(w) for w in self.warnings]
+
+    def row(self) -> dict:
+        """The plain dict the store writes (the shape `results --format json` shows)."""
+        d = self.model_dump(exclude_none=False)
+        d["extra"] = self.extra.model_dump(exclude_unset=True)
+        return d
+
+
+def fingerprint_ok(fp) -> dict:
+    """An environment fingerprint: a mapping, bounded in size and depth."""
+    if not isinstance(fp, dict):
+        raise ValueError("fingerprint is not a mapping")
+    return _bounded(fp, "fingerprint", MAX_FINGERPRINT_CHARS, MAX_DEPTH_EXTRA)

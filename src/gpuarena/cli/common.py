@@ -6,7 +6,7 @@ import typer
 
 from gpuarena.errors import UserError
 
-DbOption = typer.Option(None, "--db", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
+DbOption = typer.Option(None, "--db", metavar="FILE", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
 
 
 def open_store(db: str | None, must_exist: bool = False):

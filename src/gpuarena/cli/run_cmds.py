@@ -78,16 +78,16 @@ def _raise_interrupt(signum, frame):
 
 @app.command()
 def run(
-    suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
-    workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
-    variant: list[str] = typer.Option([], "--variant", "-v", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
-    set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
-    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", help="timed repeats per case (default 10)"),
-    processes: Optional[int] = typer.Option(None, "--processes", "-p", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
-    device: Optional[str] = typer.Option(None, "--device", "-d", help="cpu, cuda or cuda:N (default: cuda if present)"),
-    gpus: Optional[str] = typer.Option(None, "--gpus", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
-    resume: Optional[str] = typer.Option(None, "--resume", help="finish run RUN_ID: only its missing cases run"),
-    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
+    suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE", help="built-in suite name or a YAML file"),
+    workload: list[str] = typer.Option([], "--workload", "-w", metavar="WORKLOAD", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
+    variant: list[str] = typer.Option([], "--variant", "-v", metavar="VARIANT", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", metavar="N", help="timed repeats per case (default 10)"),
+    processes: Optional[int] = typer.Option(None, "--processes", "-p", metavar="N", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
+    device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEVICE", help="cpu, cuda or cuda:N (default: cuda if present)"),
+    gpus: Optional[str] = typer.Option(None, "--gpus", metavar="N,N,...", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
+    resume: Optional[str] = typer.Option(None, "--resume", metavar="RUN_ID", help="finish run RUN_ID: only its missing cases run"),
+    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", metavar="ARG", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
     allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU (CUDA only; a CPU run is never checked)"),
     db: Optional[str] = DbOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
@@ -195,7 +195,7 @@ def run(
 
 
 @app.command("list")
-def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table or json")) -> None:
     """Workloads (with variants and parameters) and suites."""
     from gpuarena.spec.suite import builtin_names, load_suite
     from gpuarena.workloads import registry
@@ -244,9 +244,9 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json
 @app.command()
 def results(
     db: Optional[str] = DbOption,
-    run: list[str] = typer.Option([], "--run", help="run id (repeatable); default: all runs; 'latest' for the newest"),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+    run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable); default: all runs; 'latest' for the newest"),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
+    fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json or csv"),
 ) -> None:
     """Stored results."""
     from gpuarena.report.console import print_table, to_csv, to_json
@@ -264,7 +264,7 @@ def results(
 
 
 @app.command()
-def env(fmt: str = typer.Option("json", "--format", "-f", help="json")) -> None:
+def env(fmt: str = typer.Option("json", "--format", "-f", metavar="FORMAT", help="json")) -> None:
     """The environment fingerprint of this machine."""
     from gpuarena.measure.env import fingerprint, fingerprint_hash
 

@@ -162,8 +162,9 @@ def match(name: str, gpus: tuple[GPU, ...] | None = None) -> GPU:
 
         close = difflib.get_close_matches(str(name), [g.name for g in gpus], n=3, cutoff=0.3)
         hint = f"; closest: {', '.join(close)}" if close else ""
-        raise UserError(f"GPU {name!r} is not in the catalog{hint} (`gpuarena advise` lists the catalog)")
-    raise UserError(f"GPU {name!r} is ambiguous: {', '.join(g.name for g in c)}; add memory size or SXM/PCIe")
+        raise UserError(f"GPU {name!r} is not in the catalog{hint} (`gpuarena gpus` lists the catalog)")
+    raise UserError(f"GPU {name!r} is ambiguous: {', '.join(g.name for g in c)}; add memory size or SXM/PCIe "
+                    "(`gpuarena gpus` lists the catalog)")
 
 
 def identity(device_name: str | None) -> str:

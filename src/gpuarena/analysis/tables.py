@@ -9,6 +9,7 @@ import io
 import json
 import re
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -34,8 +35,9 @@ def cell(v) -> str:
 
 
 def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: str | None = None,
-           data=None, notes: list[str] | None = None) -> str:
-    """Text of a table.  json dumps `data` (default: the rows) with sorted keys."""
+           data=None, notes: list[str] | None = None, compact: bool = False) -> str:
+    """Text of a table.  json dumps `data` (default: the rows) with sorted keys; `compact`
+    draws the text table without vertical rules (more columns fit)."""
     if fmt == "json":
         return json.dumps(rows if data is None else data, indent=2, sort_keys=True, default=str) + "\n"
     notes = notes or []
@@ -47,7 +49,7 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
             out.append("| " + " | ".join(cell(r.get(k)).replace("|", "\\|") for k, _ in columns) + " |")
         out += [""] + [f"- {n}" for n in notes] if notes else []
         return "\n".join(out) + "\n"
-    t = Table(title=title, header_style="bold", title_justify="left")
+    t = Table(title=title, header_style="bold", title_justify="left", **({"box": box.SIMPLE, "padding": (0, 1, 0, 0)} if compact else {}))
     for _, h in columns:
         t.add_column(h, overflow="fold")
     for r in rows:

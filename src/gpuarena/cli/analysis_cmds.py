@@ -19,6 +19,18 @@ FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md 
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
 
 
+def _optional_store(db: str | None):
+    """The database if there is one: a --db the user named must exist; the default may be absent."""
+    import os
+
+    from gpuarena.store.db import default_path
+
+    if db and not os.path.exists(db):
+        raise UserError(f"--db {db}: the file does not exist")
+    path = db or default_path()
+    return open_store(path) if os.path.exists(path) else None
+
+
 def _out(text: str) -> None:
     typer.echo(text, nl=False)
 
@@ -62,10 +74,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           csv_path: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="CSV with gpu,workload,precision,batch_size,throughput"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks."""
-    import os
-
     from gpuarena.analysis import check as C
-    from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
     one = [gpu, workload, precision, batch_size, throughput]
@@ -78,8 +87,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
             raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput (or --csv)")
         claims = [{"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
                    "throughput": throughput}]
-    path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = _optional_store(db)
     _out(C.render(C.check_claims(claims, store), fmt))
 
 
@@ -105,14 +113,10 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            bucket_mb: float = typer.Option(25.0, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message)"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
-    import os
-
     from gpuarena.analysis import whatif as W
-    from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
-    path = db or default_path()
-    store = open_store(path) if os.path.exists(path) else None
+    store = _optional_store(db)
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, bucket_mb), fmt))
 

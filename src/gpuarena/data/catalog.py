@@ -256,3 +256,19 @@ def priced(overrides: dict | None = None) -> tuple[GPU, ...]:
 
 def is_finite(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:
+    """The catalog as flat rows, every figure with its source (`gpuarena gpus`)."""
+    out = []
+    for g in gpus or load():
+        out.append({
+            "name": g.name, "short": g.short, "architecture": g.architecture, "memory_gb": g.memory_gb,
+            "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
+            **{f"{p}_peak": g.peaks.get(p) for p in PEAK_COLUMNS},
+            "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
+            "purchase_usd": g.purchase.usd, "purchase_source": g.purchase.source, "purchase_date": g.purchase.date,
+            "cloud_usd_per_hr": g.cloud.usd, "cloud_source": g.cloud.source, "cloud_date": g.cloud.date,
+            "spec_source": g.source, "note": g.note,
+        })
+    return out

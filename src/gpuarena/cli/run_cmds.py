@@ -82,6 +82,7 @@ def run(
     workload: list[str] = typer.Option([], "--workload", "-w", metavar="WORKLOAD", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
     variant: list[str] = typer.Option([], "--variant", "-v", metavar="VARIANT", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
     set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
+    size: Optional[str] = typer.Option(None, "--size", metavar="SIZE", help="tiny or full (the article's sizes); an ad-hoc -w run defaults to tiny on a CPU, full on a GPU"),
     repeats: Optional[int] = typer.Option(None, "--repeats", "-r", metavar="N", help="timed repeats per case (default 10)"),
     processes: Optional[int] = typer.Option(None, "--processes", "-p", metavar="N", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
     device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEVICE", help="cpu, cuda or cuda:N (default: cuda if present)"),
@@ -103,6 +104,7 @@ def run(
 
     console = Console(stderr=True)
     export_args(torchrun_arg)
+    size_note = None
     if resume:
         store = open_store(db, must_exist=True)
         run_row = store.run(resume)
@@ -124,8 +126,16 @@ def run(
                 raise UserError(f"--processes {processes}: must be between 1 and 100")
             method = method.merged(Method(processes=processes))
         gpu_counts = parse_gpus(gpus)
+        if size is not None:
+            if size not in ("tiny", "full"):
+                raise UserError(f"--size {size!r}: choose tiny or full")
+            method = method.merged(Method(size=size))
         if workload and not suite:
             spec = adhoc_suite(workload, variant, gpu_counts)
+            if method.size is None:   # the article's ResNet-50 on a CPU holds 22 GB for 20+ minutes
+                method = method.merged(Method(size="tiny" if device == "cpu" else "full"))
+                size_note = (f"size {method.size} (the {'CPU' if device == 'cpu' else 'GPU'} default; "
+                             f"--size {'full' if device == 'cpu' else 'tiny'} for {'the article' if device == 'cpu' else 'a quick check'})")
         else:
             spec = load_suite(suite or default_suite(device))
             if variant:
@@ -158,7 +168,7 @@ def run(
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
-                  f"db {escape(store.path)}", soft_wrap=True)
+                  f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""))
     store.set_run_status(run_id, "running")
     # A pre-empted job gets SIGTERM: end like Ctrl-C (the case's process group is
     # killed, the run marked interrupted) rather than dying with the child orphaned.

@@ -146,7 +146,7 @@ RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("params", "left"),
                   ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
                   ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
                   ("J/item", "right"), ("flags", "left"))
-DROPPABLE = ("params", "CV", "TFLOP/s", "power W", "J/item", "peak mem")
+DROPPABLE = ("J/item", "power W", "TFLOP/s", "peak mem", "CV", "params")
 
 
 def result_cells(r: dict) -> list[str]:

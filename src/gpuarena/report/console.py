@@ -101,7 +101,7 @@ def to_csv(results: list[dict]) -> str:
         t = r.get("throughput") or {}
         w.writerow([r.get("id"), r.get("run_id"), r.get("source"), r.get("workload"), r.get("variant"),
                     json.dumps(r.get("params"), sort_keys=True), r.get("status"), r.get("device_name"),
-                    r.get("precision"), t.get("median"), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
+                    r.get("precision"), median_of(r), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
                     t.get("cv"), t.get("n"), r.get("unit"), r.get("tflops"), r.get("peak_memory_bytes"),
                     r.get("compile_s"), r.get("power_w_mean"), r.get("energy_j_per_item"), r.get("throttled"),
                     "; ".join(r.get("warnings") or []), r.get("error")])
@@ -142,7 +142,7 @@ def records(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
 
 
 # The results table's columns, most needed first; a narrow terminal drops from the end of DROPPABLE.
-RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("params", "left"), ("status", "left"),
+RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("GPU", "left"), ("params", "left"), ("status", "left"),
                   ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
                   ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
                   ("J/item", "right"), ("flags", "left"))
@@ -163,10 +163,10 @@ def result_cells(r: dict) -> list[str]:
         flags.append("NaN")
     if not ok and r.get("error"):
         flags.append(str(r["error"])[:60])
-    gpu = r.get("device_name") if r.get("source") == "published" else None
+    gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
     return [
-        escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))),
-        escape(fmt_params(r.get("params")) + (f" on {gpu}" if gpu else "")), status,
+        escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))), escape(gpu),
+        escape(fmt_params(r.get("params"))), status,
         f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
         f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if (thr.get("n") or 0) > 1 else "-",
         f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
@@ -194,6 +194,10 @@ def fitted_results(results: list[dict], title: str | None, width: int):
     """The results table at the terminal's width: optional columns dropped, else folded into records."""
     cells = [result_cells(r) for r in results]
     cols = list(RESULT_COLUMNS)
+    if len({r.get("device_name") for r in results}) <= 1:  # one device: the run header names it
+        cols = [c for c in cols if c[0] != "GPU"]
+    empty = {c for i, c in enumerate(RESULT_COLUMNS) if all(row[i] in ("-", "") for row in cells)}
+    cols = [c for c in cols if c not in empty or c[0] in ("workload", "status")]
     for drop in (None, *DROPPABLE):
         if drop:
             cols = [c for c in cols if c[0] != drop]

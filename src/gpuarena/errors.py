@@ -14,3 +14,9 @@ def pydantic_error_line(exc) -> str:
     where = ".".join(str(x) for x in err.get("loc", ())) or "top level"
     more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
     return f"{where}: {err.get('msg')}{more}"
+
+
+class WorkloadSkipped(Exception):
+    """A workload cannot run here for a stated reason (an optional library is missing, the
+    hardware lacks a feature such as FP8).  The case is stored as ``skipped`` with the reason:
+    never measured on a fallback and never faked."""

@@ -90,6 +90,10 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
                      "price_usd": price, "items_per_s_per_1000usd": total / price * 1000 if price else None,
                      "cloud_usd_for_hours": cloud,
                      "items_per_joule": thr / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb, "note": note})
+    if workload == "llm-train":
+        from gpuarena.analysis.llm_advice import adjust
+
+        rows, excluded = adjust(rows, excluded, results, gpus)
     if not rows:
         raise UserError(f"no GPU to advise for {workload}: "
                         + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))

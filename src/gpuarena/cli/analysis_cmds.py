@@ -73,10 +73,16 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           throughput: Optional[float] = typer.Option(None, "--throughput", metavar="ITEMS_PER_S", help="claimed items/s"),
           csv_path: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="CSV with gpu,workload,precision,batch_size,throughput"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks."""
+    """Is a published figure physically possible? Implied FLOP/s against the GPU's peaks.
+    `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
     from gpuarena.analysis import check as C
 
     check_format(fmt, ("table", "md", "json"))
+    if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
+        from gpuarena.analysis import llm_claims
+
+        _out(llm_claims.render(llm_claims.judge(), fmt))
+        return
     one = [gpu, workload, precision, batch_size, throughput]
     if csv_path:
         if any(x is not None for x in one):
@@ -106,17 +112,25 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            n: str = typer.Option("2,4,8", "--n", metavar="N,N,...", help="GPU counts, e.g. 4,8"),
            busbw: Optional[float] = typer.Option(None, "--busbw", metavar="GB_PER_S", help="all-reduce bus bandwidth GB/s"),
            overlap: Optional[float] = typer.Option(None, "--overlap", metavar="SHARE", help="share of communication hidden, 0-1"),
-           batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="batch size of the claim"),
+           batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="per-GPU batch size"),
            throughput: Optional[float] = typer.Option(None, "--throughput", metavar="ITEMS_PER_S", help="single-GPU items/s if none stored"),
            model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", metavar="VARIANT", help="ddp-train variant (default seed)"),
            bucket_mb: float = typer.Option(25.0, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message)"),
+           tokens: Optional[float] = typer.Option(None, "--tokens", metavar="TOKENS", help="llm-train: training tokens, e.g. 300e9"),
+           mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Predicted data-parallel scaling: compute + exposed ring all-reduce."""
+    """Predicted data-parallel scaling: compute + exposed ring all-reduce.
+    `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
     from gpuarena.analysis import whatif as W
 
     check_format(fmt, ("table", "md", "json"))
     store = _optional_store(db)
+    if workload == "llm-train":
+        from gpuarena.cli.llm_cmds import whatif_llm
+
+        _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
+        return
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, bucket_mb), fmt))
 

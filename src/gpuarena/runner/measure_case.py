@@ -13,6 +13,7 @@ import resource
 import time
 import traceback
 
+from gpuarena.errors import WorkloadSkipped
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import Telemetry
 from gpuarena.measure.timing import WindowTimer
@@ -161,6 +162,9 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
     except BaseException as exc:  # the case failed; the suite goes on
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, WorkloadSkipped):
+            out["status"], out["error"] = "skipped", str(exc)[:500]
+            return out
         out["status"] = "oom" if is_oom(exc) else "failed"
         lines = traceback.format_exception(exc)
         out["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]

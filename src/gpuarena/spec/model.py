@@ -140,6 +140,8 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 given.update(fixed)
                 given.update(dict(zip(keys, combo)))
                 params = wl.resolve_params(given, size=size)
+                if hasattr(wl, "check_layout"):   # a parallel layout that cannot fit this rank count
+                    wl.check_layout(params, gpus)
                 for variant in variants:
                     cases.append(Case(
                         workload=wl.name, variant=variant, params=params,

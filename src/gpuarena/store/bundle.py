@@ -71,7 +71,7 @@ class BundleResult(BaseModel):
     device: Optional[str] = Str(50)
     device_name: Optional[str] = Str(200)
     env_id: Optional[int] = None
-    status: Literal["ok", "oom", "timeout", "crashed", "failed"]
+    status: Literal["ok", "oom", "timeout", "crashed", "failed", "skipped"]
     error: Optional[str] = Str(5000)
     unit: Optional[str] = Str(50)
     precision: Optional[str] = Str(50)

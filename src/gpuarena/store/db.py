@@ -89,6 +89,25 @@ MIGRATIONS: list[str] = [
     """,
 ]
 
+def _allow_status(status: str) -> str:
+    """Migration: rebuild the results table (SQLite cannot alter a CHECK) allowing one more status."""
+    v1 = MIGRATIONS[0]
+    start = v1.index("CREATE TABLE results (")
+    ddl = v1[start:v1.index(");", start) + 2].replace("CREATE TABLE results (", "CREATE TABLE results_new (")
+    ddl = ddl.replace("'crashed','failed')", f"'crashed','failed','{status}')")
+    return ddl + """
+    INSERT INTO results_new SELECT * FROM results;
+    DROP TABLE results;
+    ALTER TABLE results_new RENAME TO results;
+    CREATE INDEX results_run ON results(run_id);
+    CREATE INDEX results_workload ON results(workload, variant);
+    """
+
+
+# 2: 'skipped': a workload that cannot run here (missing optional library or hardware feature)
+MIGRATIONS.append(_allow_status("skipped"))
+
+
 JSON_COLUMNS = ("params", "throughput", "latency", "samples", "warnings", "telemetry", "extra")
 
 

@@ -14,6 +14,7 @@ from gpuarena.errors import UserError
 REGISTRY: dict[str, str] = {
     "resnet50-train": "gpuarena.workloads.resnet50:ResNet50Train",
     "ddp-train": "gpuarena.workloads.ddp:DDPTrain",
+    "llm-train": "gpuarena.workloads.llm.train:LLMTrain",
     "allreduce": "gpuarena.workloads.collectives:AllReduce",
     "allgather": "gpuarena.workloads.collectives:AllGather",
     "reducescatter": "gpuarena.workloads.collectives:ReduceScatter",

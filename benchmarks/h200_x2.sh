@@ -2,9 +2,9 @@
 # Issue 8 on the lent nvidia-h200-x2 (2 H200s of one host); each part fits one 10-minute call.
 # The database travels between calls in .gpu/h200.db (ignored by git), seeded from
 # docs/data/h200-2026-11-29.json so the N = 1 figures and matmul ceilings are there.
-#   bash scripts/h200_x2.sh 1   # topology, all-reduce 1 KiB-4 GiB, ResNet-50 DDP at N = 1, 2 (5 variants)
-#   bash scripts/h200_x2.sh 2   # BERT-Large DDP at N = 1, 2 (5 variants), the other collectives
-#   bash scripts/h200_x2.sh 3   # single-GPU goals left by issues 2 and 3
+#   bash benchmarks/h200_x2.sh 1   # topology, all-reduce 1 KiB-4 GiB, ResNet-50 DDP at N = 1, 2 (5 variants)
+#   bash benchmarks/h200_x2.sh 2   # BERT-Large DDP at N = 1, 2 (5 variants), the other collectives
+#   bash benchmarks/h200_x2.sh 3   # single-GPU goals left by issues 2 and 3
 # The whatif prediction made before part 1 is in docs/whatif.md.
 set -u
 PART=${1:?part 1, 2 or 3}

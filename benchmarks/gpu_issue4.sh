@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 (multi-GPU) on the lent GPU box.  Run from the repo root:  bash scripts/gpu_issue4.sh
+# Issue 4 (multi-GPU) on the lent GPU box.  Run from the repo root:  bash benchmarks/gpu_issue4.sh
 #
 # Single H200 now: the N=1 baselines of ddp-train (ResNet-50 and BERT-Large, every
 # DDP variant) beside the plain workloads: 12 cases, about 4 minutes (each case

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H200 measurements of session 1, in the two device calls they were made in.
-#   bash scripts/h200_calls.sh 2   # ceilings, the goals' best recipes, the ResNet-50 push
-#   bash scripts/h200_calls.sh 3   # article 000's matrix (BERT, SD), DDP N=1 baselines
+#   bash benchmarks/h200_calls.sh 2   # ceilings, the goals' best recipes, the ResNet-50 push
+#   bash benchmarks/h200_calls.sh 3   # article 000's matrix (BERT, SD), DDP N=1 baselines
 # Each part fits one 10-minute device call; results accumulate in $OUT/h200.db.
 set -u
 PART=${1:?part 2 or 3}

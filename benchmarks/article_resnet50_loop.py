@@ -6,7 +6,7 @@ Timed the article's way (host clock around 100 iterations, synchronised),
 after a warm-up the article did not do (otherwise cuDNN autotuning and lazy
 init would land in its first window).
 
-    python scripts/article_resnet50_loop.py --batch-size 256 --repeats 10
+    python benchmarks/article_resnet50_loop.py --batch-size 256 --repeats 10
 """
 
 import argparse

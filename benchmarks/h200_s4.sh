@@ -2,10 +2,10 @@
 # Fourth H200 session (2026-11-29): the tuning ladder's last rungs and article 001's matrix, as
 # the four device calls ran them (the database carried in .gpu/h200.db from one call to the next;
 # the run ids are those of that database: a --resume of another database's run fails alone).
-#   bash scripts/h200_s4.sh 1   # the BERT-infer ladder's last case; the SD ladder (cut before its last rung)
-#   bash scripts/h200_s4.sh 2   # the SD ladder's last rung; the BERT-train ladder (cut before max-autotune)
-#   bash scripts/h200_s4.sh 3   # the BERT-train ladder's last rung; seed-pt2's matmul and BERT-infer entries
-#   bash scripts/h200_s4.sh 4   # seed-pt2's SD and ResNet-50 entries
+#   bash benchmarks/h200_s4.sh 1   # the BERT-infer ladder's last case; the SD ladder (cut before its last rung)
+#   bash benchmarks/h200_s4.sh 2   # the SD ladder's last rung; the BERT-train ladder (cut before max-autotune)
+#   bash benchmarks/h200_s4.sh 3   # the BERT-train ladder's last rung; seed-pt2's matmul and BERT-infer entries
+#   bash benchmarks/h200_s4.sh 4   # seed-pt2's SD and ResNet-50 entries
 set -u
 PART=${1:?part 1 to 4}
 . "$(dirname "$0")/h200_common.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 3 on the lent H200: the ceilings (micro), the four goals, article 000's matrix,
 # then (time permitting) the full tuning ladder.  Run from the repo root on the GPU box:
-#     bash scripts/gpu_issue3.sh            (writes under $OUT; ~12 minutes without the ladder)
+#     bash benchmarks/gpu_issue3.sh            (writes under $OUT; ~12 minutes without the ladder)
 # Order = priority: matmul first, so every later result gets extra.share_of_ceiling.
 # Times are estimates for one H200 (each case also pays ~5-15 s of process start and model build).
 set -u

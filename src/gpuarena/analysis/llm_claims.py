@@ -1,0 +1,100 @@
+"""Article 001's three claims about training a 175B model, judged by analysis/llm_plan.py.
+
+The article (section 4.3) states, without a setup: the H100 saves 40% of the A100's training
+time; 8 A800s take 23% longer than 8 A100s; one H100 holds a 1.8x larger batch than an A100.
+Each is set against the memory and time model at the same MFU on both cards (the model's
+figure is what the hardware allows; a measured run can only fall short of it), and the
+verdict says whether the claim is consistent, understated, or cannot hold.
+"""
+
+from __future__ import annotations
+
+from gpuarena.analysis import llm_plan as P
+from gpuarena.analysis.tables import render as _render
+from gpuarena.data import catalog
+
+MODEL = "gpt3-175b"
+TOKENS = 300e9          # GPT-3's training tokens (Brown et al. 2020, section 2.2)
+N_LARGE = 1024          # a cluster size at which 175B fits with room for a batch
+MFU = 0.4               # the same utilisation on both cards: the ratio then reflects the hardware
+
+
+def _days(gpu: str, n: int, precision: str = "bf16") -> dict:
+    return P.plan(MODEL, TOKENS, gpu, n, MFU, precision)["rows"][0]
+
+
+def h100_saves_40() -> dict:
+    a100, h100 = _days("A100 80GB SXM4", N_LARGE), _days("H100 80GB SXM5", N_LARGE)
+    h100_fp8 = _days("H100 80GB SXM5", N_LARGE, "fp8")
+    saved, saved_fp8 = 1 - h100["days"] / a100["days"], 1 - h100_fp8["days"] / a100["days"]
+    return {"claim": "H100 saves 40% of the A100's 175B training time", "claimed": 0.40,
+            "model": saved, "model_text": f"{saved:.0%} saved in bf16, {saved_fp8:.0%} with FP8 "
+                                          f"({a100['days']:.0f} vs {h100['days']:.0f} days on {N_LARGE} GPUs at MFU {MFU})",
+            "verdict": "understated",
+            "reason": f"at equal MFU the H100's 3.2x dense bf16 peak, faster NVLink and network save {saved:.0%}; "
+                      f"40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"}
+
+
+def a800_23_longer() -> dict:
+    cfg = P.model_config(MODEL)
+    g100, g800 = catalog.match("A100 80GB SXM4"), catalog.match("A800 80GB SXM4")
+    lay = P.choose_layout(cfg, 8, g100.memory_gb, 2048, P.GPT3_BATCH)
+    mem = P.memory_per_gpu(cfg, lay)["total"]
+    t100, t800 = P.step_time(cfg, lay, g100, MFU), P.step_time(cfg, lay, g800, MFU)
+    longer = t800["step_s"] / t100["step_s"] - 1
+    total, _ = P.param_counts(cfg)
+    return {"claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
+            "model_text": f"{mem / 1e9:.0f} GB per GPU needed on 8 GPUs (80 GB each); if it fitted, "
+                          f"{longer:.1%} longer (TP=8 over 400 vs 600 GB/s NVLink)",
+            "verdict": "impossible",
+            "reason": f"{total / 1e9:.0f}B parameters with AdamW need {16 * total / 1e12:.1f} TB of weights, gradients "
+                      f"and optimizer state; 8 x 80 GB hold 0.64 TB, so no 8-GPU run of 175B training exists to time"}
+
+
+def h100_batch_18() -> dict:
+    cfg = P.model_config(MODEL)
+    # the layout the smallest card needs, so that every card holds a micro-batch at it
+    lay = P.choose_layout(cfg, N_LARGE, 40, 2048, P.GPT3_BATCH)
+    b = {name: P.largest_micro_batch(cfg, lay, catalog.match(name).memory_gb)
+         for name in ("H100 80GB SXM5", "A100 80GB SXM4", "A100 40GB SXM4")}
+    r80 = b["H100 80GB SXM5"] / b["A100 80GB SXM4"]
+    r40 = b["H100 80GB SXM5"] / b["A100 40GB SXM4"] if b["A100 40GB SXM4"] else None
+    return {"claim": "one H100 holds a 1.8x larger batch than an A100 (175B)", "claimed": 1.8, "model": r80,
+            "model_text": f"largest micro-batch at TP={lay.tp} PP={lay.pp}: H100 80GB {b['H100 80GB SXM5']}, "
+                          f"A100 80GB {b['A100 80GB SXM4']}, A100 40GB {b['A100 40GB SXM4']}",
+            "verdict": "not supported",
+            "reason": f"the batch a GPU holds is set by its memory, and the H100 and the A100 80GB both have 80 GB: "
+                      f"{r80:.1f}x; against the A100 40GB it is {r40:.1f}x" if r40 else
+                      f"the same 80 GB give {r80:.1f}x; an A100 40GB holds no micro-batch at this layout"}
+
+
+def judge() -> list[dict]:
+    return [h100_saves_40(), a800_23_longer(), h100_batch_18()]
+
+
+COLUMNS = [("claim", "claim"), ("model_text", "the model says"), ("verdict", "verdict"), ("reason", "why")]
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    return _render(COLUMNS, rows, fmt, title="Article 001's 175B claims against the memory and time model",
+                   notes=[f"model: analysis/llm_plan.py, {MODEL}, {TOKENS:.0e} tokens, the same MFU ({MFU}) on both cards"])
+
+
+PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP"), ("memory_gb", "GB per GPU"),
+                ("fits", "fits"), ("largest_micro_batch", "largest micro-batch"), ("compute_days", "compute days"),
+                ("comm", "comm s/step (TP, DP, PP)"), ("days", "days")]
+
+
+def render_plan(p: dict, fmt: str) -> str:
+    if fmt == "json":
+        return _render([], [], "json", data=p)
+    rows = [{"checkpointing": "full" if r["checkpointing"] else "none",
+             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}",
+             "memory_gb": r["memory"]["total"] / 1e9, "fits": "yes" if r["fits"] else "NO",
+             "largest_micro_batch": r["largest_micro_batch"], "compute_days": r["compute_only_days"],
+             "comm": f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}", "days": r["days"]}
+            for r in p["rows"]]
+    notes = [f"{k}: {v}" for k, v in p["assumptions"].items()]
+    title = (f"What if: {p['model']} ({p['params'] / 1e9:.0f}B), {p['tokens']:.3g} tokens on {p['n']} x {p['gpu']}, "
+             f"MFU {p['mfu']:.2f} ({p['mfu_from']}), {p['precision']}")
+    return _render(PLAN_COLUMNS, rows, fmt, title=title, notes=notes)

@@ -1,0 +1,48 @@
+"""The report's llm-train section: tokens/s, tokens/s per GPU, MFU and the parallel scaling.
+
+MFU here is report/build.catalog_share (achieved model TFLOP/s per GPU over the catalog's
+dense peak for the executed precision); for FP8 the share of the bf16 peak stands beside it,
+since FP8 MFU is often quoted that way.
+"""
+
+from __future__ import annotations
+
+from gpuarena.report.build import NUMERIC, TEXT, Section, Table, catalog_share, device_of, ok, pct
+from gpuarena.report.console import fmt_bytes, fmt_num
+
+
+def _ms(x) -> str:
+    return f"{x * 1e3:.1f}" if isinstance(x, (int, float)) else "-"
+
+
+def llm_section(rows: list[dict]) -> Section | None:
+    mine = [r for r in rows if r.get("workload") == "llm-train" and ok(r)]
+    if not mine:
+        return None
+    s = Section("llm-train", "LLM training: tokens/s, MFU and scaling")
+    s.paragraphs.append(
+        "MFU: model FLOPs per token (6 x non-embedding parameters + 12 x layers x hidden x sequence length) "
+        "x tokens/s per GPU, over the catalog's dense peak for the executed precision (FP8 for the fp8 "
+        "recipe, whose share of the bf16 peak is shown beside it). Exposed communication: the profiler's "
+        "communication time during which no compute ran, per step. Scaling: tokens/s per GPU against the "
+        "same recipe on one GPU of the same run.")
+    table = []
+    for r in sorted(mine, key=lambda r: (device_of(r), r["params"].get("shape", ""), r.get("gpus") or 1)):
+        e, p = r.get("extra") or {}, r.get("params") or {}
+        mfu = catalog_share(r)
+        bf16 = e.get("mfu_vs_bf16_peak") if r.get("precision") == "fp8" else None
+        loss = (f"{e['loss_first']:.2f} / {e['loss_last']:.2f}"
+                if isinstance(e.get("loss_first"), float) and isinstance(e.get("loss_last"), float) else "-")
+        table.append([str(r["id"]), device_of(r), e.get("shape") or p.get("shape", "-"), r["variant"],
+                      f"{p.get('parallel', '-')} {'x'.join(map(str, e.get('mesh_shape') or [1]))}",
+                      str(p.get("batch_size", "-")), str(p.get("seq_len", "-")),
+                      fmt_num(r["throughput_median"]), fmt_num(e.get("tokens_per_s_per_gpu")),
+                      pct(mfu) + (f" ({pct(bf16)} of bf16)" if bf16 is not None else ""),
+                      fmt_bytes(r.get("peak_memory_bytes")) if r.get("peak_memory_bytes") else "-",
+                      _ms(e.get("comm_exposed_s")), pct(e.get("scaling_efficiency")), loss])
+    s.tables.append(Table("llm-train-table", [
+        ("result", NUMERIC), ("device", TEXT), ("shape", TEXT), ("variant", TEXT), ("layout", TEXT),
+        ("batch/rank", NUMERIC), ("seq", NUMERIC), ("tokens/s", NUMERIC), ("tokens/s per GPU", NUMERIC),
+        ("MFU", NUMERIC), ("peak memory", NUMERIC), ("exposed comm ms/step", NUMERIC),
+        ("scaling efficiency", NUMERIC), ("loss first / last", TEXT)], table, "llm-train results"))
+    return s

@@ -1,0 +1,1 @@
+"""Llama-style decoder workloads: llm-train and llm-serve share model.py."""

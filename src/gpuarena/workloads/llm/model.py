@@ -1,0 +1,336 @@
+"""A Llama-style decoder in plain PyTorch, shared by llm-train and llm-serve.
+
+RMSNorm, rotary position embeddings, grouped-query attention through SDPA and a
+SwiGLU feed-forward block (the Llama 3 architecture; torchtitan's and gpt-fast's
+models are the same shape).  Built from a config with random weights: speed does
+not depend on weight values, and no hub is reachable.  ``config_from_hf`` reads a
+Hugging Face ``config.json`` so a user can measure their own architecture.
+
+Head counts are inferred from tensor shapes (``view(..., -1, head_dim)``) so the
+same module runs under tensor parallelism, where each rank holds a slice of the
+heads.  Attention takes an optional KV cache (``DynamicCache`` grows by
+concatenation, as a plain generate loop does; ``StaticCache`` is preallocated, as
+gpt-fast's, so the decode step has fixed shapes for CUDA graphs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gpuarena.errors import UserError
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    dim: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    ffn_dim: int
+    vocab_size: int
+    max_seq_len: int = 8192
+    rope_theta: float = 500000.0
+    norm_eps: float = 1e-5
+
+    @property
+    def head_dim(self) -> int:
+        return self.dim // self.n_heads
+
+    def validate(self) -> "LlamaConfig":
+        for k, v in asdict(self).items():
+            if isinstance(v, (int, float)) and not v > 0:
+                raise UserError(f"LLM config: {k}={v} must be positive")
+        if self.dim % self.n_heads:
+            raise UserError(f"LLM config: dim={self.dim} is not a multiple of n_heads={self.n_heads}")
+        if self.n_heads % self.n_kv_heads:
+            raise UserError(f"LLM config: n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
+        return self
+
+
+# Published shapes.  llama-1b: the issue's 1B shape (Llama-2-style vocabulary).
+# llama3-8b / llama3-70b: Meta's config.json (huggingface.co/meta-llama/Meta-Llama-3-8B, -70B).
+# gpt3-175b: GPT-3's 96 x 12288 with 96 heads (Brown et al. 2020, table 2.1) as a Llama-style
+# block; a SwiGLU FFN of 32768 (8/3 x hidden, three matrices) keeps GPT-3's 8 h^2 parameters per
+# layer, so parameter count and FLOPs per token match GPT-3's 175B within 1%.
+SHAPES: dict[str, LlamaConfig] = {
+    "tiny": LlamaConfig(dim=64, n_layers=2, n_heads=4, n_kv_heads=2, ffn_dim=128, vocab_size=256,
+                        max_seq_len=256),
+    "llama-1b": LlamaConfig(dim=2048, n_layers=16, n_heads=16, n_kv_heads=8, ffn_dim=8192, vocab_size=32000),
+    "llama3-8b": LlamaConfig(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8, ffn_dim=14336,
+                             vocab_size=128256),
+    "llama3-70b": LlamaConfig(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8, ffn_dim=28672,
+                              vocab_size=128256),
+    "gpt3-175b": LlamaConfig(dim=12288, n_layers=96, n_heads=96, n_kv_heads=96, ffn_dim=32768,
+                             vocab_size=50257, max_seq_len=2048),
+}
+
+_HF_KEYS = {"dim": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
+            "ffn_dim": "intermediate_size", "vocab_size": "vocab_size"}
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def config_from_hf(path: str) -> LlamaConfig:
+    """A Hugging Face ``config.json`` (Llama, Mistral, Qwen2 ... decoders) as a LlamaConfig."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    try:
+        if p.stat().st_size > MAX_CONFIG_BYTES:
+            raise UserError(f"hf_config {path}: larger than 1 MB, not a config.json")
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"hf_config {path}: cannot read a JSON config ({e.__class__.__name__})") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"hf_config {path}: not a JSON object")
+    missing = [hf for hf in _HF_KEYS.values() if not isinstance(raw.get(hf), int) or isinstance(raw.get(hf), bool)]
+    if missing:
+        raise UserError(f"hf_config {path}: needs integer {', '.join(missing)}")
+    kw = {ours: raw[hf] for ours, hf in _HF_KEYS.items()}
+    kw["n_kv_heads"] = raw.get("num_key_value_heads") or kw["n_heads"]
+    for ours, hf, kind in (("max_seq_len", "max_position_embeddings", int), ("rope_theta", "rope_theta", float),
+                           ("norm_eps", "rms_norm_eps", float)):
+        if isinstance(raw.get(hf), (int, float)) and not isinstance(raw.get(hf), bool):
+            kw[ours] = kind(raw[hf])
+    return LlamaConfig(**kw).validate()
+
+
+def resolve_shape(shape: str, hf_config: str = "") -> LlamaConfig:
+    """The config a workload's ``shape``/``hf_config`` parameters name."""
+    if hf_config:
+        return config_from_hf(hf_config)
+    if shape not in SHAPES:
+        raise UserError(f"unknown LLM shape {shape!r}; known: {', '.join(SHAPES)}")
+    return SHAPES[shape]
+
+
+def param_counts(cfg: LlamaConfig) -> tuple[int, int]:
+    """(all parameters, all but the input embedding table).  The output head is a matmul and
+    counts as compute; the embedding is a lookup (torchtitan's convention)."""
+    kv = cfg.n_kv_heads * cfg.head_dim
+    per_layer = 2 * cfg.dim * cfg.dim + 2 * cfg.dim * kv + 3 * cfg.dim * cfg.ffn_dim + 2 * cfg.dim
+    embedding = cfg.vocab_size * cfg.dim
+    total = embedding + cfg.n_layers * per_layer + cfg.dim + cfg.vocab_size * cfg.dim
+    return total, total - embedding
+
+
+def flops_per_token(cfg: LlamaConfig, seq_len: int, training: bool) -> float:
+    """Model FLOPs per token: 6 N + 12 L H T for a training step, 2 N + 4 L H T forward only
+    (N = parameters without the embedding table; attention counted without causal halving, as
+    PaLM's MFU definition and torchtitan do).  Recomputation under checkpointing is not counted:
+    MFU is model FLOPs, not hardware FLOPs."""
+    _, n = param_counts(cfg)
+    per = 3 if training else 1
+    return float(per * (2 * n + 4 * cfg.n_layers * cfg.dim * seq_len))
+
+
+def kv_cache_bytes(cfg: LlamaConfig, batch: int, context: int, bytes_per_value: int = 2) -> int:
+    """Bytes of keys and values for ``batch`` sequences of ``context`` tokens."""
+    return 2 * cfg.n_layers * batch * context * cfg.n_kv_heads * cfg.head_dim * bytes_per_value
+
+
+# --- modules ----------------------------------------------------------------------------
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+
+
+def rope_tables(cfg: LlamaConfig, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of every position and frequency, [max_seq_len, head_dim / 2], FP32."""
+    hd = cfg.head_dim
+    inv = 1.0 / (cfg.rope_theta ** (torch.arange(0, hd, 2, device=device, dtype=torch.float32) / hd))
+    angles = torch.outer(torch.arange(cfg.max_seq_len, device=device, dtype=torch.float32), inv)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x, cos, sin):
+    """Rotate pairs (x[2i], x[2i+1]) of [B, T, heads, hd] by the angles of positions [T, hd/2]."""
+    xf = x.float().unflatten(-1, (-1, 2))
+    a, b = xf[..., 0], xf[..., 1]
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    return torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2).type_as(x)
+
+
+def _sdpa_gqa(q, k, v, is_causal: bool, mask=None):
+    """SDPA over [B, heads, T, hd] with fewer KV heads than query heads, without copying K/V."""
+    rep = q.shape[1] // k.shape[1]
+    if rep == 1:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
+    if q.shape[2] == 1 and not is_causal:
+        # One query token: fold each group's query heads into the query-length axis, so every KV
+        # head is read once (decode is bound by these reads).
+        b, h, _, d = q.shape
+        out = F.scaled_dot_product_attention(q.view(b, k.shape[1], rep, d), k, v, attn_mask=mask)
+        return out.reshape(b, h, 1, d)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=True)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.head_dim = cfg.head_dim
+        kv = cfg.n_kv_heads * cfg.head_dim
+        self.wq = nn.Linear(cfg.dim, cfg.dim, bias=False)
+        self.wk = nn.Linear(cfg.dim, kv, bias=False)
+        self.wv = nn.Linear(cfg.dim, kv, bias=False)
+        self.wo = nn.Linear(cfg.dim, cfg.dim, bias=False)
+
+    def forward(self, x, cos, sin, cache=None, layer: int = 0, pos=None):
+        b, t, _ = x.shape
+        q = apply_rope(self.wq(x).view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
+        k = apply_rope(self.wk(x).view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
+        v = self.wv(x).view(b, t, -1, self.head_dim).transpose(1, 2)
+        if pos is None:
+            # training, or a prefill from position 0: attend within the new tokens (flash-eligible)
+            if cache is not None:
+                cache.write(layer, k, v)
+            out = _sdpa_gqa(q, k, v, is_causal=t > 1)
+        else:
+            keys, values, mask = cache.update(layer, pos, k, v)
+            out = _sdpa_gqa(q, keys, values, is_causal=False, mask=mask)
+        return self.wo(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.w1 = nn.Linear(cfg.dim, cfg.ffn_dim, bias=False)   # gate
+        self.w3 = nn.Linear(cfg.dim, cfg.ffn_dim, bias=False)   # up
+        self.w2 = nn.Linear(cfg.ffn_dim, cfg.dim, bias=False)   # down
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.attention_norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.attention = Attention(cfg)
+        self.ffn_norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.feed_forward = FeedForward(cfg)
+
+    def forward(self, x, cos, sin, cache=None, layer: int = 0, pos=None):
+        x = x + self.attention(self.attention_norm(x), cos, sin, cache, layer, pos)
+        return x + self.feed_forward(self.ffn_norm(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_embeddings = nn.Embedding(cfg.vocab_size, cfg.dim)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.output = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
+        cos, sin = rope_tables(cfg)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    @torch.no_grad()
+    def init_weights(self, std: float = 0.02) -> None:
+        """Random weights (also after ``to_empty`` from the meta device, as FSDP2 builds do)."""
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=std)
+            elif isinstance(m, RMSNorm):
+                nn.init.ones_(m.weight)
+        # residual projections scaled down with depth (GPT-2's init), keeps a random model's loss finite
+        for blk in self.layers:
+            for w in (blk.attention.wo.weight, blk.feed_forward.w2.weight):
+                nn.init.normal_(w, std=std / math.sqrt(2 * self.cfg.n_layers))
+        cos, sin = rope_tables(self.cfg, device=self.rope_cos.device)
+        self.rope_cos.copy_(cos)
+        self.rope_sin.copy_(sin)
+
+    def forward(self, tokens, cache=None, pos=None):
+        """Logits for ``tokens`` [B, T].  ``pos`` None: positions 0..T-1 (training, or a prefill
+        that fills ``cache``); else a [T] tensor of positions after the cached ones (decode)."""
+        t = tokens.shape[1]
+        if pos is None:
+            cos, sin = self.rope_cos[:t], self.rope_sin[:t]
+        else:
+            cos, sin = self.rope_cos.index_select(0, pos), self.rope_sin.index_select(0, pos)
+        h = self.tok_embeddings(tokens)
+        for i, layer in enumerate(self.layers):
+            h = layer(h, cos, sin, cache, i, pos)
+        return self.output(self.norm(h))
+
+
+def build(cfg: LlamaConfig, device, dtype=None, meta: bool = False) -> Llama:
+    """A model with random weights on ``device``; ``meta`` leaves it unmaterialised for sharding."""
+    if meta:
+        with torch.device("meta"):
+            return Llama(cfg)
+    with torch.device(device):
+        model = Llama(cfg)
+    model.init_weights()
+    return model.to(dtype=dtype) if dtype is not None else model
+
+
+# --- KV caches -------------------------------------------------------------------------
+
+class DynamicCache:
+    """Keys and values grown by concatenation each step: what a plain generate loop does
+    (reallocation and copy every token; shapes change, so no CUDA graph)."""
+
+    def __init__(self, n_layers: int):
+        self.k: list = [None] * n_layers
+        self.v: list = [None] * n_layers
+
+    def write(self, layer, k, v):
+        self.k[layer], self.v[layer] = k, v
+
+    def update(self, layer, pos, k, v):
+        self.k[layer] = torch.cat([self.k[layer], k], dim=2)
+        self.v[layer] = torch.cat([self.v[layer], v], dim=2)
+        return self.k[layer], self.v[layer], None
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.k + self.v if t is not None)
+
+
+class StaticCache(nn.Module):
+    """Preallocated [layers, B, kv_heads, max_len, hd] keys and values (gpt-fast's cache):
+    the decode step writes one position in place and attends over the whole buffer under
+    a mask, so its shapes never change and it can be captured as a CUDA graph."""
+
+    def __init__(self, cfg: LlamaConfig, batch: int, max_len: int, device, dtype, kv_heads: int | None = None):
+        super().__init__()
+        shape = (cfg.n_layers, batch, kv_heads or cfg.n_kv_heads, max_len, cfg.head_dim)
+        self.register_buffer("k", torch.zeros(shape, device=device, dtype=dtype), persistent=False)
+        self.register_buffer("v", torch.zeros(shape, device=device, dtype=dtype), persistent=False)
+        self.max_len = max_len
+        self.register_buffer("positions", torch.arange(max_len, device=device), persistent=False)
+
+    def write(self, layer, k, v):
+        t = k.shape[2]
+        self.k[layer, :, :, :t] = k
+        self.v[layer, :, :, :t] = v
+
+    def update(self, layer, pos, k, v):
+        # positions come as a tensor, so one captured CUDA graph replays at every position
+        self.k[layer].index_copy_(2, pos, k)
+        self.v[layer].index_copy_(2, pos, v)
+        mask = (self.positions[None, :] <= pos[:, None])[None, None]
+        return self.k[layer], self.v[layer], mask
+
+    def nbytes(self) -> int:
+        return self.k.numel() * self.k.element_size() * 2
+
+
+def step_config(cfg: LlamaConfig, **changes) -> LlamaConfig:
+    return replace(cfg, **changes).validate()

@@ -1,0 +1,272 @@
+"""Training a Llama-style decoder: article 001's large-model half (FP8, DeviceMesh, checkpointing).
+
+Causal-LM loss on random tokens, AdamW, the model of llm/model.py at a named shape or a
+Hugging Face config.json.  Always launched through torchrun (one rank is a world of one);
+``parallel`` lays the ranks out:
+
+* none: one rank, the plain model;
+* ddp: DistributedDataParallel, every rank a replica;
+* fsdp: FSDP2 ``fully_shard`` per block then the root, over a 1-D mesh of all ranks;
+* tp: tensor parallelism (DTensor ``parallelize_module``) over all ranks;
+* fsdp+tp: a 2-D mesh [world / tp, tp]: FSDP2 over the first dimension, TP over the second.
+
+Precision recipes:
+
+* seed: FP32 everywhere (TF32 off, PyTorch's default);
+* tf32: FP32 weights, TF32 matmuls;
+* amp-bf16: FP32 weights and AdamW state, matmuls under bf16 autocast;
+* bf16: bf16 compute.  Under parallel=fsdp / fsdp+tp through FSDP2's
+  MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the sharded FP32 parameters are
+  the master copy AdamW updates.  Otherwise the weights themselves are bf16 and AdamW keeps
+  its moments in bf16 too (plain bf16 training, no master copy: cheaper in memory, and the
+  update loses precision over a long run -- fine for speed, said here so nobody mistakes it
+  for a convergence recipe);
+* fp8: torchao.float8 ``convert_to_float8_training`` (dynamic tensorwise scaling) on every
+  linear but the output head and any whose (sharded) dims are not multiples of 16; the rest
+  runs at the precision variant chosen beside it (bf16 or amp-bf16; FP32 alone).  Needs a
+  CUDA GPU of compute capability 8.9+ and torchao, else the case is stored as skipped.
+  Transformer Engine is not wired in: its layers replace the model's modules, which is a
+  second model, not a variant of this one.
+
+Throughput is tokens: every rank reports batch_size x seq_len / tp tokens per step (the TP
+ranks of one data-parallel group share their batch), so the sum over ranks that
+runner/rank.py forms is the world's tokens/s.  FLOPs per token: model.flops_per_token
+(6 N + 12 L H T).
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import torch.nn.functional as F
+
+from gpuarena.errors import UserError
+from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, precision_of
+from gpuarena.workloads.ddp import comm_seconds
+from gpuarena.workloads.llm import parallel as par
+from gpuarena.workloads.llm.model import SHAPES, build, flops_per_token, param_counts, resolve_shape
+
+PROFILED_STEPS = 3
+PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
+
+
+class LLMTrain(Workload):
+    name = "llm-train"
+    version = 1
+    description = "Llama-style decoder training (causal LM, AdamW) with DDP, FSDP2, TP and FP8"
+    item = "token"
+    unit = "tokens/s"
+    source = "article 001 (FP8 and the Transformer Engine, DeviceMesh, gradient checkpointing, 175B claims)"
+    launcher = "torchrun"
+    aggregate = "sum"
+    rank_extra = ("comm_total_s", "comm_exposed_s", "loss_last")
+    # Class facts of the typed spine (issue 14); plain attributes until the base class has them.
+    kind = "training"
+    axis = "batch_size"
+    rank_aggregate = "sum"
+    published_as = ("llm training", "gpt-3 175b", "gpt3-175b", "175b training", "llama training")
+    dominant_op = "matmul"
+    params = (
+        Param("shape", str, "llama-1b", "named model shape (llm/model.py SHAPES)", tiny="tiny",
+              choices=tuple(SHAPES)),
+        Param("hf_config", str, "", "path of a Hugging Face config.json to use instead of shape"),
+        Param("seq_len", int, 2048, "tokens per sequence", tiny=32, min=2, max=1 << 20),
+        Param("batch_size", int, 4, "sequences per data-parallel rank per step", tiny=2, min=1, max=65536),
+        Param("parallel", str, "none", "how ranks share the model", choices=par.PARALLEL),
+        Param("tp", int, 0, "tensor-parallel degree (mesh [world/tp, tp]); 0: all ranks under parallel=tp",
+              min=0, max=1024),
+        Param("lr", float, 3e-4, "AdamW learning rate", min=0.0, max=1.0),
+    )
+    variants = {
+        "seed": "FP32 (TF32 off), eager, AdamW (foreach)",
+        "tf32": "TF32 matmuls",
+        "amp-bf16": "bf16 autocast, FP32 weights and optimizer state",
+        "bf16": "bf16 weights (FSDP2: bf16 compute over FP32 master shards); see the module docstring",
+        "fp8": "torchao.float8 FP8 linears (not the output head); CUDA sm89+ and torchao, else skipped",
+        "compile": "per-block torch.compile (torchtitan's recipe)",
+        "activation-checkpointing": "recompute each block in backward (non-reentrant checkpoint)",
+        "fused-adamw": "AdamW(fused=True)",
+    }
+    exclusive = (frozenset({"tf32", "amp-bf16", "bf16"}),)
+    default_warmup = 3
+    default_steps = 10
+
+    # --- parameters and class facts (no model built) ----------------------------------
+    @classmethod
+    def resolve_params(cls, given: dict, size: str = "full") -> dict:
+        """Also read hf_config now, so a bad path fails before any run is created."""
+        out = super().resolve_params(given, size)
+        if out["hf_config"]:
+            if not os.path.exists(out["hf_config"]):
+                raise UserError(f"hf_config {out['hf_config']}: no such file")
+            if not os.path.isfile(out["hf_config"]):
+                raise UserError(f"hf_config {out['hf_config']}: not a file (give the config.json)")
+        cfg = resolve_shape(out["shape"], out["hf_config"])
+        if out["seq_len"] > cfg.max_seq_len:
+            raise UserError(f"seq_len={out['seq_len']}: the model's positions stop at {cfg.max_seq_len}")
+        return out
+
+    @classmethod
+    def check_layout(cls, params: dict, gpus: int) -> None:
+        """Refuse a layout that cannot run on `gpus` ranks before the run is created."""
+        _, tp = par.layout(params["parallel"], params["tp"], gpus)
+        par.check_tp(cls.config(params), tp)
+
+    @classmethod
+    def config(cls, params: dict):
+        return resolve_shape(params.get("shape", "llama-1b"), params.get("hf_config", ""))
+
+    @classmethod
+    def flops(cls, params: dict) -> float:
+        """Training FLOPs per token (6 N + 12 L H T)."""
+        return flops_per_token(cls.config(params), params.get("seq_len", 2048), training=True)
+
+    @classmethod
+    def param_count(cls, params: dict) -> int:
+        return param_counts(cls.config(params))[0]
+
+    @classmethod
+    def executed_precision(cls, variants, arch=None) -> dict[str, str]:
+        """What each kind of arithmetic runs at under a recipe: FP8 covers the linears only
+        (attention's SDPA and the output head stay at the recipe's precision)."""
+        base = precision_of(frozenset(variants))
+        base = "fp32" if base == "default" else base
+        elementwise = "bf16" if "bf16" in variants else "fp32"
+        matmul = "fp8" if "fp8" in variants else base
+        attention = "bf16" if "fp8" in variants and base == "fp32" else base
+        return {"matmul": matmul, "attention": attention, "elementwise": elementwise}
+
+    # --- setup --------------------------------------------------------------------------
+    def setup(self) -> None:
+        v, p, dev = self.ctx.variants, self.p, self.device
+        self.cfg = resolve_shape(p["shape"], p["hf_config"])
+        self.dp, self.tp = par.layout(p["parallel"], p["tp"], self.ctx.world_size)
+        par.check_tp(self.cfg, self.tp)
+        fp8 = "fp8" in v
+        if fp8:
+            par.require_fp8(dev)
+        apply_math_mode(v)
+        fsdp = p["parallel"] in ("fsdp", "fsdp+tp")
+        sharded = p["parallel"] in ("fsdp", "tp", "fsdp+tp")
+        self.mesh = par.make_mesh(dev, self.dp, self.tp) if p["parallel"] != "none" else None
+        model = build(self.cfg, dev, meta=sharded)
+        if "bf16" in v and not fsdp:   # plain bf16 weights (on meta too: to_empty keeps the dtype)
+            model = model.to(torch.bfloat16)
+        self.fp8_linears = par.convert_fp8(model, self.tp, fsdp) if fp8 else 0
+        if self.tp > 1:
+            par.apply_tp(model, self.mesh["tp"], fp8)
+        if "activation-checkpointing" in v:
+            par.apply_checkpointing(model)
+        if "compile" in v:
+            par.apply_compile(model)
+        if fsdp:
+            par.apply_fsdp(model, self.mesh["dp"], bf16="bf16" in v)
+        if sharded:
+            par.materialise(model, dev)
+        self.model = model
+        if p["parallel"] == "ddp":
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            self.model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
+        self.fused = "fused-adamw" in v
+        self.opt = torch.optim.AdamW(model.parameters(), lr=p["lr"], fused=True if self.fused else None)
+        self.fp8_fsdp = fp8 and fsdp
+        self.amp = autocast_dtype(v)
+        b, t = p["batch_size"], p["seq_len"]
+        self.tokens = torch.randint(0, self.cfg.vocab_size, (b, t + 1), device=dev)
+        self.loss = None
+        self.loss_first = None
+
+    def step(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
+            logits = self.model(self.tokens[:, :-1])
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), self.tokens[:, 1:].flatten())
+        loss.backward()
+        self.opt.step()
+        if self.fp8_fsdp:   # one all-reduce of the FP8 weight scales for the next all-gather
+            from torchao.float8 import precompute_float8_dynamic_scale_for_fsdp
+
+            precompute_float8_dynamic_scale_for_fsdp(self.model)
+        self.loss = loss.detach()
+        if self.loss_first is None:   # the first step is untimed (compilation lands there)
+            self.loss_first = self.loss.item()
+
+    # --- what is reported ----------------------------------------------------------------
+    def items_per_step(self) -> float:
+        return float(self.p["batch_size"] * self.p["seq_len"] / self.tp)
+
+    def flops_per_item(self) -> float:
+        return flops_per_token(self.cfg, self.p["seq_len"], training=True)
+
+    def precision(self) -> str:
+        return "fp8" if "fp8" in self.ctx.variants else precision_of(self.ctx.variants)
+
+    def check(self) -> list[str]:
+        if self.loss is not None and not torch.isfinite(self.loss).item():
+            return ["loss turned to NaN/inf"]
+        return []
+
+    def extra(self) -> dict:
+        total, non_embedding = param_counts(self.cfg)
+        out = {"shape": self.p["hf_config"] or self.p["shape"], "params_total": total,
+               "params_non_embedding": non_embedding, "parallel": self.p["parallel"],
+               "dp_degree": self.dp, "tp_degree": self.tp,
+               "mesh_shape": list(self.mesh.shape) if self.mesh is not None else [1],
+               "fp8_linears": self.fp8_linears, "fused_adamw": self.fused,
+               "loss_first": self.loss_first,
+               "loss_last": self.loss.item() if self.loss is not None else None,
+               "flops_formula": "6 x non-embedding params + 12 x layers x hidden x seq_len per token",
+               "executed_precision": self.executed_precision(self.ctx.variants)}
+        out.update(peaks(self.device, self.precision()))
+        if self.ctx.world_size > 1:
+            out.update(self._communication())
+        return out
+
+    def _communication(self) -> dict:
+        """Communication per step from the profiler's timeline (llm/parallel.py says how)."""
+        import torch.distributed as dist
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        cuda = self.device.type == "cuda"
+        steps = 1 if self.p["shape"] == "tiny" else PROFILED_STEPS
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        dist.barrier()
+        with profile(activities=activities) as prof:
+            for _ in range(steps):
+                with record_function(par.STEP_LABEL):
+                    self.step()
+            if cuda:
+                torch.cuda.synchronize(self.device)
+        total, exposed = par.comm_timeline(prof, cuda)
+        return {"comm_total_s": total / steps, "comm_exposed_s": exposed / steps,
+                "comm_profiled_s": comm_seconds(prof, cuda) / steps,
+                "comm_method": "profiler timeline: communication not overlapped by compute"}
+
+    @staticmethod
+    def finalize(result: dict, per_rank: list[dict], world_size: int) -> None:
+        """Job figures: tokens/s per GPU, MFU against this GPU's catalog peak, mean communication."""
+        extra = result["extra"]
+        extra["tokens_per_s_per_gpu"] = result["throughput_median"] / world_size
+        for key in ("comm_total_s", "comm_exposed_s"):
+            values = [(r.get("extra") or {}).get(key) for r in per_rank]
+            if all(isinstance(x, (int, float)) for x in values):
+                extra[key] = sum(values) / len(values)
+        step_s = result["latency"]["median"]
+        if extra.get("comm_exposed_s") is not None and step_s:
+            extra["comm_exposed_share"] = extra["comm_exposed_s"] / step_s
+        per_gpu_tflops = (result.get("tflops") or 0) / world_size
+        for key, peak in (("mfu", "peak_tflops"), ("mfu_vs_bf16_peak", "bf16_peak_tflops")):
+            extra[key] = per_gpu_tflops / extra[peak] if extra.get(peak) else None
+
+
+def peaks(device, precision: str) -> dict:
+    """This GPU's catalog dense peaks for the executed precision and for bf16 (FP8 MFU is often
+    quoted against bf16's).  None off the catalog (a CPU, an unlisted card)."""
+    from gpuarena.data import catalog
+
+    gpu = catalog.find(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
+    return {"catalog_gpu": gpu.name if gpu else None,
+            "peak_tflops": gpu.peak(precision) if gpu else None,
+            "bf16_peak_tflops": gpu.peak("bf16") if gpu else None}

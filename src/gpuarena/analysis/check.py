@@ -51,11 +51,11 @@ def measured_efficiencies(store, workload: str) -> dict[str, dict]:
     {precision: {share, gpu, precision, tflops, flops_per_item, unit, params}}."""
     if store is None:
         return {}
-    from gpuarena.analysis.rows import gpu_of
+    from gpuarena.analysis.rows import gpu_of, is_search
 
     best: dict[str, dict] = {}
     for r in store.results(workload=workload, status="ok"):
-        if r.get("source") == "published" or not r.get("tflops"):
+        if r.get("source") == "published" or not r.get("tflops") or is_search(r):
             continue
         g = catalog.find(gpu_of(r))
         prec = r.get("precision") or "default"

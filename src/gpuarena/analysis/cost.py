@@ -68,8 +68,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
     rows = []
     for r in results:
         g = cat.get(R.gpu_of(r))
-        if g is None:
-            continue
+        if g is None or R.is_search(r):
+            continue   # a maximum-batch search times fewer denoising steps: its images are not the article's
         n_dev = r.get("gpus") or 1
         thr = r["throughput_median"] / n_dev            # per GPU
         measured_power = r.get("power_w_mean")

@@ -15,6 +15,12 @@ def gpu_of(r: dict) -> str:
     return catalog.identity(r.get("device_name"))
 
 
+def is_search(r: dict) -> bool:
+    """A maximum-batch search result (SD v1.5 search=max-batch): timed at fewer denoising steps and
+    another batch, it answers "how many fit", so it never stands for the workload's speed."""
+    return (r.get("params") or {}).get("search", "none") not in (None, "none")
+
+
 def known_workload(store, workload: str | None) -> None:
     """A UserError with "did you mean" for a workload that is neither registered nor stored."""
     if workload is None:

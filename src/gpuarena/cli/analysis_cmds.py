@@ -19,13 +19,14 @@ FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md 
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
 
 
-def _optional_store(db: str | None):
-    """The database if there is one: a --db the user named must exist; the default may be absent."""
+def _optional_store(db: str | None, named_must_exist: bool = True):
+    """The database if there is one: a --db the user named must exist (check: a typo must not
+    silently judge claims without the measurements); the default may be absent."""
     import os
 
     from gpuarena.store.db import default_path
 
-    if db and not os.path.exists(db):
+    if db and named_must_exist and not os.path.exists(db):
         raise UserError(f"--db {db}: the file does not exist")
     path = db or default_path()
     return open_store(path) if os.path.exists(path) else None
@@ -125,7 +126,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     from gpuarena.analysis import whatif as W
 
     check_format(fmt, ("table", "md", "json"))
-    store = _optional_store(db)
+    store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import whatif_llm
 

@@ -98,7 +98,7 @@ def run(
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
     from gpuarena.runner.executor import execute
-    from gpuarena.runner.torchrun import export_args, fit_to_host
+    from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
 
@@ -192,13 +192,14 @@ def run(
                 progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
                 progress.advance(task)
 
-            execute(store, run_id, todo, env_id, dname, on_start, on_done)
+            outcomes = execute(store, run_id, todo, env_id, dname, on_start, on_done)
     except KeyboardInterrupt:
         store.set_run_status(run_id, "interrupted")
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130)
-    missing = {c.key for c in cases} - store.done_keys(run_id)
+    elsewhere = {o.case.key for o in outcomes if o.result.get("status") == ELSEWHERE}   # node 0 stores them
+    missing = {c.key for c in cases} - store.done_keys(run_id) - elsewhere
     store.set_run_status(run_id, "complete" if not missing else "interrupted")
     print_table(store.results([run_id]), title=f"run {run_id}")
     after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path

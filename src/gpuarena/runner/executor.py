@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from gpuarena.measure import ceiling
+from gpuarena.runner.torchrun import ELSEWHERE
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 
@@ -158,6 +159,12 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             on_start(i, case)
         t0 = time.perf_counter()
         result = run_case(case)
+        if result.get("status") == ELSEWHERE:   # a multi-node case: node 0 stores it, not this node
+            outcome = CaseOutcome(case, result, time.perf_counter() - t0)
+            outcomes.append(outcome)
+            if on_done:
+                on_done(i, outcome)
+            continue
         result.update({"run_id": run_id, "case_key": case.key, "env_id": env_id,
                        "device_name": device_name, "source": "measured"})
         result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0)

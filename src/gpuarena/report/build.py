@@ -403,11 +403,17 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     if len(devices) == 1:
         table = drop_column(table, "device")
     if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels
-        table = drop_column(table, "of matmul ceiling")
+        # the spread is in the interval (and the noisy flag)
+        table = drop_column(drop_column(drop_column(table, "of matmul ceiling"), "of peak"), "CV")
+        precisions = {r.get("precision") for r in rows}
+        if len(precisions) == 1 and None not in precisions:
+            table = drop_column(table, "precision")
+            s.paragraphs.append(f"Precision: {next(iter(precisions))}.")
         table.note = (f"Seconds per {H.item(workload)}, as the articles quote it: a call's time over its batch; "
                       "the interval is the reciprocal of the throughput interval. A maximum-concurrency search "
                       "(search=max-batch) answers another question, at fewer denoising steps: it shows the "
-                      "largest batch that fitted and its throughput there, never a latency. " + table.note)
+                      "largest batch that fitted and its throughput there, never a latency. TFLOP/s from the "
+                      "workload's FLOP count per image. Empty columns are left out.")
     if "TFLOP/s" not in [h for h, _ in table.columns]:
         table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
     s.tables.append(table)

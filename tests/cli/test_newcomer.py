@@ -94,6 +94,9 @@ def test_did_you_mean_and_ambiguous_baseline(db):
     for verb in (["compare", "-b", "A100 80GB SXM4"], ["cost"]):
         out = run_cli(*verb, "-w", "resnet50-trian", "--db", path)
         assert out.returncode == 2 and "did you mean 'resnet50-train'?" in out.stderr, out.stderr
+    out = run_cli("compare", "-b", "A10O 80GB SXM4", "--db", path)
+    assert out.returncode == 2 and "did you mean 'NVIDIA A100 80GB SXM4'?" in out.stderr, out.stderr
+    assert "`gpuarena gpus` lists the catalog" in out.stderr
     out = run_cli("compare", "-b", "A100 40GB", "--db", path)
     assert out.returncode == 2
     assert "ambiguous" in out.stderr and "A100 40GB SXM4" in out.stderr and "A100 40GB PCIe" in out.stderr

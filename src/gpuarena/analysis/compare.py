@@ -17,6 +17,7 @@ from __future__ import annotations
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
+from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.measure.stats import ratio_ci95
 from gpuarena.workloads.registry import did_you_mean
@@ -99,7 +100,8 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
         raise UserError(f"no ok results for baseline {baseline!r}"
                         + did_you_mean(baseline, sorted(gpus))
                         + (f" (workload {workload})" if workload else "")
-                        + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results"))
+                        + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results")
+                        + ("" if catalog.candidates(baseline) else " (`gpuarena gpus` lists the catalog)"))
     base_id = R.gpu_of(base_rows[0])
     others = [r for r in results if R.gpu_of(r) != base_id]
     rows, skipped = [], []

@@ -157,3 +157,17 @@ def test_noisy_tiny_cpu_rows_explain_themselves(tmp_path):
     assert results_notes([tiny]) == [NOISY_TINY]
     assert results_notes([{**tiny, "device": "cuda"}]) == []
     assert "--set loss=cross-entropy" in results_notes([{"extra": {"nan": True}}])[0]
+
+
+def test_report_explains_a_flag_where_it_first_appears():
+    from gpuarena.report.build import Section, Table, explain_flags
+    from gpuarena.report.notes import NAN
+
+    first = Section("a", "A", tables=[Table("t", [("flags", "p")], [["-"]])])
+    second = Section("b", "B", tables=[Table("u", [("flags", "p")], [["noisy, NaN"]])])
+    third = Section("c", "C", tables=[Table("v", [("flags", "p")], [["NaN"]])])
+    rows = [{"size": "tiny", "device": "cpu", "throughput": {"cv": 0.3}, "extra": {"nan": True}}]
+    explain_flags([first, second, third], rows)
+    assert first.paragraphs == [] and third.paragraphs == []
+    assert second.paragraphs[0].startswith("Noisy: tiny cases on a CPU check that the install works")
+    assert second.paragraphs[1] == NAN and "--set loss=cross-entropy" in NAN

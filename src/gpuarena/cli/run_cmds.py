@@ -201,7 +201,11 @@ def run(
     elsewhere = {o.case.key for o in outcomes if o.result.get("status") == ELSEWHERE}   # node 0 stores them
     missing = {c.key for c in cases} - store.done_keys(run_id) - elsewhere
     store.set_run_status(run_id, "complete" if not missing else "interrupted")
-    print_table(store.results([run_id]), title=f"run {run_id}")
+    stored = store.results([run_id])
+    if not stored and elsewhere:
+        console.print(f"run {run_id}: every case of this node is stored by node 0 (docs/multi-gpu.md)")
+        return
+    print_table(stored, title=f"run {run_id}")
     after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
 
 

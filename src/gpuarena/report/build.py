@@ -211,7 +211,7 @@ def explain_flags(sections: list[Section], rows: list[dict]) -> None:
         first = next((sec for sec in flat if any(named.search(cell) for t in sec.tables for row in t.rows
                                                  for cell in row)), None)
         if first is not None:
-            first.paragraphs.append(note if note != NOISY_TINY else "Noisy " + note.removeprefix("noisy"))
+            first.paragraphs.append(note if note != NOISY_TINY else "Noisy" + note.removeprefix("noisy"))
         else:
             sections[0].paragraphs.append(note)
 

@@ -141,14 +141,32 @@ def advise(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            budget: Optional[float] = typer.Option(None, "--budget", metavar="USD", help="$ for purchase (or cloud with --hours)"),
            hours: Optional[float] = typer.Option(None, "--hours", metavar="HOURS", help="hours of cloud use to price"),
            min_memory: Optional[float] = typer.Option(None, "--min-memory", metavar="GB", help="GB per GPU at least"),
+           sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="llm-serve: context=, shape=, hf_config=, precision=, "
+                                          "batch=, overhead="),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload by time, cost and energy (measured, published or projected)."""
     from gpuarena.analysis import advise as A
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
+    if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
+        _out(_advise_serving(sets, min_memory, db, fmt))
+        return
+    if sets:
+        raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
     _out(A.render(A.advise(open_store(db, must_exist=True), workload, gpus, budget, hours, min_memory, over), fmt))
+
+
+def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
+    import os
+
+    from gpuarena.analysis import serving as S
+    from gpuarena.store.db import default_path
+
+    path = db or default_path()
+    results = open_store(path).results() if os.path.exists(path) else []
+    return S.render(S.advise(results, sets, min_memory), fmt)
 
 
 @app.command()

@@ -181,9 +181,11 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
                 an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if w not in MULTI_GPU_WORKLOADS]
+    from gpuarena.report import serving
     from gpuarena.report.llm_section import llm_section
 
-    sections += [llm_section(rows), multi_gpu_section(store, rows), telemetry_section(rows, case_id),
+    sections += [llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
+                 telemetry_section(rows, case_id),
                  warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections, rows)

@@ -126,12 +126,34 @@ def run_case(case: Case) -> dict:
         results.append(_run_process(case, wl))
         if results[-1].get("status") != "ok":
             break
-    base = {"workload": case.workload, "variant": case.variant, "params": case.params,
+    base = _identity(case, wl)
+    base.update(merge(results))
+    return base
+
+
+def _identity(case: Case, wl) -> dict:
+    return {"workload": case.workload, "variant": case.variant, "params": case.params,
             "size": case.size, "gpus": case.gpus, "device": case.device,
             "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),
             "warnings": [], "extra": {}}
-    base.update(merge(results))
-    return base
+
+
+def _sweep_group(case: Case) -> str:
+    """A max sweep's cases differ only in the swept parameter."""
+    rest = {k: v for k, v in case.params.items() if k != case.sweep}
+    return json.dumps([case.workload, case.variant, rest, case.size, case.gpus], sort_keys=True, default=str)
+
+
+def sweep_stop(case: Case, oom_at: dict[str, int]) -> dict | None:
+    """The stored answer for a sweep case past the batch that ran out of memory (not run)."""
+    from gpuarena.workloads import registry
+
+    if not case.sweep or _sweep_group(case) not in oom_at or case.params[case.sweep] <= oom_at[_sweep_group(case)]:
+        return None
+    out = _identity(case, registry.get(case.workload))
+    out.update(status="skipped", error=f"{case.sweep}={case.params[case.sweep]} not run: "
+                                       f"{case.sweep}={oom_at[_sweep_group(case)]} already ran out of memory")
+    return out
 
 
 def _run_process(case: Case, wl) -> dict:
@@ -154,17 +176,21 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             on_done: Callable[[int, CaseOutcome], None] | None = None) -> list[CaseOutcome]:
     """Run cases in order; each result is committed to the store the moment it ends."""
     outcomes = []
+    oom_at: dict[str, int] = {}    # a max sweep's group -> the smallest value that ran out of memory
     for i, case in enumerate(cases):
         if on_start:
             on_start(i, case)
         t0 = time.perf_counter()
-        result = run_case(case)
+        result = sweep_stop(case, oom_at) or run_case(case)
         if result.get("status") == ELSEWHERE:   # a multi-node case: node 0 stores it, not this node
             outcome = CaseOutcome(case, result, time.perf_counter() - t0)
             outcomes.append(outcome)
             if on_done:
                 on_done(i, outcome)
             continue
+        if case.sweep and result.get("status") == "oom":
+            group = _sweep_group(case)
+            oom_at[group] = min(oom_at.get(group, case.params[case.sweep]), case.params[case.sweep])
         result.update({"run_id": run_id, "case_key": case.key, "env_id": env_id,
                        "device_name": device_name, "source": "measured"})
         result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0)

@@ -20,24 +20,7 @@ from gpuarena.measure.timing import WindowTimer
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
-
-OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "CUBLAS_STATUS_ALLOC_FAILED")
-
-
-def is_oom(exc: BaseException) -> bool:
-    import torch
-
-    oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),
-                                  getattr(torch.cuda, "OutOfMemoryError", None), MemoryError) if t)
-    if isinstance(exc, oom_types):
-        return True
-    if any(m in str(exc) for m in OOM_MARKERS):
-        return True
-    # Under an address-space cap (GPUARENA_MEMORY_CAP_MB on the CPU) oneDNN reports a failed
-    # allocation as a primitive it could not create; without a cap that error means something else.
-    capped = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-    return capped and "could not create a primitive" in str(exc)
-
+from gpuarena.workloads.capacity import is_oom  # noqa: F401 - the runner's name for it
 
 def resolve_device(spec: str):
     import torch

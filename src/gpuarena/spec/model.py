@@ -63,6 +63,7 @@ class Case(BaseModel):
     device: str = "cpu"
     gpus: int = 1          # ranks for torchrun workloads
     processes: int = Field(1, ge=1, le=100)  # fresh processes, each measuring the case (runner/pool.py)
+    sweep: str | None = None  # the parameter a "max" sweep grows; the runner ends it at the first OOM
 
     @property
     def key(self) -> str:
@@ -71,7 +72,7 @@ class Case(BaseModel):
                           sort_keys=True, separators=(",", ":"))
 
     def label(self) -> str:
-        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode"))
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances"))
         n = f" x{self.gpus}" if self.gpus > 1 else ""
         return f"{self.workload} [{self.variant}] {ps}{n}".strip()
 
@@ -139,18 +140,45 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 given = dict(entry.params)
                 given.update(fixed)
                 given.update(dict(zip(keys, combo)))
-                params = wl.resolve_params(given, size=size)
-                if hasattr(wl, "check_layout"):   # a parallel layout that cannot fit this rank count
-                    wl.check_layout(params, gpus)
-                for variant in variants:
-                    cases.append(Case(
-                        workload=wl.name, variant=variant, params=params,
-                        repeats=method.repeats or DEFAULT_REPEATS,
-                        warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
-                        steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
-                        timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,
-                        size=size, device=device, gpus=gpus, processes=method.processes or 1,
-                    ))
-                    if len(cases) > MAX_CASES:
-                        raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
+                for point, sweep in max_sweep(wl, given, size):
+                    params = wl.resolve_params(point, size=size)
+                    if hasattr(wl, "check_layout"):   # a parallel layout that cannot fit this rank count
+                        wl.check_layout(params, gpus)
+                    for variant in variants:
+                        cases.append(Case(
+                            workload=wl.name, variant=variant, params=params,
+                            repeats=method.repeats or DEFAULT_REPEATS,
+                            warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
+                            steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
+                            timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,
+                            size=size, device=device, gpus=gpus, processes=method.processes or 1, sweep=sweep,
+                        ))
+                        if len(cases) > MAX_CASES:
+                            raise UserError(f"suite {suite.name!r} expands to more than {MAX_CASES} cases")
     return cases
+
+
+SWEEP_CAP = 4096
+
+
+def max_sweep(wl, given: dict[str, Any], size: str):
+    """``batch_size=max``: batch 1, 2, 4 ... up to the workload's search_max (else its largest
+    batch, at most SWEEP_CAP), each its own case; the runner stops the sweep at the first batch
+    that runs out of memory (runner/executor.py), so the last ok case is the largest that fits."""
+    if str(given.get("batch_size", "")).strip().lower() != "max":
+        yield given, None
+        return
+    pm = wl.param_map()
+    if "batch_size" not in pm:
+        raise UserError(f"batch_size=max: {wl.name} has no batch_size")
+    if "search_max" in pm:
+        cap = wl.resolve_params({"search_max": given["search_max"]} if "search_max" in given else {},
+                                size=size)["search_max"]
+    else:
+        cap = int(min(pm["batch_size"].max or SWEEP_CAP, SWEEP_CAP))
+    b = 1
+    while True:
+        yield {**given, "batch_size": min(b, cap)}, "batch_size"
+        if b >= cap:
+            return
+        b *= 2

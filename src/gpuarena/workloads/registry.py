@@ -22,6 +22,8 @@ REGISTRY: dict[str, str] = {
     "bert-large-infer": "gpuarena.workloads.bert:BertLargeInfer",
     "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
     "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",
+    "llm-serve": "gpuarena.workloads.llm.serve:LLMServe",
+    "resnet50-infer": "gpuarena.workloads.resnet50_infer:ResNet50Infer",
     "matmul": "gpuarena.workloads.micro:Matmul",
     "membw": "gpuarena.workloads.micro:MemBandwidth",
     "h2d": "gpuarena.workloads.micro:HostToDevice",

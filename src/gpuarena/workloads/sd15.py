@@ -18,13 +18,12 @@ diffusers is imported inside functions only: it is not installed everywhere.
 from __future__ import annotations
 
 import functools
-import gc
 import time
-from typing import Callable
 
 import torch
 
 from gpuarena.workloads.base import Param, Workload
+from gpuarena.workloads.capacity import find_max, search_max_batch
 from gpuarena.workloads.resnet50 import COMPILE_MODES
 
 # Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
@@ -107,38 +106,6 @@ def count_component_flops(arch: str, image_size: int) -> tuple[float, float, flo
                 fn()
             counts.append(float(fc.get_total_flops()))
     return tuple(counts)
-
-
-def find_max(fits: Callable[[int], bool], cap: int, start: int = 1) -> tuple[int, list[dict], bool]:
-    """Largest b in [start, cap] with fits(b), assuming fits is monotone: double, then bisect.
-
-    Returns (best, tries, capped); best is 0 when even ``start`` does not fit and
-    capped is True when ``cap`` itself fit (the real limit may lie higher).
-    """
-    tries: list[dict] = []
-
-    def probe(b: int) -> bool:
-        ok = bool(fits(b))
-        tries.append({"batch": b, "fits": ok})
-        return ok
-
-    lo, hi, b = 0, None, start
-    while True:
-        if probe(b):
-            lo = b
-            if b >= cap:
-                return lo, tries, True
-            b = min(2 * b, cap)
-        else:
-            hi = b
-            break
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if probe(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo, tries, False
 
 
 class SD15Generate(Workload):
@@ -256,29 +223,6 @@ class SD15Generate(Workload):
         return float(getattr(self, "batch", self.p["batch_size"]))
 
     # --- the maximum-concurrency search --------------------------------------
-    def fits(self, batch: int, steps: int) -> bool:
-        """One real pipeline call; an OOM is an answer (no), anything else is an error."""
-        from gpuarena.runner.measure_case import is_oom
-
-        cuda = self.device.type == "cuda"
-        if cuda:
-            torch.cuda.reset_peak_memory_stats(self.device)
-        try:
-            self.generate(batch, steps)
-            ok = True
-        except Exception as exc:  # noqa: BLE001 - only OOM is swallowed
-            if not is_oom(exc):
-                raise
-            ok = False
-        finally:
-            gc.collect()
-            if cuda:
-                torch.cuda.synchronize(self.device)
-                torch.cuda.empty_cache()
-        if ok and cuda:
-            self.peaks[batch] = torch.cuda.max_memory_allocated(self.device)
-        return ok
-
     def timed_call(self, batch: int) -> float:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
@@ -289,12 +233,10 @@ class SD15Generate(Workload):
         return time.perf_counter() - t0
 
     def search(self) -> None:
-        self.peaks: dict[int, int] = {}
-        best, tries, capped = find_max(lambda b: self.fits(b, self.p["search_steps"]), self.p["search_max"])
-        for t in tries:
-            if t["batch"] in self.peaks:
-                t["peak_memory_bytes"] = self.peaks[t["batch"]]
-        info = {"max_batch": best, "tries": tries, "capped": capped, "search_steps": self.p["search_steps"]}
+        info = search_max_batch(lambda b: self.generate(b, self.p["search_steps"]), self.device,
+                                self.p["search_max"])
+        best = info["max_batch"]
+        info["search_steps"] = self.p["search_steps"]
         if best == 0:
             raise MemoryError("out of memory: even a batch of 1 image does not fit")
         limit = self.p["latency_limit_s"]
@@ -311,8 +253,6 @@ class SD15Generate(Workload):
             info.update(latency_limit_s=limit, max_batch_within_latency=lat_best, latency_tries=lat_tries)
         self.search_info = info
         self.batch = best
-        if self.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(self.device)  # peak memory then reflects the timed batch
 
     # --- figures ------------------------------------------------------------
     def flops_per_item(self) -> float:

@@ -135,6 +135,16 @@ def kv_cache_bytes(cfg: LlamaConfig, batch: int, context: int, bytes_per_value: 
     return 2 * cfg.n_layers * batch * context * cfg.n_kv_heads * cfg.head_dim * bytes_per_value
 
 
+def decode_bytes_per_step(cfg: LlamaConfig, batch: int, context: int, weight_bytes: float = 2,
+                          kv_bytes: int = 2) -> float:
+    """Bytes one decode step must read from memory: every weight but the embedding table (a
+    lookup of ``batch`` rows) once, plus the keys and values of ``context`` tokens of each
+    sequence.  Activations are ignored (kilobytes per sequence).  ``weight_bytes`` per parameter:
+    2 for bf16, about 1 for FP8 weights."""
+    _, n = param_counts(cfg)
+    return n * weight_bytes + batch * cfg.dim * weight_bytes + kv_cache_bytes(cfg, batch, context, kv_bytes)
+
+
 # --- modules ----------------------------------------------------------------------------
 
 class RMSNorm(nn.Module):
@@ -256,9 +266,11 @@ class Llama(nn.Module):
         self.rope_cos.copy_(cos)
         self.rope_sin.copy_(sin)
 
-    def forward(self, tokens, cache=None, pos=None):
+    def forward(self, tokens, cache=None, pos=None, last_only: bool = False):
         """Logits for ``tokens`` [B, T].  ``pos`` None: positions 0..T-1 (training, or a prefill
-        that fills ``cache``); else a [T] tensor of positions after the cached ones (decode)."""
+        that fills ``cache``); else a [T] tensor of positions after the cached ones (decode).
+        ``last_only``: logits of the last position only (a serving prefill needs no more; the
+        [B, T, vocab] logits of a long prompt would cost gigabytes)."""
         t = tokens.shape[1]
         if pos is None:
             cos, sin = self.rope_cos[:t], self.rope_sin[:t]
@@ -267,6 +279,8 @@ class Llama(nn.Module):
         h = self.tok_embeddings(tokens)
         for i, layer in enumerate(self.layers):
             h = layer(h, cos, sin, cache, i, pos)
+        if last_only:
+            h = h[:, -1:]
         return self.output(self.norm(h))
 
 

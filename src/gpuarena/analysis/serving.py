@@ -1,0 +1,265 @@
+"""Serving analysis (issue 17): what llm-serve results say, and what the memory and
+bandwidth model says about GPUs that were not measured.  Returns data; the report
+and the advise verb format it.
+
+- ``curves``: per setting (device, variant, model, prompt, new tokens), the
+  throughput-latency curve across batches and the largest batch whose p99 time
+  per output token meets the SLO.
+- ``decode_share``: a result's decode bandwidth over the best ``membw`` result of
+  the same device, computed when read (a later membw run counts).
+- ``kv_concurrency``: the most sequences whose KV cache fits at a context length
+  beside the weights and a stated overhead, for any memory size.
+- ``advise``: the catalog ranked for serving a model at a context length:
+  what fits, and decode speed from the bandwidth-bound projection
+  (time per step = max(bytes read / bandwidth, FLOPs / peak)).
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuarena.analysis import rows as R
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+
+# Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
+# prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
+OVERHEAD_FRACTION = 0.10
+DEFAULT_CONTEXT = 8192
+ADVISE_KEYS = {"context": int, "shape": str, "hf_config": str, "precision": str, "batch": int, "overhead": float}
+
+
+def _model():
+    # llm/model.py brings torch; only serving questions pay for it
+    from gpuarena.workloads.llm import model
+
+    return model
+
+
+def weights_bytes(cfg, precision: str = "bf16") -> float:
+    """Bytes of the weights: bf16 everywhere, or FP8 linear layers beside a bf16 embedding table."""
+    total, dense = _model().param_counts(cfg)
+    if precision == "fp8":
+        return dense * 1 + (total - dense) * 2
+    return total * 2
+
+
+def kv_concurrency(cfg, memory_bytes: float, context: int, precision: str = "bf16",
+                   overhead_fraction: float = OVERHEAD_FRACTION, kv_bytes: int = 2) -> dict:
+    """Largest number of sequences of ``context`` tokens whose KV cache fits in
+    memory_bytes x (1 - overhead_fraction) after the weights (0 when the weights do not fit)."""
+    usable = memory_bytes * (1 - overhead_fraction)
+    w = weights_bytes(cfg, precision)
+    per_seq = _model().kv_cache_bytes(cfg, 1, context, kv_bytes)
+    return {"max_batch": max(0, math.floor((usable - w) / per_seq)), "weights_bytes": w,
+            "kv_bytes_per_sequence": per_seq, "usable_bytes": usable, "overhead_fraction": overhead_fraction}
+
+
+def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch: int, context: int,
+                     precision: str = "bf16", bandwidth_share: float = 1.0) -> dict:
+    """Roofline of one decode step at ``batch`` sequences of ``context`` tokens: the bytes it
+    reads over the bandwidth reached (datasheet x share) against its FLOPs over the peak."""
+    m = _model()
+    per_weight = 1.0 if precision == "fp8" else 2.0
+    moved = m.decode_bytes_per_step(cfg, batch, context, per_weight)
+    t_mem = moved / (bandwidth_gbs * 1e9 * bandwidth_share)
+    t_flop = batch * m.flops_per_token(cfg, context, training=False) / (peak_tflops * 1e12) if peak_tflops else 0.0
+    t = max(t_mem, t_flop)
+    return {"tpot_ms": t * 1e3, "tokens_per_s": batch / t, "bytes_per_step": moved,
+            "bound": "memory" if t_mem >= t_flop else "compute"}
+
+
+# --- measured results ---------------------------------------------------------------
+
+def _ok(results: list[dict]) -> list[dict]:
+    return [r for r in results if r.get("workload") == "llm-serve" and r.get("status") == "ok"
+            and (r.get("extra") or {}).get("tpot_ms_median")]
+
+
+def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None:
+    """The best measured membw (copy, read + write) on that device, same size class."""
+    xs = [r["throughput_median"] for r in results if r.get("workload") == "membw" and r.get("status") == "ok"
+          and r.get("device_name") == device_name and (r.get("size") == "tiny") == tiny
+          and r.get("source") != "published" and r.get("throughput_median")]
+    return max(xs) if xs else None
+
+
+def decode_share(r: dict, results: list[dict]) -> float | None:
+    bw = membw_gbs(results, r.get("device_name"), r.get("size") == "tiny")
+    got = (r.get("extra") or {}).get("decode_bandwidth_gbs")
+    return got / bw if bw and got else None
+
+
+def prefill_mfu(r: dict) -> float | None:
+    """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
+    g = catalog.find(r.get("device_name") or "")
+    got = (r.get("extra") or {}).get("prefill_tflops")
+    try:
+        peak = g.peak(r.get("precision") or "") if g and got else None
+    except UserError:          # a precision the catalog has no column for
+        return None
+    return got / peak if peak else None
+
+
+def _setting(r: dict) -> tuple:
+    p = r.get("params") or {}
+    model = p.get("hf_config") or p.get("shape")
+    return (R.gpu_of(r), r["variant"], model, p.get("prompt_len"), p.get("new_tokens"))
+
+
+def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict]:
+    """Per setting: points by batch (the latest result of each batch) and the SLO capacity.
+    ``ceilings``: where to look for membw results (default: ``results``)."""
+    ceilings = results if ceilings is None else ceilings
+    groups: dict[tuple, dict[int, dict]] = {}
+    for r in _ok(results):
+        groups.setdefault(_setting(r), {})[int(r["extra"].get("batch") or r["params"]["batch_size"])] = r
+    out = []
+    for (gpu, variant, model, prompt, new), by_batch in groups.items():
+        points = []
+        for b in sorted(by_batch):
+            r = by_batch[b]
+            e = r["extra"]
+            points.append({"batch": b, "result_id": r.get("id"), "ttft_ms": e["ttft_s"] * 1e3,
+                           "prefill_tokens_per_s": e.get("prefill_tokens_per_s"), "prefill_mfu": prefill_mfu(r),
+                           "tpot_ms_median": e["tpot_ms_median"], "tpot_ms_p99": e.get("tpot_ms_p99"),
+                           "decode_tokens_per_s": e.get("decode_tokens_per_s"), "tokens_per_s": r["throughput_median"],
+                           "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
+                           "decode_share_of_membw": decode_share(r, ceilings),
+                           "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
+        ooms = [int(r["params"]["batch_size"]) for r in results if r.get("workload") == "llm-serve"
+                and r.get("status") == "oom" and _setting(r) == (gpu, variant, model, prompt, new)]
+        slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
+        meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
+        out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
+                    "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
+                    "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
+                    "size": next(iter(by_batch.values())).get("size")})
+    return out
+
+
+def measured_bandwidth_share(results: list[dict]) -> tuple[float, str] | None:
+    """The best decode bandwidth over its GPU's datasheet bandwidth among full-size results:
+    the share the projection carries to other GPUs (with its origin)."""
+    best = None
+    for r in _ok(results):
+        g = catalog.find(r.get("device_name") or "")
+        got = r["extra"].get("decode_bandwidth_gbs")
+        if r.get("size") == "tiny" or not g or not g.memory_bandwidth_gbs or not got:
+            continue
+        share = got / g.memory_bandwidth_gbs
+        if best is None or share > best[0]:
+            best = (share, f"{g.short}, {r['variant']}, batch {r['extra'].get('batch')}")
+    return best
+
+
+# --- advise ---------------------------------------------------------------------------
+
+def parse_sets(items: list[str]) -> dict:
+    """advise --set KEY=VALUE for llm-serve: context, shape, hf_config, precision, batch, overhead."""
+    out = {"context": DEFAULT_CONTEXT, "shape": "llama3-8b", "hf_config": "", "precision": "bf16",
+           "batch": 0, "overhead": OVERHEAD_FRACTION}
+    for item in items:
+        k, sep, v = item.partition("=")
+        k = k.strip()
+        if not sep or k not in ADVISE_KEYS:
+            raise UserError(f"--set {item!r}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
+        try:
+            out[k] = ADVISE_KEYS[k](v.strip())
+        except ValueError:
+            raise UserError(f"--set {item!r}: expected {ADVISE_KEYS[k].__name__}") from None
+    if out["context"] < 1 or out["batch"] < 0:
+        raise UserError("--set context must be >= 1 and batch >= 0")
+    if not 0 <= out["overhead"] < 1:
+        raise UserError("--set overhead is a fraction of memory in [0, 1)")
+    if out["precision"] not in ("bf16", "fp8"):
+        raise UserError(f"--set precision={out['precision']!r}: bf16 or fp8")
+    return out
+
+
+def sets_for(model: str, context: int) -> list[str]:
+    """advise's --set items for a model named as llm-serve stores it (a shape or a config path)."""
+    key = "shape" if model in _model().SHAPES else "hf_config"
+    return [f"context={context}", f"{key}={model}"]
+
+
+def advise(results: list[dict], sets: list[str], min_memory: float | None = None) -> dict:
+    """The catalog ranked for serving: GPUs that hold the weights and at least one sequence,
+    fastest projected decode (tokens/s at the largest batch that fits, or at --set batch) first."""
+    s = parse_sets(sets)
+    cfg = _model().resolve_shape(s["shape"], s["hf_config"])
+    shared = measured_bandwidth_share(results)
+    share, share_from = shared if shared else (1.0, "datasheet bandwidth, no full-size llm-serve result stored")
+    rows, excluded = [], []
+    for g in catalog.load():
+        if min_memory and g.memory_gb < min_memory:
+            excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
+            continue
+        if not g.memory_bandwidth_gbs:
+            excluded.append({"gpu": g.name, "reason": "no memory bandwidth in the catalog"})
+            continue
+        kv = kv_concurrency(cfg, g.memory_gb * 1e9, s["context"], s["precision"], s["overhead"])
+        if kv["max_batch"] < max(1, s["batch"]):
+            excluded.append({"gpu": g.name, "reason": f"weights {kv['weights_bytes'] / 1e9:.1f} GB + "
+                             f"{max(1, s['batch'])} x {kv['kv_bytes_per_sequence'] / 1e9:.2f} GB KV do not fit in "
+                             f"{1 - s['overhead']:.0%} of {g.memory_gb:g} GB"})
+            continue
+        peak = g.peaks.get(s["precision"]) or g.peaks.get("bf16")
+        batch = s["batch"] or kv["max_batch"]
+        one = projected_decode(cfg, g.memory_bandwidth_gbs, peak, 1, s["context"], s["precision"], share)
+        full = projected_decode(cfg, g.memory_bandwidth_gbs, peak, batch, s["context"], s["precision"], share)
+        rows.append({"gpu": g.name, "memory_gb": g.memory_gb, "bandwidth_gbs": g.memory_bandwidth_gbs,
+                     "max_batch": kv["max_batch"], "batch": batch, "tokens_per_s": full["tokens_per_s"],
+                     "tpot_ms": full["tpot_ms"], "bound": full["bound"], "tokens_per_s_batch1": one["tokens_per_s"],
+                     "tpot_ms_batch1": one["tpot_ms"],
+                     "usd_per_hour": g.cloud.usd, "tokens_per_usd": (full["tokens_per_s"] * 3600 / g.cloud.usd
+                                                                    if g.cloud.usd else None)})
+    if not rows:
+        raise UserError("no catalog GPU holds this model at this context: "
+                        + "; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]))
+    rows.sort(key=lambda x: -x["tokens_per_s"])
+    for i, x in enumerate(rows, 1):
+        x["rank"] = i
+    return {"workload": "llm-serve", "model": s["hf_config"] or s["shape"], "context": s["context"],
+            "precision": s["precision"], "overhead_fraction": s["overhead"], "bandwidth_share": share,
+            "bandwidth_share_from": share_from, "rows": rows, "excluded": excluded,
+            "explanation": explain(rows, s, share, share_from, cfg)}
+
+
+def explain(rows: list[dict], s: dict, share: float, share_from: str, cfg) -> str:
+    top, fast1 = rows[0], max(rows, key=lambda x: x["tokens_per_s_batch1"])
+    most = max(rows, key=lambda x: x["max_batch"])
+    per_seq = _model().kv_cache_bytes(cfg, 1, s["context"]) / 1e9
+    also = [f"holds the most sequences ({most['max_batch']})" if most is top else "",
+            f"is fastest at batch 1 ({fast1['tpot_ms_batch1']:.1f} ms per token)" if fast1 is top else ""]
+    also = [a for a in also if a]
+    text = (f"Serving {s['hf_config'] or s['shape']} ({s['precision']} weights, "
+            f"{weights_bytes(cfg, s['precision']) / 1e9:.1f} GB) at a {s['context']:,}-token context needs "
+            f"{per_seq:.2f} GB of KV cache per sequence. The {top['gpu']} decodes the most tokens/s "
+            f"({top['tokens_per_s']:,.0f} at batch {top['batch']}, {top['bound']}-bound)"
+            + (f" and {' and '.join(also)}" if also else "") + ".")
+    if most is not top:
+        text += f" The {most['gpu']} holds the most sequences ({most['max_batch']})."
+    if fast1 is not top:
+        text += f" At batch 1 the {fast1['gpu']} is fastest ({fast1['tpot_ms_batch1']:.1f} ms per token)."
+    text += (" Decode reads every weight and the live KV cache each "
+            f"step, so tokens/s ~ batch x bandwidth / bytes per step until the FLOPs bound; bandwidth is the "
+            f"datasheet's x {share:.0%} ({share_from}); {s['overhead']:.0%} of memory is kept back for the "
+            f"CUDA context, activations and fragmentation. A projection: measure before buying.")
+    return text
+
+
+COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("memory_gb", "GB"), ("bandwidth_gbs", "GB/s"),
+           ("max_batch", "max sequences"), ("batch", "batch"), ("tokens_per_s", "tokens/s"), ("tpot_ms", "ms/token"),
+           ("bound", "bound"), ("tokens_per_s_batch1", "tokens/s at 1"), ("usd_per_hour", "cloud $/h"),
+           ("tokens_per_usd", "tokens per $")]
+
+
+def render(result: dict, fmt: str) -> str:
+    from gpuarena.analysis.tables import render as table
+
+    if fmt == "json":
+        return table([], [], "json", data=result)
+    notes = [result["explanation"]] + [f"not ranked: {e['gpu']}: {e['reason']}" for e in result["excluded"]]
+    return table(COLUMNS, result["rows"], fmt, notes=notes,
+                 title=f"GPUs for serving {result['model']} at {result['context']:,} tokens of context")

@@ -1,0 +1,83 @@
+"""The serving section: llm-serve's throughput-latency curves, the batch that meets the
+per-token SLO, decode's share of the measured copy bandwidth, and the KV-cache
+concurrency of the catalog's GPUs at the measured context (analysis/serving.py)."""
+
+from __future__ import annotations
+
+from gpuarena.analysis import serving as S
+from gpuarena.data import catalog
+from gpuarena.report.build import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
+
+
+def _ms(x) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def section(rows: list[dict], store=None) -> Section | None:
+    """None when no llm-serve result measured its per-token times.  The membw ceiling may come
+    from any run in the store (it is a fact of the GPU, measured once)."""
+    ceilings = rows + (store.results(workload="membw", status="ok") if store is not None else [])
+    sets = S.curves(rows, ceilings)
+    if not sets:
+        return None
+    s = Section("serving", "Serving (llm-serve)")
+    s.paragraphs.append(
+        "One step is one request batch: the prompt's prefill (time to first token, TTFT), then greedy decode "
+        "steps, each timed by CUDA events read once at the end of the request. TPOT = time per output token. "
+        "Decode bytes = every weight once plus the live KV cache; its bandwidth over the best membw copy "
+        "measured on the same GPU is the share of the memory ceiling decode reaches.")
+    table, series = [], []
+    for c in sets:
+        label = f"{c['gpu']} · {c['variant']} · {c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}"
+        for p in c["points"]:
+            table.append([label, str(p["batch"]), _ms(p["ttft_ms"]), fmt_num(p["prefill_tokens_per_s"]),
+                          pct(p["prefill_mfu"]), _ms(p["tpot_ms_median"]), _ms(p["tpot_ms_p99"]),
+                          fmt_num(p["decode_tokens_per_s"]), fmt_num(p["tokens_per_s"]),
+                          fmt_num(p["decode_bandwidth_gbs"]), pct(p["decode_share_of_membw"]),
+                          fmt_bytes(p["peak_memory_bytes"]) if p["peak_memory_bytes"] else "-"])
+        if len(c["points"]) > 1:
+            series.append({"label": label, "x": [p["tpot_ms_median"] for p in c["points"]],
+                           "y": [p["decode_tokens_per_s"] for p in c["points"]]})
+        if c["oom_batch"] is not None:
+            s.paragraphs.append(f"{label}: the largest batch that fit is {c['largest_fit']}; batch "
+                                f"{c['oom_batch']} ran out of memory.")
+        if c["slo_batch"] is not None:
+            s.paragraphs.append(f"{label}: the largest measured batch whose p99 TPOT meets the {c['slo_ms']:g} ms "
+                                f"SLO is {c['slo_batch']}.")
+        else:
+            s.paragraphs.append(f"{label}: no measured batch meets the {c['slo_ms']:g} ms p99 TPOT SLO.")
+    s.tables.append(Table("serving-curve", [("setting", TEXT), ("batch", NUMERIC), ("TTFT ms", NUMERIC),
+                                            ("prefill tok/s", NUMERIC), ("prefill MFU", NUMERIC),
+                                            ("TPOT ms", NUMERIC), ("TPOT p99 ms", NUMERIC),
+                                            ("decode tok/s", NUMERIC), ("request tok/s", NUMERIC),
+                                            ("decode GB/s", NUMERIC), ("of membw", NUMERIC), ("peak mem", NUMERIC)],
+                          table, "Throughput and latency by batch",
+                          "Request tok/s = generated tokens over the whole request (prefill included); decode tok/s = "
+                          "batch / median TPOT. Prefill MFU against the catalog's dense peak."))
+    if series:
+        s.charts.append(Chart("serving-chart", "Decode tokens/s against time per output token", "lines_with_ci",
+                              {"series": series, "xlabel": "median TPOT (ms)", "ylabel": "decode tokens/s"},
+                              "decode throughput against per-token latency, one point per batch"))
+    full = [c for c in sets if c["size"] != "tiny"]
+    if full:
+        s.subsections.append(kv_section(full[0], rows))
+    return s
+
+
+def kv_section(c: dict, rows: list[dict]) -> Section:
+    """The catalog's GPUs serving the measured model at its measured context, by the model."""
+    context = c["prompt_len"] + c["new_tokens"]
+    adv = S.advise(rows, S.sets_for(c["model"], context))
+    sec = Section("serving-kv", f"KV-cache concurrency at {context:,} tokens, by GPU (model)")
+    sec.paragraphs.append(adv["explanation"])
+    here = catalog.identity(c["gpu"])
+    sec.tables.append(Table("serving-kv-table", [("GPU", TEXT), ("memory GB", NUMERIC), ("max sequences", NUMERIC),
+                                                 ("tok/s at max", NUMERIC), ("tok/s at 1", NUMERIC), ("bound", TEXT)],
+                            [[x["gpu"] + (" (measured here)" if x["gpu"] == here else ""), fmt_num(x["memory_gb"]),
+                              str(x["max_batch"]), fmt_num(x["tokens_per_s"]), fmt_num(x["tokens_per_s_batch1"]),
+                              x["bound"]] for x in adv["rows"]],
+                            "Largest concurrency and projected decode speed",
+                            f"{adv['overhead_fraction']:.0%} of memory kept back; bandwidth share "
+                            f"{adv['bandwidth_share']:.0%} ({adv['bandwidth_share_from']})."))
+    return sec
+

@@ -1,0 +1,299 @@
+"""LLM serving: prefill and greedy decode of a Llama-style decoder (issue 17).
+
+One step is one request batch: ``batch_size`` sequences of ``prompt_len`` random
+tokens are prefilled (the time to first token) and ``new_tokens - 1`` decode
+steps follow, each feeding back the argmax token; item = generated token, so the
+runner's throughput is generated tokens/s of the whole request.  Inside the step,
+CUDA events mark the end of the prefill and of every decode step (recorded on
+the stream, read after one synchronisation at the end of the request), so the
+per-token times do not perturb the decode; on a CPU the marks are perf_counter
+readings (its ops are synchronous).  The first request of a process is left out
+of these figures: it holds compilation and CUDA-graph recording.
+
+Variants: ``seed`` is a plain generate loop (eager, a cache grown by
+concatenation); ``static-cache`` preallocates the cache (gpt-fast's); ``compile``
+compiles the decode step with mode="reduce-overhead" (CUDA graphs on a GPU) over
+the static cache, the prefill stays eager (one call per request, matmul-bound);
+``fp8-weights`` quantises every linear layer with torchao's FP8 dynamic-activation,
+FP8-weight recipe (row-wise scales; matmuls in FP8 on sm_89+), else it is skipped.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+from gpuarena.errors import UserError, WorkloadSkipped
+from gpuarena.workloads.base import Param, Workload
+from gpuarena.workloads.capacity import search_max_batch
+from gpuarena.workloads.llm.model import (SHAPES, DynamicCache, StaticCache, build, decode_bytes_per_step,
+                                          flops_per_token, kv_cache_bytes, param_counts, resolve_shape)
+
+FP8_MIN_CAPABILITY = (8, 9)
+
+
+def prefill_flops(cfg, prompt_len: int) -> float:
+    """Model FLOPs of one sequence's prefill: every prompt token through the blocks, and the
+    output head for the last token only (the serving prefill computes no other logits)."""
+    head = 2.0 * cfg.vocab_size * cfg.dim
+    return prompt_len * flops_per_token(cfg, prompt_len, training=False) - (prompt_len - 1) * head
+
+
+def request_flops(cfg, prompt_len: int, new_tokens: int) -> float:
+    """Model FLOPs of one sequence's request: its prefill, then decode steps at contexts
+    prompt_len + 1 .. prompt_len + new_tokens - 1 (one token each)."""
+    decode = sum(flops_per_token(cfg, prompt_len + i, training=False) for i in range(1, new_tokens))
+    return prefill_flops(cfg, prompt_len) + decode
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
+    return s[k]
+
+
+class LLMServe(Workload):
+    name = "llm-serve"
+    version = 1
+    description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
+                   "decode; item = generated token")
+    item = "token"
+    unit = "tokens/s"
+    source = "issue 17 (article 000: the A100 for 'large-model inference such as LLM serving')"
+    kind = "inference"
+    axis = "batch_size"
+    rank_aggregate = "sum"
+    published_as: tuple[str, ...] = ()
+    dominant_op = "matmul"
+    params = (
+        Param("shape", str, "llama3-8b", "model shape (llm/model.py SHAPES)", tiny="tiny", choices=tuple(SHAPES)),
+        Param("hf_config", str, "", "a Hugging Face config.json (or its folder) to use instead of shape"),
+        Param("batch_size", int, 1, "concurrent sequences", min=1, max=65536),
+        Param("prompt_len", int, 512, "prompt tokens per sequence", tiny=16, min=1, max=1_048_576),
+        Param("new_tokens", int, 128, "generated tokens per sequence (1 from the prefill)", tiny=8,
+              min=1, max=1_048_576),
+        Param("slo_ms", float, 50.0, "per-token latency objective for the report (p99 time per output token)",
+              min=0.001, max=1e6),
+        Param("search", str, "none", "max-batch: find the largest batch that fits, time at that batch",
+              choices=("none", "max-batch")),
+        Param("search_max", int, 1024, "largest batch the search tries", tiny=4, min=1, max=65536),
+    )
+    variants = {
+        "seed": "a plain generate loop: eager, KV cache grown by torch.cat each token",
+        "static-cache": "preallocated KV cache written in place (fixed shapes), eager",
+        "compile": "static cache; decode step torch.compile'd with mode='reduce-overhead' (CUDA graphs); "
+                   "prefill eager",
+        "fp8-weights": "torchao FP8 dynamic-activation FP8-weight quantisation of every linear layer "
+                       "(row-wise scales), static cache; skipped without torchao or an sm_89+ GPU",
+    }
+    default_warmup = 1
+    default_steps = 1
+    tiny_warmup = 1
+    tiny_steps = 1
+
+    # --- pure class facts (no model built) ---------------------------------------
+    @classmethod
+    def config(cls, params: dict):
+        return resolve_shape(params["shape"], params.get("hf_config") or "")
+
+    @classmethod
+    def resolve_params(cls, given, size="full"):
+        p = super().resolve_params(given, size)
+        cfg = cls.config(p)          # a bad hf_config path is a UserError before anything runs
+        need = p["prompt_len"] + p["new_tokens"]
+        if need > cfg.max_seq_len:
+            raise UserError(f"llm-serve: prompt_len + new_tokens = {need} exceeds the model's "
+                            f"max_seq_len {cfg.max_seq_len}")
+        return p
+
+    @classmethod
+    def flops(cls, params: dict) -> float:
+        """Model FLOPs per generated token (the request's FLOPs over its new tokens)."""
+        return request_flops(cls.config(params), params["prompt_len"], params["new_tokens"]) / params["new_tokens"]
+
+    @classmethod
+    def param_count(cls, params: dict) -> int:
+        return param_counts(cls.config(params))[0]
+
+    @classmethod
+    def executed_precision(cls, variants, arch: str) -> str:
+        if arch == "cpu":
+            return "fp32"
+        return "fp8" if "fp8-weights" in variants else "bf16"
+
+    # --- building ----------------------------------------------------------------
+    def _fp8_ready(self) -> None:
+        if self.device.type != "cuda":
+            raise WorkloadSkipped("fp8-weights needs a CUDA GPU of compute capability >= 8.9; this is a CPU")
+        cap = torch.cuda.get_device_capability(self.device)
+        if cap < FP8_MIN_CAPABILITY:
+            raise WorkloadSkipped(f"fp8-weights needs compute capability >= 8.9; this GPU is {cap[0]}.{cap[1]}")
+        try:
+            import torchao  # noqa: F401
+        except ImportError:
+            raise WorkloadSkipped("torchao is not installed (pip install torchao)") from None
+
+    def _quantize_fp8(self) -> str:
+        from torchao.quantization import quantize_
+
+        try:
+            from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
+
+            recipe = Float8DynamicActivationFloat8WeightConfig(granularity=PerRow())
+        except ImportError:     # torchao before 0.9 names the recipe as a function
+            from torchao.quantization import PerRow, float8_dynamic_activation_float8_weight
+
+            recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
+        quantize_(self.model, recipe)
+        return type(recipe).__name__
+
+    def setup(self) -> None:
+        v = self.ctx.variants
+        if "fp8-weights" in v:
+            self._fp8_ready()   # before building 16 GB of weights
+        self.cfg = cfg = self.config(self.p)
+        cuda = self.device.type == "cuda"
+        self.dtype = torch.bfloat16 if cuda else torch.float32
+        before = torch.cuda.memory_allocated(self.device) if cuda else 0
+        with torch.no_grad():
+            self.model = build(cfg, self.device, self.dtype).eval()
+        self.quant = self._quantize_fp8() if "fp8-weights" in v else None
+        self.weights_bytes = (torch.cuda.memory_allocated(self.device) - before if cuda else
+                              sum(t.numel() * t.element_size() for t in self.model.parameters()))
+        self.static = "seed" not in v
+        P, n = self.p["prompt_len"], self.p["new_tokens"]
+        self.max_len = P + n
+        gen = torch.Generator().manual_seed(0)
+        self.search_info: dict = {}
+        self.batch = self.p["batch_size"]
+        cap = max(self.batch, self.p["search_max"] if self.p["search"] == "max-batch" else 0)
+        self.prompts = torch.randint(0, cfg.vocab_size, (cap, P), generator=gen).to(self.device)
+        # one small tensor per decode position, made now: no host-to-device copy inside a request
+        self.positions = [torch.tensor([P + i], device=self.device) for i in range(n)]
+        if self.p["search"] == "max-batch":
+            self.search_info = search_max_batch(self._probe, self.device, self.p["search_max"])
+            if self.search_info["max_batch"] == 0:
+                raise MemoryError("out of memory: even one sequence does not fit")
+            self.batch = self.search_info["max_batch"]
+        self.cache = self._new_cache(self.batch) if self.static else None
+        self.decode = self._decode_eager
+        if "compile" in v:
+            # the cache is written in place by every replay: fixed addresses, as HF's StaticCache marks them
+            for buf in (self.cache.k, self.cache.v, self.cache.positions):
+                torch._dynamo.mark_static_address(buf)
+            self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
+        self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
+        self.ttft: list[float] = []
+        self.tpot: list[float] = []
+        self.requests = 0
+        self.finite = None
+        self.kv_bytes = 0
+
+    def _new_cache(self, batch: int):
+        if not self.static:
+            return DynamicCache(self.cfg.n_layers)
+        return StaticCache(self.cfg, batch, self.max_len, self.device, self.dtype)
+
+    # --- one request ----------------------------------------------------------------
+    def _decode_eager(self, tok, pos, cache):
+        return self.model(tok, cache, pos)[:, -1].argmax(-1, keepdim=True)
+
+    @torch.inference_mode()
+    def _request(self, batch: int, cache, decode_steps: int, decode, mark=None):
+        logits = self.model(self.prompts[:batch], cache, last_only=True)
+        tok = logits[:, -1].argmax(-1, keepdim=True)
+        if mark:
+            mark(1)
+        for i in range(decode_steps):
+            # clone: a CUDA graph's output buffer is overwritten by its next replay
+            tok = decode(tok, self.positions[i], cache).clone()
+            if mark:
+                mark(i + 2)
+        return logits, tok
+
+    def _probe(self, batch: int) -> None:
+        """One request at ``batch`` for the capacity search (eager; a static cache holds its full
+        length from the start, so two decode steps show its peak; a growing one needs them all)."""
+        steps = self.p["new_tokens"] - 1 if not self.static else min(2, self.p["new_tokens"] - 1)
+        cache = self._new_cache(batch)
+        self._request(batch, cache, steps, self._decode_eager)
+        del cache
+
+    def step(self) -> None:
+        import time
+
+        n = self.p["new_tokens"]
+        cache = self.cache if self.static else self._new_cache(self.batch)
+        stamps = [0.0] * (n + 1)
+        if self.marks:
+            def mark(i):
+                self.marks[i].record()
+        else:
+            def mark(i):
+                stamps[i] = time.perf_counter()
+        mark(0)
+        logits, self.tok = self._request(self.batch, cache, n - 1, self.decode, mark)
+        self.finite = torch.isfinite(logits).all()
+        if self.marks:
+            self.marks[n].synchronize()   # the one synchronisation of the request
+            times = [self.marks[i].elapsed_time(self.marks[i + 1]) / 1e3 for i in range(n)]
+        else:
+            times = [stamps[i + 1] - stamps[i] for i in range(n)]
+        self.kv_bytes = cache.nbytes()
+        self.requests += 1
+        if self.requests > 1:           # the first request holds compilation and graph recording
+            self.ttft.append(times[0])
+            self.tpot.extend(times[1:])
+
+    def items_per_step(self) -> float:
+        return float(getattr(self, "batch", self.p["batch_size"]) * self.p["new_tokens"])
+
+    # --- figures ---------------------------------------------------------------------
+    def flops_per_item(self) -> float:
+        return self.flops(self.p)
+
+    def precision(self) -> str:
+        return self.executed_precision(self.ctx.variants, self.device.type)
+
+    def check(self) -> list[str]:
+        if self.finite is not None and not bool(self.finite):
+            return ["prefill logits have NaN/inf"]
+        return []
+
+    def extra(self) -> dict:
+        cfg, P, n, B = self.cfg, self.p["prompt_len"], self.p["new_tokens"], self.batch
+        emb = cfg.vocab_size * cfg.dim * torch.finfo(self.dtype).bits // 8
+        out = {"batch": B, "cache": "static" if self.static else "dynamic (torch.cat)",
+               "prefill": "eager", "decode": ("torch.compile reduce-overhead" if "compile" in self.ctx.variants
+                                              else "eager"),
+               "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
+               "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
+               "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft),
+               "slo_ms": self.p["slo_ms"]}
+        out.update(self.search_info)
+        if "compile" in self.ctx.variants:
+            from torch._dynamo.utils import counters
+
+            # a decode that could not be captured runs compiled kernels without graphs: say so
+            out["cudagraph_skips"] = int(counters["inductor"].get("cudagraph_skips", 0))
+        if not self.ttft or not self.tpot:
+            return out
+        ttft = statistics.median(self.ttft)
+        tpot = statistics.median(self.tpot)
+        context = P + n / 2            # the mean live context over the decode steps
+        _, n_dense = param_counts(cfg)
+        per_weight = (self.weights_bytes - emb) / n_dense
+        kv_elem = 2 if self.dtype == torch.bfloat16 else 4
+        moved = decode_bytes_per_step(cfg, B, round(context), per_weight, kv_elem)
+        prefill_tflops = prefill_flops(cfg, P) * B / ttft / 1e12
+        out.update({
+            "ttft_s": ttft, "prefill_tokens_per_s": B * P / ttft, "prefill_tflops": prefill_tflops,
+            "tpot_ms_median": tpot * 1e3, "tpot_ms_p99": percentile(self.tpot, 99) * 1e3,
+            "decode_tokens_per_s": B / tpot, "decode_context_mean": context,
+            "kv_cache_live_bytes": kv_cache_bytes(cfg, B, P + n, kv_elem),
+            "decode_bytes_per_step": moved, "decode_bandwidth_gbs": moved / tpot / 1e9,
+            "bytes_model": "weights read once per step (embedding table excluded) + live KV at the mean context",
+        })
+        return out

@@ -1,0 +1,45 @@
+"""resnet50-infer at tiny size through the real runner: eager, instances=2, TensorRT skipped."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from tests.workloads.conftest import assert_ok, run_entries
+
+
+def test_eager_instances_and_tensorrt(db_path):
+    rs = run_entries(db_path, [
+        {"workload": "resnet50-infer", "variants": ["seed", "tensorrt"]},
+        {"workload": "resnet50-infer", "variants": ["bf16+channels-last"], "params": {"instances": 2}},
+    ], repeats=2)
+    seed, trt, multi = rs
+    assert_ok(seed)
+    assert seed["unit"] == "images/s" and seed["items_per_step"] == 1
+    assert seed["flops_per_item"] == pytest.approx(2 * 4.089e9 * (32 / 224) ** 2)
+    assert seed["extra"]["deployment"] == "eager"
+    assert trt["status"] == "skipped" and trt["error"] == "torch_tensorrt is not installed"
+    assert_ok(multi)
+    e = multi["extra"]
+    # 2 instances x 2 requests each per step, batch 1; every timed request's latency kept per instance
+    assert multi["items_per_step"] == 4 and multi["precision"] == "bf16"
+    assert e["instances"] == 2 and [p["instance"] for p in e["per_instance"]] == [0, 1]
+    # first step excluded; then 1 warm-up and 2 windows of 2 steps, 2 requests each
+    assert all(p["requests"] == (1 + 2 * 2) * 2 for p in e["per_instance"])
+    assert all(p["latency_ms_median"] > 0 for p in e["per_instance"])
+
+
+def test_class_facts_need_no_model():
+    p = ResNet50Infer.resolve_params({})
+    assert p["batch_size"] == 1 and p["image_size"] == 224
+    assert ResNet50Infer.flops(p) == pytest.approx(2 * 4.089e9)
+    assert ResNet50Infer.executed_precision(frozenset({"tensorrt"}), "cuda") == "fp16"
+    assert ResNet50Infer.executed_precision(frozenset({"bf16", "channels-last"}), "cuda") == "bf16"
+    assert ResNet50Infer.param_count(p) == 25_557_032
+
+
+@pytest.mark.slow
+def test_aot_inductor_package(db_path):
+    (r,) = run_entries(db_path, [{"workload": "resnet50-infer", "variants": ["aot-inductor"]}], repeats=1)
+    assert_ok(r)
+    assert r["extra"]["deployment"] == "aot-inductor" and r["extra"]["package_bytes"] > 0

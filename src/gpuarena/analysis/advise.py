@@ -15,7 +15,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis import whatif
 from gpuarena.analysis.check import measured_efficiencies
 from gpuarena.analysis.tables import render as _render
-from gpuarena.report.console import fmt_num  # significant digits: 0.155, not 0.2
+from gpuarena.numbers import fmt_num  # significant digits: 0.155, not 0.2
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry

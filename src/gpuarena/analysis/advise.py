@@ -15,6 +15,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis import whatif
 from gpuarena.analysis.check import measured_efficiencies
 from gpuarena.analysis.tables import render as _render
+from gpuarena.numbers import fmt_num  # significant digits: 0.155, not 0.2
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -42,7 +43,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             raise UserError(f"{name} {v}: must be positive")
     if workload not in registry.names():
         registry.get(workload)   # the UserError with a suggestion
-    results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
+    results = [r for r in store.results(workload=workload, status="ok")
+               if r.get("throughput_median") and not R.is_search(r)]
     effs = [e for e in measured_efficiencies(store, workload).values() if e.get("flops_per_item")]
     rows, excluded = [], []
     for g in catalog.priced(prices):
@@ -109,13 +111,13 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None) ->
     value = max(priced, key=lambda x: x["items_per_s_per_1000usd"]) if priced else None
     green = max((x for x in rows if x["items_per_joule"]), key=lambda x: x["items_per_joule"], default=None)
     s = (f"For {workload} on {gpus} GPU(s){f' within ${budget:,.0f}' if budget else ''}, the "
-         f"{fast['gpu']} is fastest at {fast['throughput']:,.0f} {fast['unit']} ({fast['basis']}).")
+         f"{fast['gpu']} is fastest at {fmt_num(fast['throughput'])} {fast['unit']} ({fast['basis']}).")
     if value and value is not fast:
         s += (f" The {value['gpu']} gives the most throughput per dollar "
-              f"({value['items_per_s_per_1000usd']:,.1f} per $1,000, {value['basis']}), at "
+              f"({fmt_num(value['items_per_s_per_1000usd'])} per $1,000, {value['basis']}), at "
               f"{value['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
     if green and green is not fast:
-        s += f" The {green['gpu']} does the most work per joule ({green['items_per_joule']:.2f}, TDP-based)."
+        s += f" The {green['gpu']} does the most work per joule ({fmt_num(green['items_per_joule'])}, TDP-based)."
     if fast["basis"] == "projected":
         s += " Projected figures assume the measured share of peak carries over; measure before buying."
     return s

@@ -21,7 +21,7 @@ import csv
 import math
 from pathlib import Path
 
-from gpuarena.analysis.rows import gpu_of
+from gpuarena.analysis.rows import gpu_of, is_search
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -48,7 +48,7 @@ def measured_efficiencies(store, workload: str) -> dict[str, dict]:
         return {}
     best: dict[str, dict] = {}
     for r in store.results(workload=workload, status="ok"):
-        if r.get("source") == "published" or not r.get("tflops"):
+        if r.get("source") == "published" or not r.get("tflops") or is_search(r):
             continue
         g = catalog.find(gpu_of(r))
         prec = r.get("precision") or "default"

@@ -42,7 +42,7 @@ def test_three_processes_through_the_runner(cli, tmp_path):
     assert len(shown["extra"]["processes"]) == 3
     # the report's method table says how the case was measured
     md = open(write_report(Store(db), str(tmp_path / "r.md"), fmt="md")).read()
-    assert f"| {r['run_id']} | 4 | " in md and " | 3 | tiny |" in md
+    assert f"| {r['run_id']} | matmul | 4 | " in md and " | 3 | tiny |" in md
 
 
 def test_one_process_is_the_result_unchanged():

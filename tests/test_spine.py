@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import statistics
 
 import pytest
 
@@ -40,7 +41,7 @@ def test_run_stores_every_case_with_statistics(resnet_run, cli):
         t = r["throughput"]
         assert THROUGHPUT_KEYS <= set(t)
         assert t["n"] == 4 and t["unit"] == "images/s"
-        assert t["ci95_low"] <= t["mean"] <= t["ci95_high"]
+        assert 0 < t["ci95_low"] < t["ci95_high"]
         assert len(r["samples"]) == 4
         # throughput is items per step over seconds per step, per repeat
         per_repeat = sorted(r["params"]["batch_size"] / s for s in r["samples"])
@@ -139,8 +140,12 @@ def test_summary_known_values():
     assert s.median == 14.0 and s.mean == 14.0
     assert s.stdev == pytest.approx(math.sqrt(10.0))           # sample stdev, n-1
     assert s.cv == pytest.approx(math.sqrt(10.0) / 14.0)
-    half = 2.776 * math.sqrt(10.0) / math.sqrt(5)                # t(0.975, df=4) = 2.776
-    assert (s.ci95_low, s.ci95_high) == pytest.approx((14.0 - half, 14.0 + half))
+    # on the log scale: exp(mean(ln x) -+ t(0.975, df=4) * stdev(ln x) / sqrt(5)), t = 2.776
+    logs = [math.log(x) for x in (10.0, 12.0, 14.0, 16.0, 18.0)]
+    half = 2.776 * statistics.stdev(logs) / math.sqrt(5)
+    centre = statistics.fmean(logs)
+    assert (s.ci95_low, s.ci95_high) == pytest.approx((math.exp(centre - half), math.exp(centre + half)))
+    assert (s.ci95_low, s.ci95_high) == pytest.approx((10.27, 18.29), abs=0.01)
 
 
 def test_t_quantiles():

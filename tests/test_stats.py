@@ -37,8 +37,18 @@ def test_summary_invariants(xs):
         assert s.stdev == 0 and s.cv == 0
         assert math.isnan(s.ci95_low) and math.isnan(s.ci95_high)
     else:
-        assert s.ci95_low <= s.mean + tol and s.mean - tol <= s.ci95_high
-        assert close(s.ci95_high - s.mean, s.mean - s.ci95_low, rel=1e-6)  # symmetric t-interval
+        gmean = statistics.geometric_mean(xs)
+        assert 0 < s.ci95_low <= gmean * (1 + 1e-9) and gmean <= s.ci95_high * (1 + 1e-9)
+        # symmetric on the log scale: the geometric mean is the interval's geometric centre
+        assert close(math.sqrt(s.ci95_low * s.ci95_high), gmean, rel=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(positive, min_size=2, max_size=40))
+def test_interval_of_times_is_the_reciprocal_of_the_interval_of_rates(xs):
+    rates, times = stats.summarize(xs), stats.summarize([1 / x for x in xs])
+    assert close(times.ci95_low, 1 / rates.ci95_high, rel=1e-6)
+    assert close(times.ci95_high, 1 / rates.ci95_low, rel=1e-6)
 
 
 @settings(max_examples=200, deadline=None)
@@ -89,11 +99,32 @@ def test_known_answer_ten_repeats():
     # 10 repeats (the article's count), mean 100:
     xs = [95, 97, 98, 99, 100, 100, 101, 102, 103, 105]
     s = stats.summarize(xs)
-    sd = statistics.stdev(xs)
     assert s.median == 100 and s.mean == 100
-    assert s.stdev == pytest.approx(sd)
-    half = 2.262 * sd / math.sqrt(10)  # t_{0.975, 9} = 2.262 (standard tables)
-    assert (s.ci95_low, s.ci95_high) == (pytest.approx(100 - half), pytest.approx(100 + half))
+    assert s.stdev == pytest.approx(statistics.stdev(xs))
+    # log scale: mean(ln x) = 4.6047798, stdev(ln x) = 0.0294614, t_{0.975, 9} = 2.262
+    # -> exp(4.6049700 -+ 2.262 * 0.0290893 / sqrt(10)) = 97.88 .. 102.09
+    assert (s.ci95_low, s.ci95_high) == (pytest.approx(97.8764, abs=1e-3), pytest.approx(102.0899, abs=1e-3))
+
+
+def test_known_answer_noisy_smoke_row_stays_positive():
+    # A tiny CPU case with two wild repeats: the linear t-interval of the mean was
+    # 1.4 -+ 12.706 * 1.27 / sqrt(2) = -10.0 .. 12.8; on the log scale it is positive.
+    s = stats.summarize([0.5, 2.3])
+    assert s.ci95_low == pytest.approx(math.exp(math.log(1.07238) - 12.706 * 1.07908 / math.sqrt(2)), rel=1e-3)
+    assert 0 < s.ci95_low < 0.5 and s.ci95_high > 2.3
+
+
+def test_known_answer_ratio():
+    # means 110 / 100 = 1.1 over 5 repeats each; the interval contains 1.0 (not significant)
+    a = [100, 105, 110, 115, 120]
+    b = [95, 97.5, 100, 102.5, 105]
+    r, lo, hi = stats.ratio_ci95(a, b)
+    va = (statistics.stdev(a) / 110) ** 2 / 5
+    vb = (statistics.stdev(b) / 100) ** 2 / 5
+    half = 2.776 * math.sqrt(va + vb)  # t_{0.975, 4}
+    assert r == pytest.approx(1.1)
+    assert (lo, hi) == (pytest.approx(1.1 * math.exp(-half)), pytest.approx(1.1 * math.exp(half)))
+    assert lo == pytest.approx(0.9935, abs=1e-3) and hi == pytest.approx(1.2179, abs=1e-3)
 
 
 def test_t_quantiles():

@@ -5,18 +5,24 @@ import json
 import pytest
 
 
-def test_check_json_gives_flops_and_assumptions(cli, db_path):
-    p = cli("check", "--db", db_path, "--gpu", "A100 40GB SXM4", "-w", "bert-large-infer", "--precision", "fp16",
-            "--batch-size", "128", "--seq-len", "128", "--throughput", "2480", "--format", "json")
+@pytest.fixture
+def nodb(tmp_path):
+    """No database: the default path points at a file that does not exist (a named --db must exist)."""
+    return {"GPUARENA_DB": str(tmp_path / "absent.db")}
+
+
+def test_check_json_gives_flops_and_assumptions(cli, nodb):
+    p = cli("check", "--gpu", "A100 40GB SXM4", "-w", "bert-large-infer", "--precision", "fp16",
+            "--batch-size", "128", "--seq-len", "128", "--throughput", "2480", "--format", "json", env=nodb)
     assert p.returncode == 0, p.stderr
     row = json.loads(p.stdout)[0]
     assert row["verdict"] == "plausible" and row["params"]["seq_len"] == 128
     assert row["flops_per_item"] > 0 and row["executed_as"] and row["ceiling"]["source"]
 
 
-def test_ratio_claim_and_validate(cli, db_path):
-    p = cli("check", "--db", db_path, "-w", "resnet50-train", "--gpu", "A800 40GB SXM4", "--vs", "A100 40GB SXM4",
-            "--ratio", "0.878", "--batch-size", "256", "--precision", "default", "--format", "json")
+def test_ratio_claim_and_validate(cli, nodb):
+    p = cli("check", "-w", "resnet50-train", "--gpu", "A800 40GB SXM4", "--vs", "A100 40GB SXM4",
+            "--ratio", "0.878", "--batch-size", "256", "--precision", "default", "--format", "json", env=nodb)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)[0]["verdict"] == "implausible"
     v = cli("advise", "--validate", "--format", "json")
@@ -34,6 +40,7 @@ def test_ratio_claim_and_validate(cli, db_path):
     ("whatif", "-w", "resnet50-train", "--gpu", "H200", "--throughput", "inf"),
     ("whatif", "-w", "resnet50-train", "--gpu", "H200", "--throughput", "100", "--batch-size", "-4"),
 ])
-def test_bad_numbers_exit_2(cli, db_path, args):
-    p = cli(*args, "--db", db_path)
+def test_bad_numbers_exit_2(cli, nodb, args):
+    p = cli(*args, env=nodb)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "does not exist" not in p.stderr

@@ -9,8 +9,10 @@ from gpuarena.errors import UserError
 from tests.analysis.conftest import golden
 
 
-def test_compare_rows_and_golden(store):
+def test_compare_rows_and_golden(store, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # the text table is drawn at the terminal's width
     out = compare.compare(store, "A100 40GB SXM4")
+    assert [r["params"].split()[0] for r in out["rows"]] == ["batch_size=64", "batch_size=256"]  # numeric order
     by_bs = {r["params"].split()[0]: r for r in out["rows"]}
     slow = by_bs["batch_size=256"]
     assert slow["gpu"] == "NVIDIA A800 40GB SXM4"

@@ -91,6 +91,17 @@ def fill(store: Store) -> None:
         store.add_result(result("resnet50-train", variant, {"batch_size": batch, "image_size": 224}, slower, batch,
                                 "images/s", env_id=env_a100, device_name="NVIDIA A100-SXM4-80GB", precision="default",
                                 peak_memory_bytes=int(gib * 2**30), power_w_mean=380.0, power_w_max=400.0))
+    # SD v1.5: the article's 50-step latency at batch 1 (seconds per image is the headline), and a
+    # maximum-concurrency search at 10 steps in which every batch up to the cap of 256 fitted
+    sd = {"batch_size": 1, "inference_steps": 50, "search": "none", "search_max": 256}
+    for variant, step in (("seed", 1.59), ("sdpa+compile", 0.418)):
+        store.add_result(result("sd15-generate", variant, sd, [step * f for f in (1.0, 1.01, 0.99, 1.02, 0.995)], 1,
+                                "images/s", env_id=env, precision="fp16", flops_per_item=84.5e12,
+                                tflops=84.5e12 / step / 1e12, power_w_mean=300.0))
+    store.add_result(result("sd15-generate", "seed", {**sd, "inference_steps": 10, "search": "max-batch"},
+                            [20.65], 256, "images/s", env_id=env, precision="fp16", flops_per_item=16.9e12,
+                            tflops=256 / 20.65 * 16.9e12 / 1e12, peak_memory_bytes=98 * 2**30,
+                            extra={"max_batch": 256, "capped": True, "search_steps": 2, "batch": 256}))
     for mb, bw in ((1, 38.0), (16, 190.0), (256, 355.0)):
         store.add_result(result("allreduce", "seed", {"size_mb": mb, "dtype": "bfloat16"},
                                 [0.001, 0.0011, 0.001], 1, "ops/s", gpus=4, env_id=env,

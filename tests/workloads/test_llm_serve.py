@@ -91,7 +91,8 @@ def test_decode_bytes_model_known_answer():
     # prefill counts the output head once per sequence
     assert prefill_flops(LLAMA3_8B, 512) == pytest.approx(512 * M.flops_per_token(LLAMA3_8B, 512, False)
                                                           - 511 * 2 * 128256 * 4096)
-    assert LLMServe.executed_precision({"compile", "fp8-weights"}, "cuda") == "fp8"
+    assert LLMServe.executed_precision(frozenset({"compile", "fp8-weights"}), "hopper")["matmul"] == "fp8"
+    assert LLMServe.peak_precision(frozenset({"seed"}), "hopper") == "bf16"
     # prefill MFU is read against the catalog's dense peak (H200 bf16: 989.4 TFLOP/s)
     row = {"device_name": "NVIDIA H200", "precision": "bf16", "extra": {"prefill_tflops": 593.4}}
     assert catalog.match("H200").peak("bf16") == pytest.approx(989.4)

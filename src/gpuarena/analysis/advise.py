@@ -47,7 +47,7 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if (r.get("gpus") or 1) != 1 or not CE.is_finite_result(r):
+        if (r.get("gpus") or 1) != 1 or not CE.is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:

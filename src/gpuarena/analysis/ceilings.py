@@ -94,11 +94,11 @@ def measured_ceilings(store, workload: str) -> list[dict]:
     """Shares of peak of the finite measured results in the database (never a diverged one)."""
     if store is None:
         return []
-    from gpuarena.analysis.rows import gpu_of
+    from gpuarena.analysis.rows import gpu_of, is_search
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if r.get("source") == "published" or (r.get("gpus") or 1) != 1 or not is_finite_result(r):
+        if r.get("source") == "published" or (r.get("gpus") or 1) != 1 or not is_finite_result(r) or is_search(r):
             continue
         g = catalog.find(gpu_of(r))
         if g is None or not r.get("flops_per_item"):

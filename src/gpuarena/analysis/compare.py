@@ -15,12 +15,14 @@ published "A100 40GB SXM4"), else the device name itself.
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.identity import why_not_comparable
 from gpuarena.workloads import registry
 from gpuarena.measure.stats import ratio_ci95
+from gpuarena.workloads.registry import did_you_mean
 
 # Published params may use another name for the same thing than a workload does.
 SYNONYMS = {"seq_len": ("seq_len", "seq_length", "sequence_length", "max_seq_len")}
@@ -76,17 +78,19 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
              "skipped": [{workload, variant, params, gpu, reason}]}
     Raises UserError when the baseline has no ok results or nothing is comparable.
     """
-    g = catalog.find(baseline)
-    base_id = g.name if g else baseline
+    R.known_workload(store, workload)
     results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
     results = R.latest(results)
+    base_id = R.baseline_gpu(results, baseline)
     base_rows = [r for r in results if R.gpu_of(r) == base_id
                  or (r.get("device_name") or "").lower() == baseline.lower()]
     if not base_rows:
         gpus = sorted({R.gpu_of(r) for r in results})
         raise UserError(f"no ok results for baseline {baseline!r}"
+                        + did_you_mean(baseline, sorted(gpus))
                         + (f" (workload {workload})" if workload else "")
-                        + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results"))
+                        + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results")
+                        + ("" if catalog.candidates(baseline) else " (`gpuarena gpus` lists the catalog)"))
     base_id = R.gpu_of(base_rows[0])
     others = [r for r in results if R.gpu_of(r) != base_id]
     rows, skipped = [], []
@@ -128,7 +132,7 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
         reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
         raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
                         f"and parameters{reason}")
-    rows.sort(key=lambda r: (r["workload"], r["variant"], r["params"], r["gpu"], r["source"]))
+    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(r["params"]), r["gpu"], r["source"]))
     summary = []
     for gpu in sorted({r["gpu"] for r in rows}):
         mine = [r for r in rows if r["gpu"] == gpu]

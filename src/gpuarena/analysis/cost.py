@@ -12,6 +12,7 @@ that is the article's "performance/price 1.0x vs 1.18x" table.
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -62,12 +63,13 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
     check_inputs(years, gpus, kwh_price, pue, hosting_per_gpu_year)
     base = catalog.match(baseline).name if baseline else None
     cat = {g.name: g for g in catalog.priced(prices)}
+    R.known_workload(store, workload)
     results = R.latest([r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")])
     rows = []
     for r in results:
         g = cat.get(R.gpu_of(r))
-        if g is None:
-            continue
+        if g is None or R.is_search(r):
+            continue   # a maximum-batch search times fewer denoising steps: its images are not the article's
         n_dev = r.get("gpus") or 1
         thr = r["throughput_median"] / n_dev            # per GPU
         measured_power = r.get("power_w_mean")
@@ -109,7 +111,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
                 row["rel_perf_per_price"] = row["per_1000usd"] / ref[0]["per_1000usd"]
             if ref and ref[0]["items_per_joule"] and row["items_per_joule"]:
                 row["rel_items_per_joule"] = row["items_per_joule"] / ref[0]["items_per_joule"]
-    rows.sort(key=lambda x: (x["workload"], x["variant"], x["params"], x["gpu"], x["source"] or ""))
+    rows.sort(key=lambda x: (x["workload"], x["variant"], natural_key(x["params"]), x["gpu"], x["source"] or ""))
     return {"rows": rows, "assumptions": {"years": years, "gpus": gpus, "kwh_price": kwh_price, "pue": pue,
                                           "hosting_per_gpu_year": hosting_per_gpu_year, "baseline": base}}
 

@@ -15,6 +15,42 @@ def gpu_of(r: dict) -> str:
     return catalog.identity(r.get("device_name"))
 
 
+def is_search(r: dict) -> bool:
+    """A maximum-batch search result (SD v1.5 search=max-batch): timed at fewer denoising steps and
+    another batch, it answers "how many fit", so it never stands for the workload's speed."""
+    return (r.get("params") or {}).get("search", "none") not in (None, "none")
+
+
+def known_workload(store, workload: str | None) -> None:
+    """A UserError with "did you mean" for a workload that is neither registered nor stored."""
+    if workload is None:
+        return
+    from gpuarena.errors import UserError
+    from gpuarena.workloads.registry import REGISTRY, did_you_mean
+
+    stored = {r["workload"] for r in store.results()}
+    known = sorted(set(REGISTRY) | stored)
+    if workload not in known:
+        raise UserError(f"unknown workload {workload!r}{did_you_mean(workload, known)}; "
+                        f"known: {', '.join(known)} (`gpuarena list` describes them)")
+
+
+def baseline_gpu(results: list[dict], baseline: str) -> str:
+    """The catalog name of a loosely written baseline; one ambiguous in the catalog is
+    resolved by the GPUs that have results, else a UserError lists the matches."""
+    from gpuarena.errors import UserError
+
+    c = catalog.candidates(baseline)
+    if len(c) <= 1:
+        return c[0].name if c else baseline
+    have = {gpu_of(r) for r in results}
+    stored = [g for g in c if g.name in have]
+    if len(stored) == 1:
+        return stored[0].name
+    raise UserError(f"GPU {baseline!r} is ambiguous: it matches {', '.join(g.name for g in (stored or c))}; "
+                    "add memory size or SXM/PCIe (`gpuarena gpus` lists the catalog)")
+
+
 def params_text(params: dict | None) -> str:
     return json.dumps(params or {}, sort_keys=True)
 

@@ -1,19 +1,28 @@
 """One way to print every analysis table: a list of (key, header) columns over
-row dicts, as a rich text table, a Markdown table or JSON.  Deterministic (a
-fixed width, no colour) so golden-file tests can pin the text."""
+row dicts, as a rich text table, a Markdown table or JSON.  No colour; the text
+table fits the terminal ($COLUMNS, else 80 when piped): one too wide is folded
+into one block per row.  md and json keep every column whole."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from gpuarena.numbers import fmt_num  # one number format everywhere
+from gpuarena.textfit import natural_width, records, terminal_width
 
 FORMATS = ("table", "md", "json")
+
+
+def natural_key(text) -> tuple:
+    """'batch_size=8' before 'batch_size=64': digits compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(text)) if p)
 
 
 def cell(v) -> str:
@@ -27,8 +36,9 @@ def cell(v) -> str:
 
 
 def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: str | None = None,
-           data=None, notes: list[str] | None = None) -> str:
-    """Text of a table.  json dumps `data` (default: the rows) with sorted keys."""
+           data=None, notes: list[str] | None = None, compact: bool = False) -> str:
+    """Text of a table.  json dumps `data` (default: the rows) with sorted keys; `compact`
+    draws the text table without vertical rules (more columns fit)."""
     if fmt == "json":
         return json.dumps(rows if data is None else data, indent=2, sort_keys=True, default=str) + "\n"
     notes = notes or []
@@ -40,14 +50,20 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
             out.append("| " + " | ".join(cell(r.get(k)).replace("|", "\\|") for k, _ in columns) + " |")
         out += [""] + [f"- {n}" for n in notes] if notes else []
         return "\n".join(out) + "\n"
-    t = Table(title=title, header_style="bold", title_justify="left")
+    t = Table(title=title, header_style="bold", title_justify="left", **({"box": box.SIMPLE, "padding": (0, 1, 0, 0)} if compact else {}))
     for _, h in columns:
         t.add_column(h, overflow="fold")
     for r in rows:
         t.add_row(*(Text(cell(r.get(k))) for k, _ in columns))  # cells are data, never rich markup
+    width = terminal_width()
     buf = io.StringIO()
-    con = Console(file=buf, width=220, color_system=None, force_terminal=False, legacy_windows=False)
-    con.print(t)
+    con = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    if natural_width(t) <= width:
+        con.print(t)
+    else:
+        lines = ([title] if title else []) + records([h for _, h in columns],
+                                                     [[cell(r.get(k)) for k, _ in columns] for r in rows], width)
+        con.print(Text("\n".join(lines)), soft_wrap=True)
     for n in notes:
-        con.print(Text(n), soft_wrap=True)  # notes carry prices' sources and user text: never markup
+        con.print(Text(n))  # notes carry prices' sources and user text: never markup
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"

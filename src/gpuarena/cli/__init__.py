@@ -18,12 +18,30 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: option values by their metavar (GPU, FILE), not Python types
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from gpuarena import __version__
+
+        typer.echo(f"gpuarena {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """How fast is a GPU really on your PyTorch work, and which one to choose."""
 
 # Each module registers its verbs on `app` when imported.
 from gpuarena.cli import run_cmds  # noqa: E402,F401
 from gpuarena.cli import report_cmds  # noqa: E402,F401
 from gpuarena.cli import analysis_cmds  # noqa: E402,F401
+from gpuarena.cli import catalog_cmds  # noqa: E402,F401
 
 def _say(line: str) -> None:
     """One line on stderr: no control characters, a hostile 5,000-character path shortened."""

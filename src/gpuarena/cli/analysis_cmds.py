@@ -17,8 +17,21 @@ from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
 
-FMT = typer.Option("table", "--format", "-f", help="table, md or json")
-PRICES = typer.Option(None, "--prices", help="YAML file of price overrides (see data/article_prices.yaml)")
+FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
+PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
+
+
+def _optional_store(db: str | None, named_must_exist: bool = True):
+    """The database if there is one: a --db the user named must exist (check: a typo must not
+    silently judge claims without the measurements); the default may be absent."""
+    import os
+
+    from gpuarena.store.db import default_path
+
+    if db and named_must_exist and not os.path.exists(db):
+        raise UserError(f"--db {db}: the file does not exist")
+    path = db or default_path()
+    return open_store(path, readonly=True) if os.path.exists(path) else None
 
 
 def _out(text: str) -> None:
@@ -26,8 +39,8 @@ def _out(text: str) -> None:
 
 
 @app.command()
-def compare(baseline: str = typer.Option(..., "--baseline", "-b", help="baseline GPU, loosely named"),
-            workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+def compare(baseline: str = typer.Option(..., "--baseline", "-b", metavar="GPU", help="baseline GPU, loosely named"),
+            workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
             db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Each GPU against a baseline: ratios, 95% CIs from the raw repeats, verdicts, geometric mean."""
     from gpuarena.analysis import compare as C
@@ -37,13 +50,13 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", help="baseline
 
 
 @app.command()
-def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w"),
-         years: float = typer.Option(3.0, "--years", help="TCO horizon in years"),
-         gpus: int = typer.Option(1, "--gpus", help="fleet size for TCO"),
-         kwh_price: float = typer.Option(0.12, "--kwh-price", help="$ per kWh (default is an assumption)"),
-         pue: float = typer.Option(1.5, "--pue", help="data-centre power usage effectiveness"),
-         hosting: float = typer.Option(0.0, "--hosting-per-gpu-year", help="$ per GPU-year for hosting"),
-         baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="GPU for relative perf/price"),
+def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
+         years: float = typer.Option(3.0, "--years", metavar="YEARS", help="TCO horizon in years"),
+         gpus: int = typer.Option(1, "--gpus", metavar="N", help="fleet size for TCO"),
+         kwh_price: float = typer.Option(0.12, "--kwh-price", metavar="USD", help="$ per kWh (default is an assumption)"),
+         pue: float = typer.Option(1.5, "--pue", metavar="RATIO", help="data-centre power usage effectiveness"),
+         hosting: float = typer.Option(0.0, "--hosting-per-gpu-year", metavar="USD", help="$ per GPU-year for hosting"),
+         baseline: Optional[str] = typer.Option(None, "--baseline", "-b", metavar="GPU", help="GPU for relative perf/price"),
          prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Throughput per $1,000, cloud $ per million items, items per joule and fleet TCO."""
     from gpuarena.analysis import cost as C
@@ -77,10 +90,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
-    import os
-
     from gpuarena.analysis import check as C
-    from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
     if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
@@ -88,8 +98,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[s
 
         _out(llm_claims.render(llm_claims.judge(), fmt))
         return
-    path = db or default_path()
-    store = open_store(path, readonly=True) if os.path.exists(path) else None
+    store = _optional_store(db)
     if vs is not None or ratio is not None:
         from gpuarena.analysis import ratio as RT
 
@@ -157,24 +166,21 @@ def _counts(text: str) -> list[int]:
 
 
 @app.command()
-def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typer.Option(..., "--gpu"),
-           n: str = typer.Option("2,4,8", "--n", help="GPU counts, e.g. 4,8"),
-           busbw: Optional[float] = typer.Option(None, "--busbw", help="all-reduce bus bandwidth GB/s"),
-           overlap: Optional[float] = typer.Option(None, "--overlap", help="share of communication hidden, 0-1"),
-           batch_size: Optional[int] = typer.Option(None, "--batch-size"),
-           throughput: Optional[float] = typer.Option(None, "--throughput", help="single-GPU items/s if none stored"),
-           model: Optional[str] = typer.Option(None, "--model", help="ddp-train: resnet50 or bert-large"),
-           variant: Optional[str] = typer.Option(None, "--variant", help="ddp-train variant (default seed)"),
-           bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="DDP bucket size in MiB (its all-reduce message)"),
-           tokens: Optional[float] = typer.Option(None, "--tokens", help="llm-train: training tokens, e.g. 300e9"),
-           mfu: Optional[str] = typer.Option(None, "--mfu", help="llm-train: share of peak, or 'measured'"),
+def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"), gpu: str = typer.Option(..., "--gpu", metavar="GPU", help="GPU name, loosely (see `gpuarena gpus`)"),
+           n: str = typer.Option("2,4,8", "--n", metavar="N,N,...", help="GPU counts, e.g. 4,8"),
+           busbw: Optional[float] = typer.Option(None, "--busbw", metavar="GB_PER_S", help="all-reduce bus bandwidth GB/s"),
+           overlap: Optional[float] = typer.Option(None, "--overlap", metavar="SHARE", help="share of communication hidden, 0-1"),
+           batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="per-GPU batch size"),
+           throughput: Optional[float] = typer.Option(None, "--throughput", metavar="ITEMS_PER_S", help="single-GPU items/s if none stored"),
+           model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="ddp-train: resnet50 or bert-large"),
+           variant: Optional[str] = typer.Option(None, "--variant", metavar="VARIANT", help="ddp-train variant (default seed)"),
+           bucket_mb: float = typer.Option(25.0, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message)"),
+           tokens: Optional[float] = typer.Option(None, "--tokens", metavar="TOKENS", help="llm-train: training tokens, e.g. 300e9"),
+           mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce.
     `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
-    import os
-
     from gpuarena.analysis import whatif as W
-    from gpuarena.store.db import default_path
 
     check_format(fmt, ("table", "md", "json"))
     finite(throughput, "--throughput", cap=MAX_THROUGHPUT)
@@ -184,8 +190,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w"), gpu: str = typ
         raise UserError(f"--overlap {overlap}: must be between 0 and 1")
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
-    path = db or default_path()
-    store = open_store(path, readonly=True) if os.path.exists(path) else None
+    store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import whatif_llm
 
@@ -243,8 +248,8 @@ def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[s
 
 
 @app.command()
-def export(run: list[str] = typer.Option([], "--run", help="run id (repeatable; default: all measured/imported)"),
-           output: str = typer.Option(..., "--output", "-o", help="bundle file to write"),
+def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; default: all measured/imported)"),
+           output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
            db: Optional[str] = DbOption) -> None:
     """Write results and their environments to a versioned JSON bundle."""
     from gpuarena.store import bundle as B
@@ -264,10 +269,11 @@ def _param_map(workload: str):
 
 
 @app.command("import")
-def import_(file: Optional[str] = typer.Argument(None, help="bundle written by `gpuarena export`"),
+def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
             published: bool = typer.Option(False, "--published", help="load the shipped published results"),
             db: Optional[str] = DbOption) -> None:
-    """Import a bundle (validated whole, one transaction) or the shipped published results."""
+    """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
+    transaction), or the shipped published results (--published)."""
     if bool(file) == published:
         raise UserError("give a bundle file or --published (one of them)")
     if published:

@@ -6,7 +6,7 @@ import typer
 
 from gpuarena.errors import UserError
 
-DbOption = typer.Option(None, "--db", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
+DbOption = typer.Option(None, "--db", metavar="FILE", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
 
 # Stores this command opened: main() reports the rows they skipped as unusable.
 OPENED: list = []

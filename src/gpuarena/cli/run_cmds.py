@@ -79,16 +79,17 @@ def _raise_interrupt(signum, frame):
 
 @app.command()
 def run(
-    suite: Optional[str] = typer.Option(None, "--suite", "-s", help="built-in suite name or a YAML file"),
-    workload: list[str] = typer.Option([], "--workload", "-w", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
-    variant: list[str] = typer.Option([], "--variant", "-v", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
-    set_: list[str] = typer.Option([], "--set", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
-    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", help="timed repeats per case (default 10)"),
-    processes: Optional[int] = typer.Option(None, "--processes", "-p", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
-    device: Optional[str] = typer.Option(None, "--device", "-d", help="cpu, cuda or cuda:N (default: cuda if present)"),
-    gpus: Optional[str] = typer.Option(None, "--gpus", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
-    resume: Optional[str] = typer.Option(None, "--resume", help="finish run RUN_ID: only its missing cases run"),
-    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
+    suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE", help="built-in suite name or a YAML file"),
+    workload: list[str] = typer.Option([], "--workload", "-w", metavar="WORKLOAD", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
+    variant: list[str] = typer.Option([], "--variant", "-v", metavar="VARIANT", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
+    size: Optional[str] = typer.Option(None, "--size", metavar="SIZE", help="tiny or full (the article's sizes); an ad-hoc -w run defaults to tiny on a CPU, full on a GPU"),
+    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", metavar="N", help="timed repeats per case (default 10)"),
+    processes: Optional[int] = typer.Option(None, "--processes", "-p", metavar="N", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
+    device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEVICE", help="cpu, cuda or cuda:N (default: cuda if present)"),
+    gpus: Optional[str] = typer.Option(None, "--gpus", metavar="N,N,...", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
+    resume: Optional[str] = typer.Option(None, "--resume", metavar="RUN_ID", help="finish run RUN_ID: only its missing cases run"),
+    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", metavar="ARG", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
     allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU (CUDA only; a CPU run is never checked)"),
     db: Optional[str] = DbOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
@@ -98,13 +99,14 @@ def run(
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
     from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
-    from gpuarena.runner.torchrun import export_args, fit_to_host
+    from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
 
     console = Console(stderr=True)
     export_args(torchrun_arg)
     check_environment()
+    size_note = None
     if resume:
         given = [name for name, v in (("--suite", suite), ("--workload", workload), ("--variant", variant),
                                       ("--set", set_), ("--repeats", repeats), ("--processes", processes),
@@ -134,8 +136,16 @@ def run(
                 raise UserError(f"--processes {processes}: must be between 1 and 100")
             method = method.merged(Method(processes=processes))
         gpu_counts = parse_gpus(gpus)
+        if size is not None:
+            if size not in ("tiny", "full"):
+                raise UserError(f"--size {size!r}: choose tiny or full")
+            method = method.merged(Method(size=size))
         if workload and not suite:
             spec = adhoc_suite(workload, variant, gpu_counts)
+            if method.size is None:   # the article's ResNet-50 on a CPU holds 22 GB for 20+ minutes
+                method = method.merged(Method(size="tiny" if device == "cpu" else "full"))
+                size_note = (f"size {method.size} (the {'CPU' if device == 'cpu' else 'GPU'} default; "
+                             f"--size {'full' if device == 'cpu' else 'tiny'} for {'the article' if device == 'cpu' else 'a quick check'})")
         else:
             spec = load_suite(suite or default_suite(device))
             if variant:
@@ -170,7 +180,7 @@ def run(
         store.claim_run(run_id)
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
-                  f"db {escape(store.path)}", soft_wrap=True)
+                  f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""), soft_wrap=True)
     # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
     # process group is killed, the run marked interrupted) rather than dying with the child orphaned.
     try:
@@ -194,7 +204,7 @@ def run(
                 progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
                 progress.advance(task)
 
-            execute(store, run_id, todo, env_id, dname, on_start, on_done)
+            outcomes = execute(store, run_id, todo, env_id, dname, on_start, on_done)
     except StoreFailed as exc:
         release(store, run_id, "interrupted")
         raise UserError(str(exc)) from None
@@ -206,10 +216,15 @@ def run(
     except Exception:  # anything else ends the run too: never left 'running' by a live-looking owner
         release(store, run_id, "interrupted")
         raise
-    missing = {c.key for c in cases} - store.done_keys(run_id)
+    elsewhere = {o.case.key for o in outcomes if o.result.get("status") == ELSEWHERE}   # node 0 stores them
+    missing = {c.key for c in cases} - store.done_keys(run_id) - elsewhere
     store.release_run(run_id, "complete" if not missing else "interrupted")
+    stored = store.results([run_id])
+    if not stored and elsewhere:
+        console.print(f"run {run_id}: every case of this node is stored by node 0 (docs/multi-gpu.md)")
+        return
     try:  # the run is stored: a failing table or report is a warning, never the run's exit code
-        print_table(store.results([run_id]), title=f"run {run_id}")
+        print_table(stored, title=f"run {run_id}")
         after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
     except Exception as exc:  # noqa: BLE001
         console.print(f"warning: the results are stored, but the after-run report failed "
@@ -218,7 +233,7 @@ def run(
 
 
 @app.command("list")
-def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table or json")) -> None:
     """Workloads (with variants and parameters) and suites."""
     from gpuarena.spec.suite import builtin_names, load_suite
     from gpuarena.workloads import registry
@@ -268,9 +283,9 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", help="table or json
 @app.command()
 def results(
     db: Optional[str] = DbOption,
-    run: list[str] = typer.Option([], "--run", help="run id (repeatable); default: all runs; 'latest' for the newest"),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+    run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable); default: all runs; 'latest' for the newest"),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
+    fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json or csv"),
 ) -> None:
     """Stored results."""
     from gpuarena.analysis.derived import with_derived
@@ -290,7 +305,7 @@ def results(
 
 
 @app.command()
-def env(fmt: str = typer.Option("json", "--format", "-f", help="json")) -> None:
+def env(fmt: str = typer.Option("json", "--format", "-f", metavar="FORMAT", help="json")) -> None:
     """The environment fingerprint of this machine."""
     from gpuarena.measure.env import fingerprint, fingerprint_hash
 

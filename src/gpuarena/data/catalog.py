@@ -162,8 +162,9 @@ def match(name: str, gpus: tuple[GPU, ...] | None = None) -> GPU:
 
         close = difflib.get_close_matches(str(name), [g.name for g in gpus], n=3, cutoff=0.3)
         hint = f"; closest: {', '.join(close)}" if close else ""
-        raise UserError(f"GPU {name!r} is not in the catalog{hint} (`gpuarena advise` lists the catalog)")
-    raise UserError(f"GPU {name!r} is ambiguous: {', '.join(g.name for g in c)}; add memory size or SXM/PCIe")
+        raise UserError(f"GPU {name!r} is not in the catalog{hint} (`gpuarena gpus` lists the catalog)")
+    raise UserError(f"GPU {name!r} is ambiguous: {', '.join(g.name for g in c)}; add memory size or SXM/PCIe "
+                    "(`gpuarena gpus` lists the catalog)")
 
 
 def identity(device_name: str | None) -> str:
@@ -248,3 +249,19 @@ def priced(overrides: dict | None = None) -> tuple[GPU, ...]:
 
 def is_finite(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:
+    """The catalog as flat rows, every figure with its source (`gpuarena gpus`)."""
+    out = []
+    for g in gpus or load():
+        out.append({
+            "name": g.name, "short": g.short, "architecture": g.architecture, "memory_gb": g.memory_gb,
+            "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
+            **{f"{p}_peak": g.peaks.get(p) for p in PEAK_COLUMNS},
+            "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
+            "purchase_usd": g.purchase.usd, "purchase_source": g.purchase.source, "purchase_date": g.purchase.date,
+            "cloud_usd_per_hr": g.cloud.usd, "cloud_source": g.cloud.source, "cloud_date": g.cloud.date,
+            "spec_source": g.source, "note": g.note,
+        })
+    return out

@@ -2,8 +2,12 @@
 
 Every figure gpuarena stores is derived from the raw per-repeat samples, which
 are stored beside it (pyperf's habit), so a statistic can always be recomputed.
-The 95% confidence interval is Student's t interval of the mean: with the
-article's ten repeats the normal approximation would be ~10% too narrow.
+The 95% confidence interval is Student's t interval computed on the log scale
+(the mean of log x, +- t * stdev(log x) / sqrt(n), exponentiated): every sample
+is a positive rate or time, so a throughput interval can never go below zero,
+and the interval of seconds per step is exactly the reciprocal of the interval
+of steps per second.  With the article's ten repeats the normal approximation
+would be ~10% too narrow, hence t.
 """
 
 from __future__ import annotations
@@ -51,8 +55,23 @@ class Summary:
         return asdict(self)
 
 
+def log_interval(xs: list[float]) -> tuple[float, float]:
+    """95% t-interval of the geometric mean (NaNs below two samples)."""
+    n = len(xs)
+    if n < 2:
+        return math.nan, math.nan
+    if min(xs) <= 0:  # no log of zero: the linear t-interval, still never below zero
+        half = t975(n - 1) * statistics.stdev(xs) / math.sqrt(n)
+        mean = statistics.fmean(xs)
+        return max(0.0, mean - half), mean + half
+    logs = [math.log(x) for x in xs]
+    centre = statistics.fmean(logs)
+    half = t975(n - 1) * statistics.stdev(logs) / math.sqrt(n)
+    return math.exp(centre - half), math.exp(centre + half)
+
+
 def summarize(samples: list[float], unit: str = "") -> Summary:
-    """Median, mean, sample stdev, coefficient of variation and the 95% t-interval of the mean."""
+    """Median, mean, sample stdev, coefficient of variation and the 95% log-scale t-interval."""
     xs = [float(x) for x in samples]
     if not xs:
         raise ValueError("no samples to summarize")
@@ -63,8 +82,7 @@ def summarize(samples: list[float], unit: str = "") -> Summary:
     median = statistics.median(xs)
     stdev = statistics.stdev(xs) if n > 1 else 0.0
     cv = stdev / mean if mean else 0.0
-    half = t975(n - 1) * stdev / math.sqrt(n) if n > 1 else math.nan
-    low, high = (mean - half, mean + half) if n > 1 else (math.nan, math.nan)
+    low, high = log_interval(xs)
     return Summary(n=n, median=median, mean=mean, stdev=stdev, cv=cv,
                    ci95_low=low, ci95_high=high, min=min(xs), max=max(xs), unit=unit)
 
@@ -80,9 +98,12 @@ def warnings_for(summary: Summary, label: str = "throughput") -> list[str]:
 
 
 def ratio_ci95(a: list[float], b: list[float]) -> tuple[float, float, float]:
-    """Ratio of means a/b with a 95% interval by the delta method (Fieller's, first order).
+    """Ratio of means a/b with a 95% interval on the log scale, like `summarize`'s.
 
-    Used by compare: a ratio whose interval contains 1.0 is "no significant difference".
+    log(mean a / mean b) has variance CV_a^2/n_a + CV_b^2/n_b to first order (the
+    delta method); the interval r * exp(+-t * sd) is positive and the interval
+    of b/a is exactly its reciprocal.  Used by compare: a ratio whose interval
+    contains 1.0 is "no significant difference".
     """
     sa, sb = summarize(a), summarize(b)
     r = sa.mean / sb.mean
@@ -92,5 +113,5 @@ def ratio_ci95(a: list[float], b: list[float]) -> tuple[float, float, float]:
     if sb.n > 1:
         var += (sb.stdev / sb.mean) ** 2 / sb.n
     df = max(1, min(sa.n, sb.n) - 1)
-    half = t975(df) * r * math.sqrt(var)
-    return r, r - half, r + half
+    half = t975(df) * math.sqrt(var)
+    return r, r * math.exp(-half), r * math.exp(half)

@@ -148,6 +148,15 @@ def _times(x) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
 
+def _per_gpu(x: dict) -> str:
+    """A cost row's speed in the workload's headline unit (SD v1.5: seconds per image)."""
+    from gpuarena.report import headline as H
+
+    if H.is_latency(x["workload"]) and x["throughput"]:
+        return f"{fmt_num(1 / x['throughput'])} {H.unit(x['workload'], x.get('unit'))}"
+    return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
+
+
 def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
     baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
@@ -179,7 +188,7 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     brief = brief_params([(x["workload"], x["params"]) for _, x in picked])
     a = result["assumptions"]
     table_rows = [[x["workload"], short(x["gpu"]), x["variant"], params, x.get("source") or "",
-                   f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip(), _money(x["purchase_usd"]),
+                   _per_gpu(x), _money(x["purchase_usd"]),
                    fmt_num(x["per_1000usd"]), _money(x["usd_per_million_items"], 2), fmt_num(x["items_per_joule"]),
                    x["energy_basis"].split(" (")[0], _money(x.get("tco_usd_per_million_items"), 3)]
                   for (_, x), params in zip(picked, brief)]

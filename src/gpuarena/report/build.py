@@ -19,6 +19,7 @@ from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import analysis_sections as an
+from gpuarena.report import headline as H
 from gpuarena.report import multigpu
 from gpuarena.report import llm_section as _llm, serving
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Report, Section, Table, brief_params,  # noqa: F401
@@ -68,6 +69,16 @@ def ci_text(thr: dict) -> str:
     return f"{fmt_num(lo)} – {fmt_num(hi)}"
 
 
+def search_text(r: dict) -> str:
+    """A search result's answer: the batch it found, and the throughput it timed there."""
+    found = H.max_batch_text(r)
+    if found == "-":
+        return found
+    steps = (r.get("params") or {}).get("inference_steps")
+    return (f"{found}: {fmt_num(r.get('throughput_median'))} {r.get('unit') or ''} there"
+            + (f" at {steps} steps" if steps else ""))
+
+
 def memory_bytes(r: dict) -> tuple[int | None, str]:
     if r.get("peak_memory_bytes"):
         return r["peak_memory_bytes"], "device"
@@ -95,6 +106,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
+    explain_flags(sections, rows)
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"
     subtitle = f"{len(rows)} results from {', '.join(r['suite'] for r in runs) or 'stored results'}"
@@ -113,6 +125,23 @@ def _multi_gpu(workload: str) -> bool:
     return cls is not None and cls.multi_gpu
 
 
+def explain_flags(sections: list[Section], rows: list[dict]) -> None:
+    """Say what a flag means where it first appears: the first section with a table cell naming it."""
+    from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
+
+    for note in results_notes(rows):
+        word = "NaN" if note == NAN else "noisy"
+        flat = [s for sec in sections for s in (sec, *sec.subsections)]
+        named = re.compile(rf"\b{word}\b")
+        first = next((sec for sec in flat if any(named.search(cell) for t in sec.tables for row in t.rows
+                                                 for cell in row)), None)
+        if first is not None:
+            first.paragraphs.append(note if note != NOISY_TINY else "Noisy" + note.removeprefix("noisy"))
+        else:
+            sections[0].paragraphs.append(note)
+
+
+
 def workloads_in(rows: list[dict]) -> list[str]:
     out: list[str] = []
     for r in rows:
@@ -127,6 +156,14 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
         f"; {len(rows) - len(good)} failed, OOM or timed out" if len(good) < len(rows) else ""))]
     for w in workloads_in(good):
         mine = [r for r in good if r["workload"] == w]
+        if H.is_latency(w):
+            timed = [r for r in finite_first(mine) if H.value(r) is not None]
+            if timed:
+                best = min(timed, key=H.value)
+                tiles.append((w, H.text(best), f"best: {device_of(best)}, {best['variant']}"
+                              + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {})
+                                 else "")))
+            continue
         if len({r.get("flops_per_item") for r in mine}) > 1 and all(r.get("tflops") for r in mine):
             # items of different sizes (matmul shapes): the FLOP rate is the comparable figure
             best = max(mine, key=lambda r: r["tflops"])
@@ -147,6 +184,11 @@ def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
     return tiles
 
 
+def _order(key: tuple) -> list:
+    """Sort key of a tuple of numbers, text and None: numbers as numbers (5 before 10)."""
+    return [(v is None, v if isinstance(v, (int, float)) else 0, str(v)) for v in key]
+
+
 def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
     s = Section("run", "What was run, and where")
     run_rows = []
@@ -157,28 +199,36 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                                    ("status", TEXT), ("results", NUMERIC)], run_rows, "Runs"))
     method_rows = []
     for run in runs:
-        combos = sorted({(c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("processes", 1),
-                          c.get("size", "full")) for c in run.get("plan") or []}, key=repr)
+        # one row per distinct method within a run, naming the workloads it was used for
+        combos: dict[tuple, list[str]] = {}
+        for c in run.get("plan") or []:
+            key = (c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("processes", 1), c.get("size", "full"))
+            combos.setdefault(key, []).append(c.get("workload", "?"))
         timing = ("CUDA events around each window of steps" if str(run["device"]).startswith("cuda")
                   else "host clock (perf_counter) with a synchronisation at both ends")
-        for rep, warm, steps, procs, size in combos:
-            method_rows.append([run["id"], str(rep), str(warm), str(steps), str(procs), size, timing])
+        for (rep, warm, steps, procs, size), wls in sorted(combos.items(), key=lambda kv: _order(kv[0])):
+            method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(rep), str(warm), str(steps), str(procs),
+                                size, timing])
         if not combos:   # an imported bundle carries results, not the plan: the repeats are in them
             mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
-            reps = sorted({r["throughput"].get("n") for r in mine if r["throughput"].get("n")})
-            cuda = any(str(r.get("device")).startswith("cuda") for r in mine)
-            procs = sorted({len((r.get("extra") or {}).get("processes") or [None]) for r in mine})
-            method_rows.append([run["id"], ", ".join(map(str, reps)) or "-", "-", "-", ", ".join(map(str, procs)) or "-",
-                                ", ".join(sorted({str(r.get("size") or "full") for r in mine})) or "-",
-                                ("CUDA events" if cuda else "host clock") + " (imported: plan not in the bundle)"])
-    s.tables.append(Table("method", [("run", TEXT), ("repeats", NUMERIC), ("warm-up steps", NUMERIC),
-                                     ("steps per repeat", NUMERIC), ("processes", NUMERIC), ("size", TEXT),
-                                     ("timing", PROSE)],
+            groups: dict[tuple, list[str]] = {}
+            for r in mine:
+                key = (r["throughput"].get("n"), len((r.get("extra") or {}).get("processes") or [None]),
+                       str(r.get("size") or "full"), str(r.get("device")).startswith("cuda"))
+                groups.setdefault(key, []).append(r["workload"])
+            for (n, procs, size, cuda), wls in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+                method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(n or "-"), "-", "-", str(procs),
+                                    size, ("CUDA events" if cuda else "host clock")
+                                    + " (imported: plan not in the bundle)"])
+    s.tables.append(Table("method", [("run", TEXT), ("workloads", PROSE), ("repeats", NUMERIC),
+                                     ("warm-up steps", NUMERIC), ("steps per repeat", NUMERIC),
+                                     ("processes", NUMERIC), ("size", TEXT), ("timing", PROSE)],
                           method_rows, "Method",
                           "Each case runs in its own process; the first step (compilation, autotuning) is timed "
                           "apart and excluded; throughput is items per step over each repeat's mean step time, "
-                          "with the median and a Student-t 95% interval of the mean over repeats (over process "
-                          "means for a case measured in several processes: --processes)."))
+                          "with the median and a Student-t 95% interval computed on the log scale (so it never "
+                          "goes below zero) over repeats (over process means for a case measured in several "
+                          "processes: --processes)."))
     env_rows = []
     for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
         fp = store.environment(env_id) or {}
@@ -235,7 +285,8 @@ def id_ranges(ids: list[int]) -> str:
 def workload_section(workload: str, rows: list[dict]) -> Section:
     s = Section(f"wl-{slug(workload)}", workload)
     keys = varying_params(rows)
-    unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    unit = H.unit(workload, next((r.get("unit") for r in rows if r.get("unit")), "items/s"))
+    latency = H.is_latency(workload)
     table_rows = []
     devices = list(dict.fromkeys(device_of(r) for r in rows))
     sources = {r.get("source") for r in rows}
@@ -246,7 +297,9 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.get("source")]
         table_rows.append([
             str(r["id"]), device_of(r), r["variant"], params_text(r, keys) or "-", r.get("precision") or "-",
-            fmt_num(thr.get("median")) if ok(r) else r["status"], ci_text(thr), pct(thr.get("cv")),
+            fmt_num(H.value(r)) if ok(r) else r["status"], ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
+                                                                        n=thr.get("n"))),
+            search_text(r), pct(thr.get("cv")),
             fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(extra.get("share_of_ceiling")),
             fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
             fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(shown_flags),
@@ -261,16 +314,29 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     if common:
         s.paragraphs.append(" ".join(common))
     table = prune(Table(f"{s.id}-throughput", [
-        ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", TEXT), ("precision", TEXT),
-        (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("CV", NUMERIC), ("TFLOP/s", NUMERIC),
-        ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC), ("power W", NUMERIC),
-        ("J/item", NUMERIC), ("flags", PROSE)], table_rows, "Throughput",
+        ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", PROSE), ("precision", TEXT),
+        (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("largest batch that fits", PROSE), ("CV", NUMERIC),
+        ("TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC),
+        ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)], table_rows,
+        "Latency" if latency else "Throughput",
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
         "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
         "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
         "are left out; RSS marks a CPU process's peak resident memory."))
     if len(devices) == 1:
         table = drop_column(table, "device")
+    if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels
+        # the spread is in the interval (and the noisy flag)
+        table = drop_column(drop_column(drop_column(table, "of matmul ceiling"), "of peak"), "CV")
+        precisions = {r.get("precision") for r in rows}
+        if len(precisions) == 1 and None not in precisions:
+            table = drop_column(table, "precision")
+            s.paragraphs.append(f"Precision: {next(iter(precisions))}.")
+        table.note = (f"Seconds per {H.item(workload)}, as the articles quote it: a call's time over its batch; "
+                      "the interval is the reciprocal of the throughput interval. A maximum-concurrency search "
+                      "(search=max-batch) answers another question, at fewer denoising steps: it shows the "
+                      "largest batch that fitted and its throughput there, never a latency. TFLOP/s from the "
+                      "workload's FLOP count per image. Empty columns are left out.")
     if "TFLOP/s" not in [h for h, _ in table.columns]:
         table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
     s.tables.append(table)
@@ -379,7 +445,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
                                                  ("speed-up over seed", NUMERIC), ("95% CI", NUMERIC),
                                                  ("verdict", TEXT)], table_rows, "Tuning ladder",
                   "seed is the article's code as published; the interval is the ratio of means' 95% interval "
-                  "(delta method); an interval containing 1.00 is no significant difference.")
+                  "(on the log scale); an interval containing 1.00 is no significant difference.")
     chart = Chart(f"wl-{slug(workload)}-ladder-chart", "Tuning ladder: speed-up over seed", "grouped_bars",
                   {"categories": variants, "groups": groups, "ylabel": "speed-up over seed (x)", "ref": 1.0},
                   f"{workload}: speed-up of each variant over the article's code, per device")

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
+from gpuarena.textfit import natural_width, records, terminal_width  # noqa: F401 - re-exported
 
 PARAM_KEYS_SHOWN = 4
 
@@ -77,53 +78,89 @@ def to_csv(results: list[dict]) -> str:
         t = r.get("throughput") or {}
         w.writerow([r.get("id"), r.get("run_id"), r.get("source"), r.get("workload"), r.get("variant"),
                     json.dumps(r.get("params"), sort_keys=True), r.get("status"), r.get("device_name"),
-                    r.get("precision"), t.get("median"), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
+                    r.get("precision"), median_of(r), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
                     t.get("cv"), t.get("n"), r.get("unit"), r.get("tflops"), r.get("peak_memory_bytes"),
                     r.get("compile_s"), r.get("power_w_mean"), r.get("energy_j_per_item"), r.get("throttled"),
                     "; ".join(r.get("warnings") or []), r.get("error")])
     return buf.getvalue()
 
 
-def results_table(results: list[dict], title: str | None = None) -> Table:
+# The results table's columns, most needed first; a narrow terminal drops from the end of DROPPABLE.
+RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("GPU", "left"), ("params", "left"), ("status", "left"),
+                  ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
+                  ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
+                  ("J/item", "right"), ("flags", "left"))
+DROPPABLE = ("J/item", "power W", "TFLOP/s", "peak mem", "CV", "params")
+
+
+def result_cells(r: dict) -> list[str]:
+    """One result as rich-markup cells in RESULT_COLUMNS order (stored strings escaped)."""
+    thr = r.get("throughput") or {}
+    ok = r.get("status") == "ok"
+    status = "[green]ok[/]" if ok else f"[red]{escape(str(r.get('status')))}[/]"
+    flags = []
+    if r.get("throttled"):
+        flags.append("throttled")
+    if thr.get("cv") is not None and thr["cv"] > 0.05:
+        flags.append("noisy")
+    if (r.get("extra") or {}).get("nan"):
+        flags.append("NaN")
+    if not ok and r.get("error"):
+        flags.append(str(r["error"])[:60])
+    gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
+    return [
+        escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))), escape(gpu),
+        escape(fmt_params(r.get("params"))), status,
+        f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
+        f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if (thr.get("n") or 0) > 1 else "-",
+        f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
+        fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
+        fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
+    ]
+
+
+def median_of(r: dict):
+    """The median throughput: from the summary, else the stored figure (a published row has no repeats)."""
+    thr = r.get("throughput") or {}
+    return thr.get("median") if thr.get("median") is not None else r.get("throughput_median")
+
+
+def _table(title, columns, rows) -> Table:
     t = Table(title=title, show_lines=False, header_style="bold")
-    for col, just in (("workload", "left"), ("variant", "left"), ("params", "left"), ("status", "left"),
-                      ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
-                      ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
-                      ("J/item", "right"), ("flags", "left")):
+    for col, just in columns:
         t.add_column(col, justify=just, overflow="fold")
-    for r in results:
-        thr = r.get("throughput") or {}
-        ok = r.get("status") == "ok"
-        status = "[green]ok[/]" if ok else f"[red]{escape(str(r.get('status')))}[/]"
-        flags = []
-        if r.get("throttled"):
-            flags.append("throttled")
-        if thr.get("cv") is not None and thr["cv"] > 0.05:
-            flags.append("noisy")
-        if (r.get("extra") or {}).get("nan"):
-            flags.append("NaN")
-        if not ok and r.get("error"):
-            flags.append(str(r["error"])[:60])
-        # Stored strings are data, not rich markup: an imported "[/]" must print as itself.
-        t.add_row(
-            escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))),
-            escape(fmt_params(r.get("params"))), status,
-            f"{fmt_num(thr.get('median'))} {r.get('unit') or ''}" if thr else "-",
-            f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if thr.get("n", 0) > 1 else "-",
-            f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
-            fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
-            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
-        )
+    for cells in rows:
+        t.add_row(*cells)
     return t
 
 
-def wide_console(stderr: bool = False) -> Console:
-    """A console that does not squeeze tables to 80 columns when output is piped."""
-    import sys
+def fitted_results(results: list[dict], title: str | None, width: int):
+    """The results table at the terminal's width: optional columns dropped, else folded into records."""
+    cells = [result_cells(r) for r in results]
+    cols = list(RESULT_COLUMNS)
+    if len({r.get("device_name") for r in results}) <= 1:  # one device: the run header names it
+        cols = [c for c in cols if c[0] != "GPU"]
+    empty = {c for i, c in enumerate(RESULT_COLUMNS) if all(row[i] in ("-", "") for row in cells)}
+    cols = [c for c in cols if c not in empty or c[0] in ("workload", "status")]
+    for drop in (None, *DROPPABLE):
+        if drop:
+            cols = [c for c in cols if c[0] != drop]
+        keep = [i for i, c in enumerate(RESULT_COLUMNS) if c in cols]
+        t = _table(title, cols, [[row[i] for i in keep] for row in cells])
+        if natural_width(t) <= width:
+            return t
+    from rich.text import Text
 
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 180)
+    plain = [[Text.from_markup(c).plain for c in row] for row in cells]
+    lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS], plain, width)
+    return Text("\n".join(lines))
 
 
 def print_table(results: list[dict], title: str | None = None, console: Console | None = None) -> None:
-    (console or wide_console()).print(results_table(results, title))
+    """The results at the terminal's width (`--format json|csv` keeps every column)."""
+    from gpuarena.report.notes import results_notes
+
+    con = console or Console(width=terminal_width())
+    con.print(fitted_results(results, title, con.width))
+    for note in results_notes(results):
+        con.print(escape(note), soft_wrap=False)

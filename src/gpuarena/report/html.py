@@ -8,10 +8,11 @@ that matplotlib wrote (which escapes its own text).
 from __future__ import annotations
 
 import os
+import re
 from importlib.metadata import PackageNotFoundError, version
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from gpuarena.report.build import Report, Section, gather
 
@@ -25,10 +26,21 @@ def _version() -> str:
         return "dev"
 
 
+# "amp-bf16+channels-last": a composed variant may break after its '+' (not "+00:00" in a time)
+_PLUS = re.compile(r"(?<=[A-Za-z0-9])\+(?=[A-Za-z])")
+
+
+def _breakable(text) -> Markup:
+    return Markup(_PLUS.sub("+<wbr>", str(escape(text))))
+
+
 def _env() -> Environment:
-    return Environment(loader=PackageLoader("gpuarena.report", "templates"),
-                       autoescape=select_autoescape(default=True, default_for_string=True),
-                       trim_blocks=True, lstrip_blocks=True)
+    env = Environment(loader=PackageLoader("gpuarena.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["breakable"] = _breakable
+    env.tests["composed"] = lambda text: bool(_PLUS.search(str(text)))
+    return env
 
 
 def _all_charts(sections: list[Section]):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from gpuarena.identity import PROTOCOL_VERSION
+from gpuarena.runner.torchrun import ELSEWHERE
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 from gpuarena.store.pending import StoreFailed, store_pending  # noqa: F401 (the CLI's resume)
@@ -211,6 +212,12 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             on_start(i, case)
         t0 = time.perf_counter()
         result = sweep_stop(case, oom_at) or run_case(case)
+        if result.get("status") == ELSEWHERE:   # a multi-node case: node 0 stores it, not this node
+            outcome = CaseOutcome(case, result, time.perf_counter() - t0)
+            outcomes.append(outcome)
+            if on_done:
+                on_done(i, outcome)
+            continue
         if case.sweep and result.get("status") == "oom":
             group = _sweep_group(case)
             oom_at[group] = min(oom_at.get(group, case.params[case.sweep]), case.params[case.sweep])

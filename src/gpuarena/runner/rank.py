@@ -21,7 +21,7 @@ import sys
 from gpuarena.measure import stats
 from gpuarena.runner.child import write_atomic
 from gpuarena.runner.measure_case import measure
-from gpuarena.runner.torchrun import RANK_ENV
+from gpuarena.runner.torchrun import ELSEWHERE, RANK_ENV
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 
@@ -136,14 +136,16 @@ def main(argv: list[str]) -> int:
     gathered = [None] * world if rank == 0 else None
     dist.gather_object(mine, gathered, dst=0)
     result = combine(gathered, world, registry.get(case.workload)) if rank == 0 else None
-    # Across nodes, the first rank of every node writes the same result for its own executor.
-    if int(os.environ.get("LOCAL_WORLD_SIZE", world)) != world:
-        box = [result]
-        dist.broadcast_object_list(box, src=0)
-        result = box[0]
-    if int(os.environ.get("LOCAL_RANK", "0")) == 0 and result is not None:
-        result["extra"]["node_rank"] = int(os.environ.get("GROUP_RANK", "0"))
+    # Rank 0 (on node 0: torchrun numbers ranks node by node) writes the one result; across
+    # nodes, the first rank of every other node tells its executor where it went, so a
+    # multi-node case is stored once, by node 0, never once per node.
+    node = int(os.environ.get("GROUP_RANK", "0"))
+    if result is not None:
+        result["extra"]["node_rank"] = node
         write_atomic(result_path, result)
+    elif int(os.environ.get("LOCAL_RANK", "0")) == 0:
+        write_atomic(result_path, {"status": ELSEWHERE, "error": f"stored by node 0 (this is node {node})",
+                                   "extra": {"node_rank": node, "world_size": world}})
     # Every rank leaves together: a rank tearing its connections down while a peer is still
     # in gather/broadcast makes that peer exit non-zero (seen now and then with gloo).
     dist.barrier()

@@ -22,6 +22,8 @@ from gpuarena.errors import UserError
 from gpuarena.spec.model import Case
 
 ARGS_ENV = "GPUARENA_TORCHRUN_ARGS"
+# What a node other than node 0 hands its executor for a multi-node case: node 0 stores the result.
+ELSEWHERE = "elsewhere"
 
 # The torchrun options a user may pass through: rendezvous and node placement only.
 # Everything else (nproc_per_node, the entry point, restarts) is ours to set.

@@ -52,6 +52,9 @@ class Workload(ABC):
     item: ClassVar[str] = "item"          # "image", "sequence", "GB" ...
     unit: ClassVar[str | None] = None     # throughput unit; None: f"{item}s/s" (see unit_name)
     source: ClassVar[str] = ""            # where the recipe comes from (article section)
+    # The figure the source article reports, which every table, tile and cost row leads with:
+    # "throughput" (items/s) or "latency_s_per_item" (seconds per item, the inverse).
+    headline: ClassVar[str] = "throughput"
     params: ClassVar[tuple[Param, ...]] = ()
     variants: ClassVar[dict[str, str]] = {"seed": "as the source article wrote it"}
     # Groups of variants of which at most one may be chosen (e.g. the precisions).

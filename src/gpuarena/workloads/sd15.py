@@ -115,6 +115,7 @@ class SD15Generate(Workload):
     version = 1
     description = "diffusers StableDiffusionPipeline, SD v1.5 configs, PNDM, guidance 7.5; item = image"
     item = "image"
+    headline = "latency_s_per_item"   # the articles quote seconds per image
     source = "article 000, section 3.3; article 001, section 2.2"
     kind = "generation"
     axis = "batch_size"

@@ -1,0 +1,92 @@
+"""Each workload's headline figure in its article's unit: items/s for most,
+seconds per item for SD v1.5 (the articles quote s/image).  The workload class
+declares which (`Workload.headline`); the report's tables, tiles and cost rows
+all ask here.  A maximum-concurrency search result answers another question
+(the largest batch that fits, timed at fewer denoising steps), so it never
+stands for the workload's headline."""
+
+from __future__ import annotations
+
+import functools
+
+from gpuarena.analysis.rows import is_search  # one definition, shared with cost and advise
+from gpuarena.report.console import fmt_num
+
+LATENCY = "latency_s_per_item"
+
+
+@functools.lru_cache(maxsize=64)
+def kind(workload: str) -> str:
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    try:
+        return registry.get(workload).headline
+    except UserError:          # an imported workload this version does not know
+        return "throughput"
+
+
+@functools.lru_cache(maxsize=64)
+def item(workload: str) -> str:
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    try:
+        return registry.get(workload).item
+    except UserError:
+        return "item"
+
+
+def is_latency(workload: str) -> bool:
+    return kind(workload) == LATENCY
+
+
+
+
+def unit(workload: str, throughput_unit: str | None) -> str:
+    return f"s/{item(workload)}" if is_latency(workload) else (throughput_unit or "items/s")
+
+
+def value(r: dict) -> float | None:
+    """The headline figure of one result (None where it has none: a search result of a latency workload)."""
+    thr = r.get("throughput_median") or (r.get("throughput") or {}).get("median")
+    if not thr:
+        return None
+    if is_latency(r["workload"]):
+        return None if is_search(r) else 1.0 / thr
+    return thr
+
+
+def interval(r: dict) -> tuple[float | None, float | None]:
+    """The 95% interval of the headline figure; for seconds per item, the reciprocal of the
+    throughput interval (exact: the interval is computed on the log scale)."""
+    thr = r.get("throughput") or {}
+    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
+    if lo is None or hi is None or (thr.get("n") or 0) < 2:
+        return None, None
+    if is_latency(r["workload"]):
+        if is_search(r) or lo <= 0:
+            return None, None
+        return 1.0 / hi, 1.0 / lo
+    return lo, hi
+
+
+def better(workload: str) -> str:
+    """'min' when a smaller headline figure is better."""
+    return "min" if is_latency(workload) else "max"
+
+
+def text(r: dict) -> str:
+    v = value(r)
+    return f"{fmt_num(v)} {unit(r['workload'], r.get('unit'))}" if v is not None else "-"
+
+
+def max_batch_text(r: dict) -> str:
+    """What a maximum-concurrency search found: the batch, or '>= cap (the cap)' when every batch fitted."""
+    extra = r.get("extra") or {}
+    if not is_search(r) or extra.get("max_batch") is None:
+        return "-"
+    if extra.get("capped"):
+        cap = (r.get("params") or {}).get("search_max", extra["max_batch"])
+        return f">= {cap} (the cap)"
+    return str(extra["max_batch"])

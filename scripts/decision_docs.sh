@@ -91,9 +91,14 @@ cat <<'MD'
 - Article 000's 15-20% longer BERT training from a 30% longer sync needs the sync to be 50-67% of the step;
   the model gives a few percent with an A100-class compute time.
 
-Claims not checkable here: article 001's 175B-parameter claims (H100 saves 40% of A100's time, 8x A800 23%
-longer, 1.8x larger batch on an H100) give neither a throughput nor a configuration.
+
+## Article 001's 175B claims
+
+They give neither a throughput nor a configuration, so they are judged by the memory and time model of
+`llm-train` (src/gpuarena/analysis/llm_plan.py, docs/llm.md), checked against published large runs and
+against this project's two-H200 measurements.
 MD
+echo; echo "\`gpuarena check -w llm-train\`"; $GA check -w llm-train --format md | sed 's/^###/Verdicts:/'
 } > docs/claims.md
 
 {

@@ -5,7 +5,7 @@ set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 DB=$(mktemp -d)/docs.db
-for b in h200-2026-11-29 h200-x2-2026-11-29 h200-s3-2026-11-29 h200-s4-2026-11-29; do
+for b in h200-2026-11-29 h200-x2-2026-11-29 h200-s3-2026-11-29 h200-s4-2026-11-29 h200-s5-2026-11-30 h200-s5-resnet-2026-11-30; do
   $PY -m gpuarena import "docs/data/$b.json" --db "$DB" >/dev/null
 done
 $PY -m gpuarena import --published --db "$DB" >/dev/null

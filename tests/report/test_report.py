@@ -116,7 +116,8 @@ def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
 
 
 def test_warnings_are_grouped_and_params_briefed():
-    from gpuarena.report.build import brief_params, id_ranges
+    from gpuarena.report.model import brief_params
+    from gpuarena.report.run_sections import id_ranges
 
     assert id_ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
     texts = [("w", "batch_size=8 lr=0.1"), ("w", "batch_size=16 lr=0.1"), ("v", "dtype=bf16 m=1"),
@@ -126,7 +127,7 @@ def test_warnings_are_grouped_and_params_briefed():
 
 def test_tuning_ladder_ratios_stay_within_one_run():
     """A variant measured in another run is not set against this run's seed."""
-    from gpuarena.report.build import tuning_ladder
+    from gpuarena.report.ladder import tuning_ladder
 
     p = {"batch_size": 64}
     rows = [result("bert-large-infer", "seed", p, [0.5, 0.5, 0.5], 64, "sequences/s"),
@@ -143,7 +144,7 @@ def test_tuning_ladder_ratios_stay_within_one_run():
 def test_tuning_ladder_takes_compile_mode_as_part_of_the_recipe():
     """A compile variant run with another compile_mode is set against the same seed, labelled by
     that mode; a parameter that is not recipe-scoped still makes another setting."""
-    from gpuarena.report.build import tuning_ladder
+    from gpuarena.report.ladder import tuning_ladder
 
     def p(**kw):
         return {"batch_size": 1, "compile_mode": "default", **kw}

@@ -1,6 +1,7 @@
 """The report as data: the types HTML and Markdown render, and the small helpers every
-section builder shares.  build.py gathers the sections; analysis_sections.py and
-multigpu.py build some of them; all three import from here, none from each other's callers.
+section builder shares.  build.py gathers the sections; analysis_sections.py, run_sections.py,
+workload_sections.py, multigpu.py and the others build them; all import from here, none from
+each other's callers.
 Cells are plain strings; escaping is the renderer's job.
 """
 
@@ -68,6 +69,22 @@ def brief_params(texts: list[tuple[str, str]]) -> list[str]:
         keys = dict.fromkeys(k for p in mine for k in p)
         shown[w] = {k for k in keys if k in ALWAYS_SHOWN or len({p.get(k) for p in mine if k in p}) > 1}
     return [" ".join(f"{k}={v}" for k, v in p.items() if k in shown[w]) or "-" for w, p in parsed]
+
+
+def varying_params(rows: list[dict]) -> list[str]:
+    keys: list[str] = []
+    for r in rows:
+        for k in r.get("params") or {}:
+            if k not in keys:
+                keys.append(k)
+    return [k for k in keys if len({repr((r.get("params") or {}).get(k)) for r in rows}) > 1]
+
+
+def params_text(r: dict, keys: list[str]) -> str:
+    """Only the keys the result has: a parameter added to a workload later is not "None" on older results."""
+    p = r.get("params") or {}
+    return " ".join(f"{k}={p[k]}" for k in keys if k in p)
+
 
 
 def pct(x) -> str:

@@ -1,0 +1,147 @@
+"""The sections about the runs themselves: what was run and where (runs, method, environments),
+the telemetry of one case, and the warnings and failures."""
+
+from __future__ import annotations
+
+import re
+
+from gpuarena.errors import UserError
+from gpuarena.measure.telemetry import THROTTLE_BITS
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num, params_text
+
+
+def _order(key: tuple) -> list:
+    """Sort key of a tuple of numbers, text and None: numbers as numbers (5 before 10)."""
+    return [(v is None, v if isinstance(v, (int, float)) else 0, str(v)) for v in key]
+
+
+def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
+    s = Section("run", "What was run, and where")
+    run_rows = []
+    for run in runs:
+        n = sum(1 for r in rows if r.get("run_id") == run["id"])
+        run_rows.append([run["id"], run["suite"], run["device"], run["created_at"], run["status"], str(n)])
+    s.tables.append(Table("runs", [("run", TEXT), ("suite", TEXT), ("device", TEXT), ("started (UTC)", TEXT),
+                                   ("status", TEXT), ("results", NUMERIC)], run_rows, "Runs"))
+    method_rows = []
+    for run in runs:
+        # one row per distinct method within a run, naming the workloads it was used for
+        combos: dict[tuple, list[str]] = {}
+        for c in run.get("plan") or []:
+            key = (c.get("repeats"), c.get("warmup"), c.get("steps"), c.get("processes", 1), c.get("size", "full"))
+            combos.setdefault(key, []).append(c.get("workload", "?"))
+        timing = ("CUDA events around each window of steps" if str(run["device"]).startswith("cuda")
+                  else "host clock (perf_counter) with a synchronisation at both ends")
+        for (rep, warm, steps, procs, size), wls in sorted(combos.items(), key=lambda kv: _order(kv[0])):
+            method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(rep), str(warm), str(steps), str(procs),
+                                size, timing])
+        if not combos:   # an imported bundle carries results, not the plan: the repeats are in them
+            mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
+            groups: dict[tuple, list[str]] = {}
+            for r in mine:
+                key = (r["throughput"].get("n"), len((r.get("extra") or {}).get("processes") or [None]),
+                       str(r.get("size") or "full"), str(r.get("device")).startswith("cuda"))
+                groups.setdefault(key, []).append(r["workload"])
+            for (n, procs, size, cuda), wls in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+                method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(n or "-"), "-", "-", str(procs),
+                                    size, ("CUDA events" if cuda else "host clock")
+                                    + " (imported: plan not in the bundle)"])
+    s.tables.append(Table("method", [("run", TEXT), ("workloads", PROSE), ("repeats", NUMERIC),
+                                     ("warm-up steps", NUMERIC), ("steps per repeat", NUMERIC),
+                                     ("processes", NUMERIC), ("size", TEXT), ("timing", PROSE)],
+                          method_rows, "Method",
+                          "Each case runs in its own process; the first step (compilation, autotuning) is timed "
+                          "apart and excluded; throughput is items per step over each repeat's mean step time, "
+                          "with the median and a Student-t 95% interval computed on the log scale (so it never "
+                          "goes below zero) over repeats (over process means for a case measured in several "
+                          "processes: --processes)."))
+    env_rows = []
+    for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
+        fp = store.environment(env_id) or {}
+        libs = fp.get("libraries") or {}
+        gpus = [g.get("name") for g in fp.get("gpus") or [] if g.get("name")]
+        gpu_text = ", ".join(f"{n} x{gpus.count(n)}" for n in dict.fromkeys(gpus)) or "none"
+        env_rows.append([str(env_id), str(fp.get("hostname", "?")), str(fp.get("cpu", "?")), gpu_text,
+                         str(fp.get("driver") or "-"), str(fp.get("torch_cuda") or "-"), str(fp.get("cudnn") or "-"),
+                         str(libs.get("torch") or "-"), str(fp.get("python") or "-"), str(fp.get("os") or "-")])
+    s.tables.append(Table("environments", [("env", NUMERIC), ("host", TEXT), ("CPU", TEXT), ("GPUs", TEXT),
+                                           ("driver", TEXT), ("CUDA", TEXT), ("cuDNN", TEXT), ("torch", TEXT),
+                                           ("Python", TEXT), ("OS", TEXT)], env_rows, "Environments"))
+    return s
+
+
+def warnings_section(rows: list[dict]) -> Section | None:
+    # One row per warning, naming the results that carry it: 40 results with the same NaN note
+    # are one fact, not 40 rows.
+    by_text: dict[str, list[dict]] = {}
+    for r in rows:
+        for w in r.get("warnings") or []:
+            # the CV itself is in the throughput tables; here "spread above 5%" is the fact
+            by_text.setdefault(re.sub(r"CV [\d.]+% > (\S+)", r"CV > \1", w), []).append(r)
+    warn_rows = [[w, str(len(rs)), ", ".join(dict.fromkeys(r["workload"] for r in rs)), id_ranges([r["id"] for r in rs])]
+                 for w, rs in by_text.items()]
+    bad_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]),
+                 r["status"], str(r.get("error") or "")[:200]] for r in rows if r.get("status") != "ok"]
+    if not warn_rows and not bad_rows:
+        return None
+    s = Section("warnings", "Warnings and failures",
+                ["Results check themselves: high spread, too few repeats, throttling and NaN losses are stored "
+                 "with the result. A failed, OOM or timed-out case costs that case only."])
+    if warn_rows:
+        s.tables.append(Table("warnings-table", [("warning", PROSE), ("results", NUMERIC), ("workloads", TEXT),
+                                                 ("result ids", TEXT)], warn_rows, "Warnings"))
+    if bad_rows:
+        s.tables.append(Table("failures", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
+                                           ("device", TEXT), ("params", TEXT), ("status", TEXT), ("error", PROSE)],
+                              bad_rows, "Cases that did not finish"))
+    return s
+
+
+def id_ranges(ids: list[int]) -> str:
+    """[1, 2, 3, 7] -> "1-3, 7"."""
+    out: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if out and i == out[-1][1] + 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in out)
+
+def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
+    s = Section("telemetry", "Telemetry")
+    with_tel = [r for r in rows if r.get("telemetry")]
+    if case_id is not None:
+        chosen = next(r for r in rows if r["id"] == case_id)
+        if not chosen.get("telemetry"):
+            raise UserError(f"--case {case_id}: that result has no telemetry (NVML was not available)")
+    elif with_tel:
+        ok_tel = [r for r in with_tel if r.get("status") == "ok"] or with_tel
+        chosen = max(ok_tel, key=lambda r: (r["telemetry"][-1].get("t") or 0, r["id"]))
+    else:
+        s.paragraphs.append("No result carries telemetry: NVML was not available where these cases ran "
+                            "(a CPU run has no power, temperature or clock readings, and none are invented).")
+        return s
+    samples = chosen["telemetry"]
+    seen = 0
+    for x in samples:
+        seen |= int(x.get("reasons") or 0)
+    reasons = [name for bit, name in THROTTLE_BITS.items() if seen & bit]
+    s.paragraphs.append(
+        f"Result {chosen['id']}: {chosen['workload']} [{chosen['variant']}] "
+        f"{params_text(chosen, list(chosen.get('params') or {})[:2])} on {device_of(chosen)}; "
+        f"{len(samples)} NVML samples over the timed window"
+        + (f"; throttling seen: {', '.join(reasons)} (shaded)." if reasons else "; no throttling reported.")
+        + " Choose another case with --case ID.")
+    col = lambda k: [x[k] for x in samples if x.get(k) is not None]  # noqa: E731
+    trow = []
+    for key, label in (("power_w", "power W"), ("temp_c", "temperature °C"), ("sm_clock_mhz", "SM clock MHz"),
+                       ("util_pct", "utilisation %")):
+        v = col(key)
+        if v:
+            trow.append([label, fmt_num(min(v)), fmt_num(sum(v) / len(v)), fmt_num(max(v))])
+    s.tables.append(Table("telemetry-table", [("reading", TEXT), ("min", NUMERIC), ("mean", NUMERIC),
+                                              ("max", NUMERIC)], trow, f"Telemetry of result {chosen['id']}"))
+    s.charts.append(Chart("telemetry-chart", f"Power, temperature and SM clock: result {chosen['id']}",
+                          "telemetry", {"samples": samples},
+                          f"power, temperature and SM clock over time for result {chosen['id']}"))
+    return s

@@ -1,0 +1,166 @@
+"""One section per workload: its throughput (or latency) table, the chart against its declared
+axis or of its FLOP rate, the tuning ladder and peak memory."""
+
+from __future__ import annotations
+
+from gpuarena.analysis.rows import flags as row_flags
+from gpuarena.report import headline as H
+from gpuarena.report.ladder import tuning_ladder
+from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
+                                   fmt_num, ok, params_text, pct, prune, slug, varying_params)
+from gpuarena.workloads import registry
+
+
+def x_key(workload: str, rows: list[dict], keys: list[str]) -> str | None:
+    """The workload's declared axis, when it varies among the rows and is a number in each."""
+    cls = registry.find(workload)
+    k = cls.axis if cls is not None else None
+    if k in keys and all(isinstance((r.get("params") or {}).get(k), (int, float))
+                         and not isinstance((r.get("params") or {}).get(k), bool) for r in rows):
+        return k
+    return None
+
+
+def flags(r: dict) -> list[str]:
+    out = row_flags(r, brief=True)
+    if r.get("source") and r["source"] != "measured":
+        out.append(r["source"])
+    return out
+
+
+def ci_text(thr: dict) -> str:
+    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
+    if lo is None or hi is None or (thr.get("n") or 0) < 2:
+        return "-"
+    return f"{fmt_num(lo)} – {fmt_num(hi)}"
+
+
+def search_text(r: dict) -> str:
+    """A search result's answer: the batch it found, and the throughput it timed there."""
+    found = H.max_batch_text(r)
+    if found == "-":
+        return found
+    steps = (r.get("params") or {}).get("inference_steps")
+    return (f"{found}: {fmt_num(r.get('throughput_median'))} {r.get('unit') or ''} there"
+            + (f" at {steps} steps" if steps else ""))
+
+
+def memory_bytes(r: dict) -> tuple[int | None, str]:
+    if r.get("peak_memory_bytes"):
+        return r["peak_memory_bytes"], "device"
+    rss = (r.get("extra") or {}).get("peak_rss_bytes")
+    return (rss, "process RSS") if rss else (None, "")
+
+
+def workload_section(workload: str, rows: list[dict]) -> Section:
+    s = Section(f"wl-{slug(workload)}", workload)
+    keys = varying_params(rows)
+    unit = H.unit(workload, next((r.get("unit") for r in rows if r.get("unit")), "items/s"))
+    latency = H.is_latency(workload)
+    table_rows = []
+    devices = list(dict.fromkeys(device_of(r) for r in rows))
+    sources = {r.get("source") for r in rows}
+    for r in rows:
+        thr = r.get("throughput") or {}
+        extra = r.get("extra") or {}
+        mem, _ = memory_bytes(r)
+        shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.get("source")]
+        table_rows.append([
+            str(r["id"]), device_of(r), r["variant"], params_text(r, keys) or "-", r.get("precision") or "-",
+            fmt_num(H.value(r)) if ok(r) else r["status"], ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
+                                                                        n=thr.get("n"))),
+            search_text(r), pct(thr.get("cv")),
+            fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(extra.get("share_of_ceiling")),
+            fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
+            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(shown_flags),
+        ])
+    common = []
+    if len(devices) == 1:
+        common.append(f"All on {devices[0]}" + (f" ({next(iter(sources))} results)" if len(sources) == 1
+                                                 and None not in sources and "measured" not in sources else "") + ".")
+    fixed = [k for k in (rows[0].get("params") or {}) if k not in keys]
+    if fixed:
+        common.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
+    if common:
+        s.paragraphs.append(" ".join(common))
+    table = prune(Table(f"{s.id}-throughput", [
+        ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", PROSE), ("precision", TEXT),
+        (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("largest batch that fits", PROSE), ("CV", NUMERIC),
+        ("TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC),
+        ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)], table_rows,
+        "Latency" if latency else "Throughput",
+        "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
+        "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
+        "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
+        "are left out; RSS marks a CPU process's peak resident memory."))
+    if len(devices) == 1:
+        table = drop_column(table, "device")
+    if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels
+        # the spread is in the interval (and the noisy flag)
+        table = drop_column(drop_column(drop_column(table, "of matmul ceiling"), "of peak"), "CV")
+        precisions = {r.get("precision") for r in rows}
+        if len(precisions) == 1 and None not in precisions:
+            table = drop_column(table, "precision")
+            s.paragraphs.append(f"Precision: {next(iter(precisions))}.")
+        table.note = (f"Seconds per {H.item(workload)}, as the articles quote it: a call's time over its batch; "
+                      "the interval is the reciprocal of the throughput interval. A maximum-concurrency search "
+                      "(search=max-batch) answers another question, at fewer denoising steps: it shows the "
+                      "largest batch that fitted and its throughput there, never a latency. TFLOP/s from the "
+                      "workload's FLOP count per image. Empty columns are left out.")
+    if "TFLOP/s" not in [h for h, _ in table.columns]:
+        table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
+    s.tables.append(table)
+    good = [r for r in rows if ok(r)]
+    xk = x_key(workload, good, keys)
+    if xk:
+        s.charts.append(Chart(f"{s.id}-scaling", f"Throughput vs {xk}", "lines_with_ci", {
+            "series": series_by(good, xk, keys, lambda r: r["throughput_median"],
+                                lambda r: (r.get("throughput") or {}).get("ci95_low"),
+                                lambda r: (r.get("throughput") or {}).get("ci95_high")),
+            "xlabel": xk, "ylabel": unit, "logx": len({r["params"][xk] for r in good}) > 3},
+            f"{workload}: {unit} against {xk}, one line per device and variant, 95% CI error bars"))
+        if len(devices) == 1:
+            s.charts[-1].title += f" ({devices[0]})"
+    if not xk and len(good) > 1 and all(r.get("tflops") for r in good):
+        # Cases that differ in shape or dtype, not size: their FLOP rate is what compares.
+        cats = [" ".join(p for p in (r["variant"] if len({x["variant"] for x in good}) > 1 else "",
+                                      params_text(r, keys)) if p) or str(r["id"]) for r in good]
+        s.charts.append(Chart(f"{s.id}-tflops", "Achieved TFLOP/s per case", "grouped_bars", {
+            "categories": cats, "ylabel": "TFLOP/s",
+            "groups": [{"label": d, "values": [r["tflops"] if device_of(r) == d else None for r in good]}
+                       for d in devices]},
+            f"{workload}: achieved TFLOP/s of each case"))
+    ladder = tuning_ladder(workload, good, keys)
+    if ladder:
+        s.tables.append(ladder[0])
+        s.charts.append(ladder[1])
+    mem_rows = [r for r in good if memory_bytes(r)[0]]
+    if xk and mem_rows:
+        kind = memory_bytes(mem_rows[0])[1]
+        s.charts.append(Chart(f"{s.id}-memory", f"Peak memory ({kind}) vs {xk}", "lines_with_ci", {
+            "series": series_by(mem_rows, xk, keys, lambda r: memory_bytes(r)[0] / 2**30, lambda r: None,
+                                lambda r: None),
+            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r["params"][xk] for r in mem_rows}) > 3},
+            f"{workload}: peak memory in GiB against {xk}"))
+    return s
+
+
+def drop_column(t: Table, name: str) -> Table:
+    keep = [i for i, (header, _) in enumerate(t.columns) if header != name]
+    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note)
+
+
+def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
+    """Lines keyed by device, variant and the other varying parameters; points sorted by x."""
+    groups: dict[str, list[dict]] = {}
+    one_device = len({device_of(r) for r in rows}) == 1     # then the chart's caption names it
+    for r in rows:
+        other = [k for k in keys if k != xk]
+        label = " · ".join(p for p in ("" if one_device else device_of(r), r["variant"], params_text(r, other)) if p)
+        groups.setdefault(label, []).append(r)
+    out = []
+    for label, rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["params"][xk])
+        out.append({"label": label, "x": [r["params"][xk] for r in rs], "y": [y(r) for r in rs],
+                    "lo": [lo(r) for r in rs], "hi": [hi(r) for r in rs]})
+    return out

@@ -27,8 +27,9 @@ import torch
 from gpuarena.errors import UserError, WorkloadSkipped
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import search_max_batch
-from gpuarena.workloads.llm.model import (SHAPES, DynamicCache, StaticCache, build, decode_bytes_per_step,
-                                          flops_per_token, kv_cache_bytes, param_counts, resolve_shape)
+from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
+from gpuarena.workloads.llm.model import (SHAPES, build, decode_bytes_per_step, flops_per_token, kv_cache_bytes,
+                                          param_counts, resolve_shape)
 
 FP8_MIN_CAPABILITY = (8, 9)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import advise, cost, whatif
+from gpuarena.analysis import advise, cost, interconnect, whatif
 from gpuarena.data import catalog, published
 from gpuarena.errors import UserError
 
@@ -41,11 +41,11 @@ def test_price_file(tmp_path):
 
 def test_ring_allreduce_and_busbw():
     # 100 MB over 4 GPUs at 100 GB/s: 2 * 3/4 * 1e8 / 1e11 = 1.5 ms
-    assert whatif.ring_allreduce_s(1e8, 4, 100) == pytest.approx(1.5e-3)
-    assert whatif.ring_allreduce_s(1e8, 1, 100) == 0
-    assert whatif.catalog_busbw(catalog.match("A100 40GB SXM4"))[0] == pytest.approx(240)
-    assert whatif.catalog_busbw(catalog.match("A800 40GB SXM4"))[0] == pytest.approx(160)
-    assert whatif.catalog_busbw(catalog.match("L40S"))[0] == pytest.approx(0.8 * 32)
+    assert interconnect.ring_allreduce_s(1e8, 4, 100) == pytest.approx(1.5e-3)
+    assert interconnect.ring_allreduce_s(1e8, 1, 100) == 0
+    assert interconnect.catalog_busbw(catalog.match("A100 40GB SXM4"))[0] == pytest.approx(240)
+    assert interconnect.catalog_busbw(catalog.match("A800 40GB SXM4"))[0] == pytest.approx(160)
+    assert interconnect.catalog_busbw(catalog.match("L40S"))[0] == pytest.approx(0.8 * 32)
 
 
 def test_whatif_efficiency():
@@ -162,9 +162,9 @@ def test_whatif_uses_the_bucket_busbw_and_the_measured_overlap(tmp_path):
         store.add_result(result("allreduce", "seed", {"size_mb": mb, "dtype": "float32"}, [0.001] * 3, 1,
                                 "GB/s", gpus=2, env_id=env, extra={"busbw_gbs": bw, "size_bytes": mb * 2**20}))
     expected_bw = 104 + 136 * math.log(25 / 4) / math.log(8)
-    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 25.0) == pytest.approx(expected_bw)
-    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1.0) == 104.0      # ends are held
-    assert whatif.interpolate([(4.0, 104.0), (32.0, 240.0)], 1e6) == 240.0
+    assert interconnect.interpolate([(4.0, 104.0), (32.0, 240.0)], 25.0) == pytest.approx(expected_bw)
+    assert interconnect.interpolate([(4.0, 104.0), (32.0, 240.0)], 1.0) == 104.0      # ends are held
+    assert interconnect.interpolate([(4.0, 104.0), (32.0, 240.0)], 1e6) == 240.0
     step = 256 / 4600
     comm = whatif.gradient_sizes()["resnet50-train"] * 4 / (expected_bw * 1e9)   # ring at N=2: 2 x 1/2 x bytes
     # 2 GPUs: each step a quarter of the all-reduce longer (the rest hidden); the no_sync() figures

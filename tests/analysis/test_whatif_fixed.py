@@ -4,15 +4,15 @@ import math
 
 import pytest
 
-from gpuarena.analysis import whatif
+from gpuarena.analysis import interconnect, whatif
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
 
 def test_pcie_card_uses_pcie_beyond_a_bridged_pair():
     g = catalog.match("A100 80GB PCIe")
-    assert whatif.catalog_busbw(g, 2)[0] == pytest.approx(240)           # NVLink bridge pairs two cards
-    bw8, why = whatif.catalog_busbw(g, 8)
+    assert interconnect.catalog_busbw(g, 2)[0] == pytest.approx(240)           # NVLink bridge pairs two cards
+    bw8, why = interconnect.catalog_busbw(g, 8)
     assert bw8 == pytest.approx(0.8 * 32) and "pair only two" in why
     p = whatif.predict("resnet50-train", g.name, [2, 8], throughput=1000, batch_size=256)
     sxm = whatif.predict("resnet50-train", "A100 80GB SXM4", [8], throughput=1000, batch_size=256)

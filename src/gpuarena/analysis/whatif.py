@@ -13,11 +13,8 @@ scaling efficiency = compute / step(N)
 - busbw: measured (`allreduce` results in the database on that GPU, at the GPU
   count asked for or the nearest measured, interpolated at the size of DDP's
   messages: its 25 MiB buckets, not the 1-4 GiB where busbw peaks; on 2 H200s
-  that is 224 GB/s against 345 at 4 GiB) or derived from the catalog: NVIDIA's NVLink figure is the total of
-  both directions, and nccl-tests all-reduce busbw reaches about 80% of one
-  direction (e.g. ~230-240 GB/s of A100's 300 GB/s), so busbw = NVLINK_EFF x
-  nvlink / 2; without NVLink, PCIe x16 per direction (16/32/64 GB/s for gen
-  3/4/5) x the same factor.
+  that is 224 GB/s against 345 at 4 GiB) or derived from the catalog (NVLink or
+  PCIe x NVLINK_EFF: interconnect.py).
 - overlap: measured from a multi-GPU `ddp-train` result of the same model and
   variant (see measured_overlap) or DEFAULT_OVERLAP = 0: no overlap, so the
   prediction is a lower bound on efficiency (DDP's bucketed all-reduce overlaps
@@ -31,6 +28,7 @@ from __future__ import annotations
 import math
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, mib_text, ring_allreduce_s
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -39,8 +37,6 @@ from gpuarena.workloads import registry
 GRAD_BYTES_PER_PARAM = 4
 # ddp-train's communication hooks all-reduce 2-byte gradients
 COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")
-NVLINK_EFF = 0.8
-PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
 DEFAULT_OVERLAP = 0.0
 DDP_BUCKET_MB = 25.0   # DistributedDataParallel's bucket_cap_mb default: the size of each all-reduce
 
@@ -54,80 +50,6 @@ def gradient_sizes() -> dict[str, int]:
             if n:
                 out[name] = n
     return out
-
-
-def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
-    """Time of a ring all-reduce: 2 (n-1)/n x bytes / busbw (nccl-tests' busbw definition)."""
-    if n <= 1:
-        return 0.0
-    return 2 * (n - 1) / n * nbytes / (busbw_gbs * 1e9)
-
-
-def is_pcie_card(g: catalog.GPU) -> bool:
-    """A PCIe card's NVLink is a bridge that pairs two cards; beyond two they talk over PCIe."""
-    return "pcie" in g.name.lower() or (not g.nvlink_gbs)
-
-
-def catalog_busbw(g: catalog.GPU, n: int = 2) -> tuple[float, str]:
-    if g.nvlink_gbs and (not is_pcie_card(g) or n <= 2):
-        bridge = " (bridged pair)" if is_pcie_card(g) else ""
-        return NVLINK_EFF * g.nvlink_gbs / 2, f"catalog NVLink{bridge} {g.nvlink_gbs:g} GB/s / 2 x {NVLINK_EFF}"
-    gen = int(g.pcie_gen or 4)
-    bw = PCIE_PER_DIRECTION_GBS.get(gen, 32.0)
-    why = " (NVLink bridges pair only two cards)" if g.nvlink_gbs else ""
-    return NVLINK_EFF * bw, f"catalog PCIe gen{gen} x16 {bw:g} GB/s per direction x {NVLINK_EFF}{why}"
-
-
-def _extra_num(extra: dict, *names) -> float | None:
-    for k in names:
-        v = (extra or {}).get(k)
-        if isinstance(v, (int, float)) and v > 0:
-            return float(v)
-    return None
-
-
-def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
-    """Measured all-reduce bus bandwidth on one GPU model: {GPU count: [(message bytes, busbw GB/s)]},
-    the newest result per (count, size)."""
-    curves: dict[int, dict[float, float]] = {}
-    if store is None:
-        return {}
-    for r in store.results(workload="allreduce", status="ok"):
-        if R.gpu_of(r) != gpu:
-            continue
-        ex = r.get("extra") or {}
-        bw = _extra_num(ex, "busbw_gbs", "busbw_GBps", "busbw")
-        size = R.message_bytes(r)
-        if bw and size:
-            curves.setdefault(int(r.get("gpus") or 2), {})[size] = bw
-    return {n: sorted(c.items()) for n, c in curves.items()}
-
-
-def interpolate(points: list[tuple[float, float]], size: float) -> float:
-    """busbw at a message size: linear in log(size) between measured sizes, the end value beyond them."""
-    if size <= points[0][0]:
-        return points[0][1]
-    for (s0, b0), (s1, b1) in zip(points, points[1:]):
-        if size <= s1:
-            return b0 + (b1 - b0) * math.log(size / s0) / math.log(s1 / s0)
-    return points[-1][1]
-
-
-def measured_busbw(store, gpu: str, n: int | None = None,
-                   message_bytes: float | None = None) -> tuple[float, str] | None:
-    """busbw from the measured all-reduce curve: at n GPUs (else the nearest count measured), at the
-    message size DDP sends (its bucket), else at the largest size measured."""
-    curves = busbw_curves(store, gpu)
-    if not curves:
-        return None
-    count = min(curves, key=lambda c: (abs(c - (n or max(curves))), -c))
-    points = curves[count]
-    size = message_bytes or points[-1][0]
-    return interpolate(points, size), f"measured allreduce ({count} GPUs) at {_mib(size)}"
-
-
-def _mib(nbytes: float) -> str:
-    return f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:g} KiB"
 
 
 def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
@@ -313,7 +235,7 @@ def render(result: dict, fmt: str) -> str:
              "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}",
              "vs_plain": f"{r['efficiency_vs_plain']:.3f}" if r.get("efficiency_vs_plain") else "not measured"}
             for r in result["rows"]]
-    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {_mib(result['message_bytes'])} "
+    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {mib_text(result['message_bytes'])} "
              f"messages; batch {result['batch_size']} per GPU ({result['batch_from']})"
              + (f", {result['accum_steps']} micro-batches per all-reduce" if result.get("accum_steps", 1) > 1 else ""),
              f"compute from {result['compute_from']}",

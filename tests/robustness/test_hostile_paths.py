@@ -153,7 +153,7 @@ CLAIM = "gpu,workload,precision,batch_size,throughput\nH100 SXM,resnet50-train,b
 def test_claims_csv_with_a_byte_order_mark_is_read(tmp_path):
     path = tmp_path / "claims.csv"
     path.write_bytes(b"\xef\xbb\xbf" + CLAIM.encode())
-    p = gp("check", "--csv", str(path), "-f", "json", "--db", str(tmp_path / "none.db"), cwd=str(tmp_path))
+    p = gp("check", "--csv", str(path), "-f", "json", cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)[0]["workload"] == "resnet50-train"
 

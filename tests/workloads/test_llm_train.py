@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.scaling import efficiency
 from gpuarena.errors import UserError
 from gpuarena.report.build import gather
@@ -22,7 +23,8 @@ LLM = registry.get("llm-train")
 
 
 def _results(db_path: str) -> list[dict]:
-    return Store(db_path).results()
+    """Stored results with the figures computed when read (scaling efficiency)."""
+    return with_derived(Store(db_path).results())
 
 
 @pytest.mark.slow   # torchrun per case: about 20-25 s on 2 shared cores

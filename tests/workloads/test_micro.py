@@ -61,6 +61,7 @@ def test_ceiling_ignores_other_devices_precisions_and_sizes(db_path):
         return store.add_result({"run_id": run_id, "case_key": f"{dev}{prec}{tfl}", "workload": "matmul",
                                  "variant": "seed", "params": {"m": 8192, "n": 8192, "k": 8192},
                                  "status": "ok", "device_name": dev, "precision": prec, "tflops": tfl,
+                                 "throughput_median": tfl / 1.1e-3,   # an ok row has a throughput (store/result.py)
                                  "size": size, "source": source})
 
     best = mm("H200", "bf16", 700.0)

@@ -8,10 +8,12 @@ one llm-train measured at N ranks (FSDP2, TP ...), not the DDP interconnect mode
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis.derived import with_derived
 
 
 def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: int) -> tuple[list[dict], list[dict]]:
     """advise's rows for llm-train, less the cards too small, scaled by the measured efficiency."""
+    results = with_derived(results)   # scaling efficiency is computed when read, never stored
     single = [r for r in R.finite_first(results) if (r.get("gpus") or 1) == 1 and r.get("peak_memory_bytes")]
     ref = max(single, key=lambda r: r["throughput_median"]) if single else None
     need = ref["peak_memory_bytes"] if ref else None

@@ -70,23 +70,23 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metava
 
 
 @app.command()
-def check(gpu: Optional[str] = typer.Option(None, "--gpu"), workload: Optional[str] = typer.Option(None, "--workload", "-w"),
+def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="GPU the claim is about (see `gpuarena gpus`)"), workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
           precision: Optional[str] = typer.Option(None, "--precision",
-                                                  help="default/fp32 (PyTorch defaults), fp32-ieee, tf32, bf16, fp16, fp8"),
-          batch_size: Optional[int] = typer.Option(None, "--batch-size"),
-          throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s (all GPUs together)"),
-          latency: Optional[float] = typer.Option(None, "--latency", help="claimed seconds per item"),
-          seq_len: Optional[int] = typer.Option(None, "--seq-len"),
-          image_size: Optional[int] = typer.Option(None, "--image-size"),
-          steps: Optional[int] = typer.Option(None, "--steps", help="diffusion steps"),
-          gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim"),
-          scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus"),
-          vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim"),
+                                                  help="default/fp32 (PyTorch defaults), fp32-ieee, tf32, bf16, fp16, fp8", metavar="PRECISION"),
+          batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="items per step of the claim"),
+          throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s (all GPUs together)", metavar="ITEMS_PER_S"),
+          latency: Optional[float] = typer.Option(None, "--latency", help="claimed seconds per item", metavar="SECONDS"),
+          seq_len: Optional[int] = typer.Option(None, "--seq-len", metavar="TOKENS", help="tokens per sequence (BERT, LLM)"),
+          image_size: Optional[int] = typer.Option(None, "--image-size", metavar="PIXELS", help="image height and width in pixels"),
+          steps: Optional[int] = typer.Option(None, "--steps", help="diffusion steps", metavar="N"),
+          gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim", metavar="N"),
+          scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus", metavar="COEFF"),
+          vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim", metavar="GPU"),
           ratio: Optional[str] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs; with --gpus, "
-                                              "the claimed time ratio or range (1.4-1.6 = 40-60% longer)"),
-          what: str = typer.Option("allreduce", "--what", help="with --vs and --gpus: allreduce or step time"),
+                                              "the claimed time ratio or range (1.4-1.6 = 40-60% longer)", metavar="RATIO"),
+          what: str = typer.Option("allreduce", "--what", help="with --vs and --gpus: allreduce or step time", metavar="WHAT"),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
-                                                 "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]"),
+                                                 "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]", metavar="FILE"),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
@@ -201,15 +201,15 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
 
 
 @app.command()
-def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w"), gpus: int = typer.Option(1, "--gpus"),
-           budget: Optional[float] = typer.Option(None, "--budget", help="$ for purchase (or cloud with --hours)"),
-           hours: Optional[float] = typer.Option(None, "--hours", help="hours of cloud use to price"),
-           min_memory: Optional[float] = typer.Option(None, "--min-memory", help="GB per GPU at least"),
-           precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class"),
+def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"), gpus: int = typer.Option(1, "--gpus", metavar="N"),
+           budget: Optional[float] = typer.Option(None, "--budget", help="$ for purchase (or cloud with --hours)", metavar="DOLLARS"),
+           hours: Optional[float] = typer.Option(None, "--hours", help="hours of cloud use to price", metavar="HOURS"),
+           min_memory: Optional[float] = typer.Option(None, "--min-memory", help="GB per GPU at least", metavar="GB"),
+           precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class", metavar="PRECISION"),
            validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
                                          "against the published cross-GPU figures"),
            sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
-                                          "batch=, overhead="),
+                                          "batch=, overhead=", metavar="KEY=VALUE"),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A

@@ -180,7 +180,7 @@ def run(
         store.claim_run(run_id)
     dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
-                  f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""), soft_wrap=True)
+                  f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""))
     # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
     # process group is killed, the run marked interrupted) rather than dying with the child orphaned.
     try:

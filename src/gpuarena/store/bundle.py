@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuarena import safeio
 from gpuarena.errors import UserError, pydantic_error_line
-from gpuarena.store.db import _finite, insert_result, legacy_uid, new_run_id, now
+from gpuarena.store.db import new_run_id
+from gpuarena.store.rows import _finite, insert_result, legacy_uid, now
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"

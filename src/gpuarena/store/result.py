@@ -126,12 +126,26 @@ class Sample(BaseModel):
         return self
 
 
+class ProcessMean(BaseModel):
+    """One fresh process of a case measured with --processes N (runner/pool.py)."""
+
+    model_config = ConfigDict(extra="allow")
+    throughput_mean: Optional[float] = None
+    repeats: Optional[int] = Field(None, ge=1, le=1_000_000)
+    first_step_s: Optional[float] = None
+
+    @field_validator("throughput_mean", "first_step_s")
+    @classmethod
+    def _finite(cls, v, info):
+        return _number(v, info.field_name, 0.0, MAX_THROUGHPUT)
+
+
 class Extra(BaseModel):
     """``extra``: the contract fields readers use are typed; others pass, bounded in size."""
 
     model_config = ConfigDict(extra="allow")
     nan: Optional[bool] = None
-    processes: Optional[int] = Field(None, ge=1, le=100)
+    processes: Optional[list[ProcessMean]] = Field(None, max_length=100)   # --processes N: one entry each
     world_size: Optional[int] = Field(None, ge=1, le=1_000_000)
     node_rank: Optional[int] = Field(None, ge=0, le=1_000_000)
     accum_steps: Optional[int] = Field(None, ge=1, le=1_000_000)

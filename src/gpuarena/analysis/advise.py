@@ -126,7 +126,9 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     for name, v in (("--budget", budget), ("--hours", hours), ("--min-memory", min_memory)):
         if v is not None and not v > 0:
             raise UserError(f"{name} {v}: must be positive")
-    registry.get(workload)    # the UserError with a suggestion
+    own = registry.get(workload).advised_by    # registry.get: the UserError with a suggestion
+    if own:
+        raise UserError(f"{workload} is not ranked by per-item compute and traffic scaling; see {own}")
     cands = candidates(store, workload)
     if not cands:
         raise UserError(f"no finite measured or credible published {workload} result to advise from")

@@ -77,6 +77,9 @@ class Workload(ABC):
     ddp_name: ClassVar[str | None] = None  # the short name ddp-train wraps it under
     multi_gpu: ClassVar[bool]             # runs on N ranks; derived from launcher unless set
     dominant_op: ClassVar[str] = "matmul"  # op class whose precision sets the peak (precision.OP_CLASSES)
+    # Where a workload's GPU ranking comes from when the generic one (compute and traffic per item,
+    # analysis/projection.py) would mislead: None, or the command that ranks it instead.
+    advised_by: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

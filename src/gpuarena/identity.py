@@ -110,13 +110,36 @@ def _collect(fn, parts: dict[str, str], seen: set) -> None:
     dumped, tree = got
     parts[f"fn:{fn.__module__}.{fn.__qualname__}"] = dumped
     env = getattr(fn, "__globals__", {})
+    # module.attr of our own helper modules (par.apply_fsdp), except the registry: its name table
+    # would tie every workload's identity to the list of the others
+    dotted = {(n.value.id, n.attr) for n in ast.walk(tree)
+              if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
     for name in sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}):
         value = env.get(name)
-        if isinstance(value, types.FunctionType) and _ours(value):
-            _collect(value, parts, seen)
+        if isinstance(value, types.ModuleType) and _ours_module(value):
+            for attr in sorted(a for base, a in dotted if base == name):
+                _collect_value(getattr(value, attr, None), parts, seen)
         elif isinstance(value, (int, float, str, tuple, dict, frozenset)) and not isinstance(value, bool) \
                 and name.isupper():
             parts[f"const:{fn.__module__}.{name}"] = repr(_canonical(value))
+        else:
+            _collect_value(value, parts, seen)
+
+
+def _ours_module(mod) -> bool:
+    return mod.__name__.split(".")[0] in _OWN_PACKAGES and mod.__name__ != "gpuarena.workloads.registry"
+
+
+def _collect_value(value, parts: dict[str, str], seen: set) -> None:
+    """A helper function, or every method of a helper class (a KV cache, an optimizer wrapper)."""
+    if isinstance(value, types.FunctionType) and _ours(value):
+        _collect(value, parts, seen)
+    elif isinstance(value, type) and _ours(value) and id(value) not in seen:
+        seen.add(id(value))
+        for member in vars(value).values():
+            member = _unwrap(member)
+            if isinstance(member, types.FunctionType):
+                _collect(member, parts, seen)
 
 
 def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:

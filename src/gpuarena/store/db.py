@@ -15,7 +15,6 @@ import os
 import sqlite3
 import time
 import uuid
-from pathlib import Path
 from typing import Any, Iterable
 
 from gpuarena.errors import UserError

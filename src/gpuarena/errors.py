@@ -1,5 +1,8 @@
 """Errors a user can cause.  The CLI turns each into one line and exit code 2."""
 
+import difflib
+from typing import Iterable
+
 
 class UserError(Exception):
     """Bad input: an unknown name, a malformed file, an out-of-range value.
@@ -21,3 +24,9 @@ class WorkloadSkipped(Exception):
     hardware lacks a feature such as FP8).  The case is stored as ``skipped`` with the reason:
     never measured on a fallback and never faked."""
 
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """' (did you mean 'x'?)' for the closest of choices, or '' (the tail of an unknown-name error)."""
+    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -22,7 +22,7 @@ from gpuarena.errors import UserError
 from gpuarena.identity import why_not_comparable
 from gpuarena.workloads import registry
 from gpuarena.measure.stats import ratio_ci95
-from gpuarena.workloads.registry import did_you_mean
+from gpuarena.errors import did_you_mean
 
 # Published params may use another name for the same thing than a workload does.
 SYNONYMS = {"seq_len": ("seq_len", "seq_length", "sequence_length", "max_seq_len")}

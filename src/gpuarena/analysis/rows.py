@@ -25,8 +25,8 @@ def known_workload(store, workload: str | None) -> None:
     """A UserError with "did you mean" for a workload that is neither registered nor stored."""
     if workload is None:
         return
-    from gpuarena.errors import UserError
-    from gpuarena.workloads.registry import REGISTRY, did_you_mean
+    from gpuarena.errors import UserError, did_you_mean
+    from gpuarena.workloads.registry import REGISTRY
 
     stored = {r["workload"] for r in store.results()}
     known = sorted(set(REGISTRY) | stored)

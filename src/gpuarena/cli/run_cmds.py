@@ -43,7 +43,7 @@ def check_device(device: str) -> str:
 
 def select_workloads(spec, workloads: list[str]):
     """The suite cut to its entries for the given workloads (`--suite S -w W`)."""
-    from gpuarena.workloads.registry import did_you_mean
+    from gpuarena.errors import did_you_mean
 
     have = [e.workload for e in spec.entries]
     for w in workloads:

@@ -118,7 +118,7 @@ def expand(suite: Suite, device: str, override: Method | None = None,
         pm = wl.param_map()
         for k in set_params:
             if k not in pm:
-                from gpuarena.workloads.registry import did_you_mean
+                from gpuarena.errors import did_you_mean
                 raise UserError(f"--set {k}: {wl.name} has no parameter {k!r}{did_you_mean(k, pm)}")
         # --set KEY=V replaces the suite's value or axis for KEY; --set KEY=A,B is an axis of its own
         grid = {k: v for k, v in entry.grid.items() if k not in set_params}

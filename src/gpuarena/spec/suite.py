@@ -50,7 +50,7 @@ def load_suite(name_or_path: str) -> Suite:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml", ".json") or _exists(path):
         return parse_suite(read_text(name_or_path, f"suite file {name_or_path}", MAX_SUITE_BYTES), name_or_path)
-    from gpuarena.workloads.registry import did_you_mean
+    from gpuarena.errors import did_you_mean
 
     raise UserError(f"unknown suite {name_or_path!r}{did_you_mean(name_or_path, builtin_names())}; "
                     f"built-in: {', '.join(builtin_names())}, or a path to a .yaml file")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpuarena import identity
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, did_you_mean
 from gpuarena.workloads import precision as _precision
 from gpuarena.workloads.param import Param  # noqa: F401 - re-exported: workloads import it from here
 from gpuarena.workloads.precision import PRECISION_VARIANTS, precision_of  # noqa: F401 - re-exported
@@ -133,8 +133,6 @@ class Workload(ABC):
         pm = cls.param_map()
         unknown = sorted(set(given) - set(pm))
         if unknown:
-            from gpuarena.workloads.registry import did_you_mean
-
             k = unknown[0]
             raise UserError(f"{cls.name} has no parameter {k!r}{did_you_mean(k, pm)}; "
                             f"it has: {', '.join(pm) or 'none'}")
@@ -152,9 +150,7 @@ class Workload(ABC):
             raise UserError(f"empty variant for {cls.name}")
         for part in parts:
             if part not in cls.variants:
-                from gpuarena.workloads.registry import did_you_mean
-
-                raise UserError(f"{cls.name} has no variant {part!r}{did_you_mean(part, cls.variants)}; "
+                    raise UserError(f"{cls.name} has no variant {part!r}{did_you_mean(part, cls.variants)}; "
                                 f"it has: {', '.join(cls.variants)}")
         chosen = frozenset(parts)
         if len(chosen) != len(parts):

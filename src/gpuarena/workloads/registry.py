@@ -9,13 +9,11 @@ left out with a one-line warning, and a plugin may not take a built-in name.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from importlib.metadata import entry_points
-from typing import Iterable
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, did_you_mean
 
 ENTRY_POINT_GROUP = "gpuarena.workloads"
 
@@ -67,11 +65,6 @@ def plugins() -> dict[str, str]:
 
 def _entries() -> dict[str, str]:
     return {**REGISTRY, **plugins()}
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _load(name: str, target: str):

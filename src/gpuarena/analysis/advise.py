@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis import ceilings as CE
+from gpuarena.analysis import physics as CE
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from gpuarena.analysis import ceilings as C
+from gpuarena.analysis import physics as C
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis import physics as CE
+from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
@@ -47,7 +47,7 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if (r.get("gpus") or 1) != 1 or not CE.is_finite_result(r) or R.is_search(r):
+        if (r.get("gpus") or 1) != 1 or not X.is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:
@@ -113,7 +113,8 @@ def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> b
 
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,
-           min_memory: float | None = None, prices: dict | None = None, precision: str | None = None) -> dict:
+           min_memory: float | None = None, prices: dict | None = None, precision: str | None = None,
+           include_consumer: bool = False) -> dict:
     """Rank the catalog for a workload.
 
     Returns {"workload", "gpus", "class", "fallback", "calibration", "rows": [{rank, gpu, basis, throughput,
@@ -141,13 +142,21 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     for c in sorted(mine, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])):
         best.setdefault(c["gpu"].name, c)
     refs = [(c["gpu"], c["throughput"]) for c in best.values()]
-    abc, how = J.calibrate(refs, workload, request)
-    band = J.band(workload, request)
+    settings = dict(cls[2])
+    abc, how = J.calibrate(refs, workload, request, settings)
+    band = J.band(workload, request, refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
+    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"] or 1
+    params = X.workload_params(workload, {**_conditions(settings), "batch_size": ref_batch})
+    pool = X.evidence(workload, store)
     # the smallest footprint measured for the workload: a card below it cannot run it at any batch tried
     need = min((c["peak_memory"] for c in cands if c["basis"] == "measured" and c["peak_memory"]), default=0)
     unit = next(iter(best.values()))["unit"]
     rows, excluded = [], []
     for g in catalog.priced(prices):
+        if J.consumer(g) and not include_consumer:
+            excluded.append({"gpu": g.name, "reason": "consumer card: left out of data-centre advice "
+                                                       "(--include-consumer to rank it)"})
+            continue
         if min_memory and g.memory_gb < min_memory:
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
             continue
@@ -155,20 +164,28 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB cannot hold the {need / 1e9:.1f} GB "
                                                        "of the smallest run measured"})
             continue
-        c = best.get(g.name)
+        c = best.get(g.name) or _twin(g, best)
+        note = ""
         if c:
             thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
+            if c["gpu"].name != g.name:
+                note = f"same silicon as the {c['gpu'].short} (same die, peaks and bandwidth): its figure"
         else:
             thr = J.predict(abc, g, workload, request)
             if not thr:
                 excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(cls[0], cls[0])} peak to project with"})
                 continue
-            lo, hi, basis, src = thr * (1 - band), thr * (1 + band), "projected", how
+            lim = X.limit(workload, g, request, params, pool=pool)
+            if thr > lim.highest:
+                note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
+                        + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
+                thr = lim.highest * (1 - 1e-9)
+            lo, hi, basis, src = thr * (1 - band), min(thr * (1 + band), lim.highest), "projected", how
         rows.append({"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
                      "rank_value": thr, "unit": unit, "precision": P.NAMES.get(request, request), "engine": cls[1],
-                     "source": src, "note": ""})
+                     "source": src, "note": note})
+    rows = _checked(rows, workload, request, params, store, excluded)
     _guard(rows, workload, request)
-    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"]
     _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch)
     if workload == "llm-train":   # cards too small for the measured model; the measured multi-GPU efficiency
         from gpuarena.analysis.llm_advice import adjust
@@ -186,9 +203,44 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
         x.pop("g", None)
     others = sorted({_class_text(c["class"]) for c in cands if c["class"] != cls})
     label = _class_text(cls, request)
-    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback,
+    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback, "request": request,
+            "settings": settings, "batch_size": ref_batch,
             "calibration": how, "band": band, "rows": rows, "excluded": excluded, "other_classes": others,
             "explanation": explain(rows, workload, gpus, budget, label, fallback)}
+
+
+def _conditions(settings: dict) -> dict:
+    """Class settings as claim conditions (check's names)."""
+    names = {"inference_steps": "steps"}
+    return {names.get(k, k): v for k, v in settings.items()}
+
+
+def _twin(g: catalog.GPU, best: dict[str, dict]) -> dict | None:
+    """A figure of the same silicon (same die, peaks, bandwidth and SMs: the A800 is an A100 with NVLink
+    cut), measured before published; None when no twin has one."""
+    from gpuarena.analysis.ratio import identical_silicon
+
+    twins = [c for c in best.values() if identical_silicon(c["gpu"], g)]
+    return min(twins, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])) if twins else None
+
+
+def _checked(rows: list[dict], workload: str, request: str, params: dict, store, excluded: list) -> list[dict]:
+    """Every projected row goes through check at the same conditions before it is ranked."""
+    from gpuarena.analysis.check import check_claim
+
+    keep = []
+    for x in rows:
+        if x["basis"] == "projected":
+            claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
+                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}),
+                     "batch_size": params["batch_size"]}
+            v = check_claim(claim, store)
+            x["check"] = v["verdict"]
+            if v["verdict"] != "plausible":
+                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v['reason']}"})
+                continue
+        keep.append(x)
+    return keep
 
 
 def _guard(rows: list[dict], workload: str, request: str) -> None:

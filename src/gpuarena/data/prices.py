@@ -85,6 +85,20 @@ def fmt(price: Price) -> str:
     return f"${price.usd:.2f}/GPU-h" if price.market == "cloud" else f"${price.usd:,.0f}"
 
 
+def sources(pairs) -> list[str]:
+    """[(card name, Price)] -> one line per snapshot: 'provider [date, market, confidence]: card (detail); ...'.
+    A source reads 'provider: per-card detail' (split at the last ': '); the provider part names the snapshot."""
+    groups: dict[tuple, list[str]] = {}
+    for name, p in pairs:
+        if p.usd is None:
+            continue
+        who, _, detail = p.source.rpartition(": ")
+        who, detail = (who, detail) if who else (detail, "")
+        groups.setdefault((who, p.date, p.market, p.confidence), []).append(f"{name} ({detail})" if detail else name)
+    return [f"{who} [{date}, {market}, {conf} confidence]: {'; '.join(cards)}"
+            for (who, date, market, conf), cards in groups.items()]
+
+
 # --- the --prices file ---------------------------------------------------------
 
 def parse_file(path: str) -> list[dict]:

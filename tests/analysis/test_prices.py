@@ -118,6 +118,7 @@ def test_low_confidence_prices_never_pick_a_winner():
      "  - {gpu: L40S, purchase_usd: 9000, source: y, date: '2024', market: street}\n", "one market per file"),
     ("prices:\n  - {gpu: L4, source: x, date: '2024'}\n", "purchase_usd and/or cloud_usd_per_hr"),
     ("prices:\n  - {gpu: Z9000, cloud_usd_per_hr: 1, source: x, date: '2024'}\n", "not in the catalog"),
+    ("prices:\n  - {gpu: L4, cloud_usd_per_hr: 1, market: street, source: x, date: '2024'}\n", "is for purchase_usd"),
 ])
 def test_price_file_is_validated(tmp_path, body, message):
     f = tmp_path / "p.yaml"
@@ -162,3 +163,20 @@ def test_cli_gpus_shows_one_basis_with_unpriced(cli):
     assert "| purchase $ |" in p.stdout and "cloud $/GPU-h" not in p.stdout
     h200 = next(line for line in p.stdout.splitlines() if line.startswith("| NVIDIA H200"))
     assert "| unpriced | unpriced: not in Lambda's 2023-02-14" in h200
+
+
+def test_a_whole_list_file_prices_the_table_from_one_provider():
+    """Lambda's on-demand list (shipped as an example): with whole_list, a card Lambda does not rent is
+    unpriced, never priced from the catalog's AWS list; SXM above PCIe, 80GB above 40GB, no flags."""
+    over = catalog.load_prices(str(catalog.DATA / "lambda_cloud_prices.yaml"))
+    assert over.whole == {"cloud"}
+    gpus = catalog.priced(over, basis="cloud")
+    by = {g.short: g.cloud for g in gpus}
+    assert {k for k, p in by.items() if p.usd} == {"A100 40GB SXM4", "A100 80GB SXM4", "H100 80GB SXM5",
+                                                    "H100 80GB PCIe", "V100 16GB SXM2", "B200 (HGX, 1000 W)"}
+    assert len({(p.source.rpartition(": ")[0], p.date) for p in by.values() if p.usd}) == 1
+    assert by["H100 80GB SXM5"].usd > by["H100 80GB PCIe"].usd and by["A100 80GB SXM4"].usd > by["A100 40GB SXM4"].usd
+    assert "which replaces the catalog's cloud prices" in by["H200 SXM 141GB"].source
+    assert P.order_flags(gpus, "cloud") == []
+    # the purchase basis is untouched by a cloud-only list
+    assert next(g for g in gpus if g.short == "A100 80GB SXM4").purchase.usd == 16250

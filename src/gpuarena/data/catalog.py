@@ -210,18 +210,30 @@ def identity(device_name: str | None) -> str:
 MAX_PRICE_FILE = P.MAX_PRICE_FILE
 
 
-def load_prices(path: str | None) -> dict[str, dict[str, Price]]:
-    """Read a YAML price file (format: prices.parse_file) -> {catalog name: {"purchase"|"cloud": Price}}."""
+class Overrides(dict):
+    """{catalog name: {"purchase"|"cloud": Price}} from a --prices file; `whole` holds the bases the
+    file prices in full (whole_list: true): there the catalog's prices are not used."""
+    whole: frozenset = frozenset()
+    origin: str = ""
+
+
+def load_prices(path: str | None) -> Overrides:
+    """Read a YAML price file (format: prices.parse_file)."""
+    out = Overrides()
     if not path:
-        return {}
-    out: dict[str, dict[str, Price]] = {}
-    for e in P.parse_file(path):
+        return out
+    entries = P.parse_file(path)
+    for e in entries:
         out.setdefault(match(e["gpu"]).name, {})[e["basis"]] = e["price"]
+    out.whole = frozenset(e["basis"] for e in entries if e["whole_list"])
+    out.origin = f"--prices {path}"
     return out
 
 
 def with_prices(gpu: GPU, overrides: dict[str, dict[str, Price]]) -> GPU:
-    o = overrides.get(gpu.name)
+    o = dict(overrides.get(gpu.name) or {})
+    for basis in getattr(overrides, "whole", ()):
+        o.setdefault(basis, P.unpriced(basis, f"not in {overrides.origin}, which replaces the catalog's {basis} prices"))
     if not o:
         return gpu
     return replace(gpu, purchase=o.get("purchase", gpu.purchase), cloud=o.get("cloud", gpu.cloud))

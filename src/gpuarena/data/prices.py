@@ -102,7 +102,7 @@ def sources(pairs) -> list[str]:
 # --- the --prices file ---------------------------------------------------------
 
 def parse_file(path: str) -> list[dict]:
-    """Read and validate a YAML price file -> [{gpu, basis, price: Price}] (names not yet matched).
+    """Read and validate a YAML price file -> [{gpu, basis, price: Price, whole_list}] (names not yet matched).
 
     Format (see data/article_prices.yaml)::
 
@@ -114,7 +114,9 @@ def parse_file(path: str) -> list[dict]:
             date: "2023-10"            # YYYY, YYYY-MM or YYYY-MM-DD
             confidence: low            # high, medium or low (default medium)
 
-    A file gives one purchase market: list and street prices in one file are refused, since a
+    With ``whole_list: true`` at the top, the file is one provider's whole list: on each basis it
+    prices, the catalog's prices are not used (a card the file does not name is unpriced), so the
+    table comes from that one snapshot.  A file gives one purchase market: list and street prices in one file are refused, since a
     table never mixes markets.
     """
     from typing import Literal
@@ -126,7 +128,7 @@ def parse_file(path: str) -> list[dict]:
         gpu: str = Field(min_length=1, max_length=200)
         purchase_usd: float | None = Field(None, gt=0, lt=10_000_000)
         cloud_usd_per_hr: float | None = Field(None, gt=0, lt=10_000)
-        market: Literal["list", "street"] = "list"
+        market: Literal["list", "street"] | None = None     # purchase_usd's market; None = list
         source: str = Field(min_length=1, max_length=2000)
         date: str = Field(min_length=4, max_length=10)
         confidence: Literal["high", "medium", "low"] = "medium"
@@ -142,10 +144,14 @@ def parse_file(path: str) -> list[dict]:
         def _one_price(self):
             if self.purchase_usd is None and self.cloud_usd_per_hr is None:
                 raise ValueError("give purchase_usd and/or cloud_usd_per_hr")
+            if self.market and self.purchase_usd is None:
+                raise ValueError("market (list or street) is for purchase_usd; a cloud price's market is cloud")
+            self.market = self.market or "list"
             return self
 
     class PriceFile(BaseModel):
         model_config = ConfigDict(extra="forbid")
+        whole_list: bool = False
         prices: list[Entry] = Field(min_length=1, max_length=1000)
 
     from gpuarena.safeio import load_yaml, read_text
@@ -166,10 +172,10 @@ def parse_file(path: str) -> list[dict]:
     out = []
     for e in pf.prices:
         if e.purchase_usd is not None:
-            out.append({"gpu": e.gpu, "basis": "purchase",
+            out.append({"gpu": e.gpu, "basis": "purchase", "whole_list": pf.whole_list,
                         "price": Price(e.purchase_usd, e.source, e.date, e.market, e.confidence)})
         if e.cloud_usd_per_hr is not None:
-            out.append({"gpu": e.gpu, "basis": "cloud",
+            out.append({"gpu": e.gpu, "basis": "cloud", "whole_list": pf.whole_list,
                         "price": Price(e.cloud_usd_per_hr, e.source, e.date, "cloud", e.confidence)})
     return out
 

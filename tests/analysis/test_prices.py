@@ -180,3 +180,11 @@ def test_a_whole_list_file_prices_the_table_from_one_provider():
     assert P.order_flags(gpus, "cloud") == []
     # the purchase basis is untouched by a cloud-only list
     assert next(g for g in gpus if g.short == "A100 80GB SXM4").purchase.usd == 16250
+
+
+def test_cli_bad_price_file_is_one_line_exit_2(cli, tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("prices:\n  - {gpu: L4, purchase_usd: 3000, source: x, date: soon}\n")
+    p = cli("cost", "--price-basis", "purchase", "--prices", str(f), "--db", str(tmp_path / "absent.db"))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert f"--prices {f}: prices.0.date" in p.stderr and "YYYY" in p.stderr

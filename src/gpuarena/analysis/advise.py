@@ -114,7 +114,7 @@ def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> b
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,
            min_memory: float | None = None, prices: dict | None = None, precision: str | None = None,
-           include_consumer: bool = False) -> dict:
+           include_consumer: bool = False, price_basis: str = "cloud") -> dict:
     """Rank the catalog for a workload.
 
     Returns {"workload", "gpus", "class", "fallback", "calibration", "rows": [{rank, gpu, basis, throughput,
@@ -186,7 +186,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
                      "source": src, "note": note})
     rows = _checked(rows, workload, request, params, store, excluded)
     _guard(rows, workload, request)
-    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch)
+    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch, price_basis)
     if workload == "llm-train":   # cards too small for the measured model; the measured multi-GPU efficiency
         from gpuarena.analysis.llm_advice import adjust
 
@@ -258,7 +258,9 @@ def _guard(rows: list[dict], workload: str, request: str) -> None:
                              "its projection is contradicted by that measurement")
 
 
-def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) -> None:
+def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size, basis) -> None:
+    from gpuarena.analysis.cost import per_dollar
+
     keep = []
     for x in rows:
         g = x["g"]
@@ -268,21 +270,29 @@ def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) 
                 p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
                 scaling = p["rows"][0]["efficiency"]
         total = x["throughput"] * gpus * scaling
-        price = g.purchase.usd * gpus if g.purchase.usd else None
+        purchase = g.purchase.usd * gpus if g.purchase.usd else None
         cloud = g.cloud.usd * gpus * hours if (g.cloud.usd and hours) else None
         if budget is not None:
-            spend = cloud if hours else price
+            spend = cloud if hours else purchase
             if spend is None or spend > budget:
-                excluded.append({"gpu": g.name, "reason": "no price to check against the budget" if spend is None
-                                 else f"${spend:,.0f} > budget ${budget:,.0f}"})
+                excluded.append({"gpu": g.name, "reason": f"no {'cloud' if hours else 'purchase'} price to check "
+                                 "against the budget" if spend is None else f"${spend:,.0f} > budget ${budget:,.0f}"})
                 continue
+        price = g.price(basis)
         x.update({"scaling": scaling, "throughput": total, "low": x["low"] * gpus * scaling,
                   "high": x["high"] * gpus * scaling, "rank_value": x["rank_value"] * gpus * scaling,
-                  "price_usd": price, "price_source": g.purchase.source if price else None,
-                  "items_per_s_per_1000usd": total / price * 1000 if price else None, "cloud_usd_for_hours": cloud,
+                  "price_usd": price.usd * gpus if price.usd else None, "price_basis": basis,
+                  "price_source": price.label if price.usd else f"unpriced: {price.source}",
+                  "price_rankable": bool(price.usd) and price.rankable,
+                  "per_dollar": per_dollar(total, price) / gpus if price.usd else None,
+                  "items_per_s_per_1000usd": total / purchase * 1000 if purchase else None,
+                  "cloud_usd_for_hours": cloud,
                   "items_per_joule": x["throughput"] / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb})
         keep.append(x)
     rows[:] = keep
+
+
+PER_DOLLAR_TEXT = {"cloud": "per $ of cloud time (on-demand $/GPU-hour)", "purchase": "items/s per $1,000 of purchase"}
 
 
 def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cls: str, fallback: str) -> str:
@@ -298,12 +308,18 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
               f"{nxt['throughput'] / fast['throughput']:.0%} of it")
         s += (f", band up to {nxt['high']:,.0f}) measuring above {fast['low']:,.0f}." if nxt["basis"] == "projected"
               else f") overtaking it in a measurement at the same settings.")
-    priced = [x for x in rows if x["items_per_s_per_1000usd"]]
+    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
     if priced:
-        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
-        s += (f" Most throughput per dollar: the {catalog.match(v['gpu']).short}, {v['throughput']:,.0f} "
-              f"{v['unit']} for ${v['price_usd']:,.0f} ({v['price_source']}) = {v['items_per_s_per_1000usd']:,.1f} "
-              f"per $1,000 ({v['basis']}), at {v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
+        v = max(priced, key=lambda x: x["per_dollar"])
+        basis = v["price_basis"]
+        price = (f"${v['price_usd']:,.2f} per hour" if basis == "cloud" else f"${v['price_usd']:,.0f}")
+        s += (f" Most throughput {PER_DOLLAR_TEXT[basis]}: the {catalog.match(v['gpu']).short}, "
+              f"{v['throughput']:,.0f} {v['unit']} for {price} ({v['price_source']}) = {v['per_dollar']:,.0f} "
+              f"{'items per $' if basis == 'cloud' else 'per $1,000'} ({v['basis']}), at "
+              f"{v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
+    unpriced = [catalog.match(x["gpu"]).short for x in rows if not x.get("price_usd")]
+    if unpriced:
+        s += f" Unpriced on this basis: {', '.join(unpriced)}."
     if fast["basis"] == "projected":
         s += " The top figure is a projection: measure before buying."
     return s
@@ -311,7 +327,7 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
 
 COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("band", "band"),
            ("unit", "unit"), ("precision", "precision"), ("engine", "engine"), ("scaling", "scaling"),
-           ("price_usd", "price $"), ("items_per_s_per_1000usd", "per $1k"), ("items_per_joule", "items/J (TDP)"),
+           ("price_usd", "price $"), ("per_dollar", "per $"), ("items_per_joule", "items/J (TDP)"),
            ("memory_gb", "GB"), ("source", "source"), ("note", "note")]
 
 

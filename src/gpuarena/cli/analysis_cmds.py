@@ -221,6 +221,9 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
                                          "against the published cross-GPU figures"),
            sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
                                           "batch=, overhead=", metavar="KEY=VALUE"),
+           include_consumer: bool = typer.Option(False, "--include-consumer",
+                                                 help="rank consumer (GeForce) cards beside data-centre ones"),
+           basis: str = BASIS,
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
@@ -233,6 +236,14 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     if validate:
         from gpuarena.analysis import projection as J
 
+        given = [name for name, v in (("--workload", workload), ("--budget", budget), ("--hours", hours),
+                                      ("--min-memory", min_memory), ("--precision", precision), ("--set", sets),
+                                      ("--prices", prices), ("--include-consumer", include_consumer))
+                 if v] + (["--gpus"] if gpus != 1 else [])
+        if given:
+            raise UserError(f"--validate tests the projection model on the published families; it takes no "
+                            f"{', '.join(given)}")
+
         _out(J.render_validation(J.validate(), fmt))
         return
     if not workload:
@@ -243,8 +254,12 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     if sets:
         raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
+    from gpuarena.data.prices import BASES
+
+    if basis not in BASES:
+        raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
-                           precision), fmt))
+                           precision, include_consumer, basis), fmt))
 
 
 def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:

@@ -149,7 +149,7 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                     for variant in variants:
                         cases.append(Case(
                             workload=wl.name, variant=variant, params=params,
-                            repeats=method.repeats or DEFAULT_REPEATS,
+                            repeats=method.repeats or getattr(wl, "default_repeats", None) or DEFAULT_REPEATS,
                             warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
                             steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
                             timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,

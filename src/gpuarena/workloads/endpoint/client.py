@@ -51,6 +51,17 @@ def _first_line(text: str) -> str:
     return " ".join(line.split())[:MAX_DETAIL]
 
 
+def _error_message(text: str) -> str:
+    """The message of an error body: OpenAI's {"error": {"message"}}, FastAPI's {"detail"}, else its first line."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return _first_line(text)
+    err = body.get("error", body) if isinstance(body, dict) else body
+    msg = (err.get("message") or err.get("detail")) if isinstance(err, dict) else err
+    return _first_line(msg if isinstance(msg, str) else text)
+
+
 def chunk_text(event: dict, api: str) -> str | None:
     """The text a chunk carries ('' for none); None when the chunk is not the API's shape."""
     choices = event.get("choices")
@@ -128,7 +139,7 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
 async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, hdrs: dict,
                timeout_s: float, sent: float) -> Record:
     """One request; never raises for what the server does (the record says what went wrong)."""
-    rec = Record(sent=sent)
+    rec = Record(sent=sent, asked=body.get("max_tokens"))
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout_s):
@@ -136,7 +147,7 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
                 if resp.status != 200:
                     text = await resp.text(errors="replace")
                     kind = "http_5xx" if resp.status >= 500 else "http_4xx"
-                    raise _Failed(kind, f"HTTP {resp.status}: {_first_line(text) or resp.reason}")
+                    raise _Failed(kind, f"HTTP {resp.status}: {_error_message(text) or resp.reason}")
                 await _read_stream(resp, api, rec, t0)
     except _Failed as f:
         rec.error, rec.detail = f.kind, f.detail

@@ -49,6 +49,7 @@ class Record:
     prompt_tokens: int | None = None   # from usage; None when the server gave none
     output_tokens: int = 0
     tokens_from: str = "counted"       # "usage" (the server's count) or "counted" (text chunks)
+    asked: int | None = None           # the max_tokens the request asked for
     error: str | None = None           # one of ERROR_KINDS when not ok
     detail: str = ""                   # the first line of what went wrong
 
@@ -127,11 +128,11 @@ def search_rate(holds: Callable[[float], bool], start: float, limit: float, refi
                 floor: float | None = None) -> tuple[float | None, list[tuple[float, bool]]]:
     """The highest request rate for which ``holds(rate)`` is true, assuming it is monotone
     (true up to some rate, false beyond).  Doubles from ``start`` until it fails or reaches
-    ``limit`` (halves instead when ``start`` already fails, down to ``floor``), then bisects
+    ``limit`` (halves instead when ``start`` already fails, down to ``floor``, start / 8 by default), then bisects
     between the last rate that held and the first that did not ``refine`` times.
 
     Returns (best rate or None when even the floor fails, every (rate, held) tried in order)."""
-    floor = start / 64 if floor is None else floor
+    floor = start / 8 if floor is None else floor   # a pass at a low rate takes num_requests / rate seconds
     tried: list[tuple[float, bool]] = []
 
     def probe(rate: float) -> bool:

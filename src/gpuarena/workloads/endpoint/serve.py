@@ -133,7 +133,7 @@ class EndpointServe(Workload):
 
     @classmethod
     def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
-        return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "as served")
+        return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "n/a")
 
     # --- building -------------------------------------------------------------------
     def setup(self) -> None:
@@ -226,7 +226,7 @@ class EndpointServe(Workload):
         return None
 
     def precision(self) -> str:
-        return "as served"
+        return "n/a"
 
     def _records(self) -> list[M.Record]:
         return [r for recs, _ in self.passes for r in recs]
@@ -239,10 +239,9 @@ class EndpointServe(Workload):
             notes.append(f"{len(bad)} of {len(recs)} requests failed: {failures(recs)}")
         if any(r.ok and r.tokens_from == "counted" for r in recs):
             notes.append("the server gave no usage: output tokens counted as streamed chunks (a chunk may hold more)")
-        asked = None if self.file else self.p["output_len"]
-        short = [r for r in recs if r.ok and asked and r.output_tokens != asked]
+        short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:
-            notes.append(f"{len(short)} requests generated other than output_len={asked} tokens "
+            notes.append(f"{len(short)} requests generated other than the max_tokens they asked for "
                          "(the server may not honour ignore_eos)")
         return notes
 

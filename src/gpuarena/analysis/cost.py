@@ -33,6 +33,14 @@ def tco(purchase_usd: float, power_w: float, n_gpus: int, years: float, kwh_pric
     return {"purchase": purchase, "energy": energy, "hosting": hosting, "total": purchase + energy + hosting}
 
 
+def usd_per_million_tokens(usd_per_gpu_hour: float | None, tokens_per_s: float | None, gpus: int = 1) -> float | None:
+    """Dollars per million tokens from a price per GPU-hour: gpus x price / (tokens/s x 3600) x 1e6.
+    None without a price or without tokens (a load at which no request met the SLO)."""
+    if not usd_per_gpu_hour or not tokens_per_s or tokens_per_s <= 0:
+        return None
+    return gpus * usd_per_gpu_hour / (tokens_per_s * 3600) * 1e6
+
+
 def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting: float) -> None:
     if not 0 < years <= 30:
         raise UserError(f"--years {years}: must be in (0, 30]")
@@ -70,7 +78,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
         g = cat.get(R.gpu_of(r))
         if g is None or R.is_search(r):
             continue   # a maximum-batch search times fewer denoising steps: its images are not the article's
-        n_dev = r.get("gpus") or 1
+        extra = r.get("extra") or {}
+        n_dev = (r.get("gpus") or 1) * (extra.get("server_gpus") or 1)   # endpoint-serve: the server's GPUs
         thr = r["throughput_median"] / n_dev            # per GPU
         measured_power = r.get("power_w_mean")
         power = measured_power if measured_power else g.tdp_w
@@ -94,6 +103,9 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
             "items_per_joule": ipj, "energy_basis": basis,
             "power_w": power, "power_basis": "measured" if measured_power else "TDP",
         }
+        if "goodput_tokens_per_s" in extra:   # a served endpoint: only tokens of requests within every SLO count
+            row["usd_per_million_tokens_at_slo"] = usd_per_million_tokens(
+                g.cloud.usd, extra["goodput_tokens_per_s"], n_dev)
         if g.purchase.usd and power:
             t = tco(g.purchase.usd, power, gpus, years, kwh_price, pue, hosting_per_gpu_year)
             items = thr * gpus * HOURS_PER_YEAR * 3600 * years
@@ -135,5 +147,11 @@ def render(result: dict, fmt: str) -> str:
     notes = [f"TCO: {a['gpus']} GPU(s) over {a['years']} years at ${a['kwh_price']}/kWh, PUE {a['pue']}, "
              f"hosting ${a['hosting_per_gpu_year']}/GPU-year; power measured where stored, else TDP; "
              "TCO $/M items assumes 100% utilisation"] + [f"price: {p}" for p in prices]
-    return _render(COLUMNS, rows, fmt, title="Cost" + (f" (baseline {a['baseline']})" if a["baseline"] else ""),
+    columns = COLUMNS
+    if any("usd_per_million_tokens_at_slo" in r for r in rows):
+        at = [c for c, _ in COLUMNS].index("usd_per_million_items") + 1
+        columns = COLUMNS[:at] + [("usd_per_million_tokens_at_slo", "cloud $/M tokens at SLO")] + COLUMNS[at:]
+        notes.append("$/M tokens at SLO: the cloud price over the output tokens of requests that met every SLO "
+                     "(endpoint-serve's goodput)")
+    return _render(columns, rows, fmt, title="Cost" + (f" (baseline {a['baseline']})" if a["baseline"] else ""),
                    notes=notes)

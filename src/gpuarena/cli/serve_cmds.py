@@ -1,5 +1,6 @@
-"""`gpuarena serve-tiny`: a small OpenAI-compatible server to point endpoint-serve at
-(workloads/endpoint/tiny_server.py)."""
+"""Verbs of served endpoints: `gpuarena serve-tiny`, a small OpenAI-compatible server to point
+endpoint-serve at (workloads/endpoint/tiny_server.py), and `gpuarena engines`, the served engines
+side by side (analysis/endpoints.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
+from gpuarena.cli.common import DbOption, check_format, open_store
 from gpuarena.errors import UserError
 
 
@@ -44,3 +46,17 @@ def serve_tiny(
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
+
+
+@app.command()
+def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE",
+                                                 help="YAML file of price overrides (see data/article_prices.yaml)"),
+            db: Optional[str] = DbOption,
+            fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")) -> None:
+    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens."""
+    from gpuarena.analysis import endpoints
+    from gpuarena.data.catalog import load_prices
+
+    check_format(fmt, ("table", "md", "json"))
+    rows = endpoints.table(open_store(db, readonly=True), load_prices(prices))
+    typer.echo(endpoints.render(rows, fmt), nl=False)

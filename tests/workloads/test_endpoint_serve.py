@@ -229,3 +229,23 @@ def test_bad_parameters_exit_2(cli, db_path, tmp_path):
             wl.check_params(wl.resolve_params({"prompts_file": str(path)}))
     assert wl.resolve_params({"rate": "2.50", "base_url": "http://h:1/v1/"})["rate"] == "2.5"
     assert wl.resolve_params({"base_url": "http://h:1/v1/"})["base_url"] == "http://h:1"
+
+
+def test_arrivals_concurrency_and_where_the_server_is(tiny_url):
+    # Poisson gaps of mean 1/rate from a seeded generator (no clock involved)
+    g = load.gaps(4000, 20.0, seed=3)
+    assert g == load.gaps(4000, 20.0, seed=3) and sum(g) / len(g) == pytest.approx(1 / 20, rel=0.05)
+    assert load.gaps(3, float("inf"), 0) == [0.0, 0.0, 0.0]
+    # concurrency 1: each request is sent after the previous one ended
+    bodies = [client.payload("completions", "tiny-llama", p, 4, True) for p in load.random_prompts(4, 5, 0)]
+    recs, _ = load.run_pass(f"{tiny_url}/v1/completions", "completions", bodies, client.headers(KEY), float("inf"),
+                            1, 60.0, 0)
+    assert all(r.ok for r in recs)
+    for a, b in zip(recs, recs[1:]):
+        assert b.sent >= a.sent + a.e2e
+    # energy per token is this GPU's only when the server runs here
+    wl = registry.get("endpoint-serve")
+    from gpuarena.workloads.endpoint.serve import is_local
+    assert is_local(wl.resolve_params({"base_url": "http://localhost:8000"}))
+    assert not is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000"}))
+    assert is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000", "local": "yes"}))

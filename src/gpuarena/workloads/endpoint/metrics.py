@@ -13,8 +13,10 @@ is what most people who deploy an engine read, so every figure here follows its 
 - goodput: successful requests meeting *every* SLO, per second of that duration;
 - percentiles interpolate linearly between order statistics (numpy's default, which vLLM calls).
 
-``attainment`` (the share of all requests sent that met every SLO, failures counted as missing)
-is what a rate sweep holds to a target; 0.9 is DistServe's goodput definition.
+Goodput as the rate of requests within every SLO is vLLM's (PR #9338, RFC #8782, after the
+DistServe post at hao-ai-lab.github.io/blogs/distserve).  ``attainment`` (the share of all requests
+sent that met every SLO, failures counted as missing) is what a rate sweep holds to a target
+(``slo_attainment``; its default 0.9 is an assumption, not a standard).
 Nothing here reads a clock: records in, figures out, so the arithmetic is tested by hand.
 """
 

@@ -10,6 +10,8 @@ everywhere, so the model name is learnt):
   /cut       the connection is dropped after one token, without [DONE]
   /hang      one token, then nothing until the client gives up
   /errevent  an error event in the middle of the stream
+  /longline  an event line of 1.5 MB
+  /json      one JSON answer where a stream was asked for
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -53,6 +55,8 @@ def make_app() -> web.Application:
             return await good(request)
         if mode == "nousage":
             return await good(request, usage=False)
+        if mode == "json":
+            return web.json_response({"choices": [{"index": 0, "text": " a b c"}]})
         if mode == "flaky":
             calls["flaky"] += 1
         if mode == "fail500" or (mode == "flaky" and calls["flaky"] % 2 == 0):
@@ -69,6 +73,8 @@ def make_app() -> web.Application:
         elif mode == "cut":
             request.transport.close()          # the connection dropped mid-stream
             return resp
+        elif mode == "longline":
+            await resp.write(b"data: " + b"x" * 1_500_000 + b"\n\n")
         elif mode == "hang":
             await asyncio.sleep(3600)
         await resp.write(b"data: [DONE]\n\n")

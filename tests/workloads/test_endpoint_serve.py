@@ -172,6 +172,8 @@ def test_sweep_search_is_monotone():
     ("cut", "stream_cut", ""),
     ("hang", "timeout", "within 1 s"),
     ("errevent", "stream_error", "CUDA out of memory"),
+    ("longline", "malformed", "longer than the reader takes"),
+    ("json", "malformed", "not a server-sent event stream (Content-Type application/json"),
 ])
 def test_each_misbehaviour_is_a_counted_failure(faults, mode, kind, detail):
     body = client.payload("completions", endpoint_faults.MODEL, "hi", 3, True)

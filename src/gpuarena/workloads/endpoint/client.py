@@ -91,12 +91,13 @@ class _Failed(Exception):
 async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
     """Fill ``rec`` from an SSE body; raise _Failed on a bad event or an early end."""
     last = None
-    counted = 0
+    counted = events = 0
     usage = None
     async for raw in resp.content:
         line = raw.decode("utf-8", errors="replace").strip()
         if not line or line.startswith(":") or not line.startswith("data:"):
             continue          # blank separators, comments, event:/id:/retry: fields
+        events += 1
         data = line[5:].strip()
         if data == "[DONE]":
             if counted == 0:
@@ -133,6 +134,9 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
                 rec.gaps.append(now - last)
             last = now
             counted += 1
+    if not events:
+        raise _Failed("malformed", f"the answer is not a server-sent event stream "
+                                   f"(Content-Type {resp.headers.get('Content-Type', 'none')})")
     raise _Failed("stream_cut", f"the stream ended after {counted} chunk(s) without [DONE]")
 
 
@@ -159,6 +163,8 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
         rec.error, rec.detail = "stream_cut", _first_line(f"{e.__class__.__name__}: {e}")
     except aiohttp.ClientResponseError as e:
         rec.error, rec.detail = "malformed", _first_line(f"{e.__class__.__name__}: {e.message}")
+    except (aiohttp.http_exceptions.HttpProcessingError, ValueError) as e:   # aiohttp caps a line (LineTooLong)
+        rec.error, rec.detail = "malformed", _first_line(f"an event line longer than the reader takes: {e}")
     except (aiohttp.ClientError, OSError) as e:
         rec.error, rec.detail = "connect", _first_line(f"{e.__class__.__name__}: {e}")
     if not rec.ok:

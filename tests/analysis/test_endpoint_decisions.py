@@ -79,3 +79,15 @@ def test_engines_side_by_side_and_in_the_report(store):
     assert "Served engines, like for like" in EP.render(rows, "md")
     md = render_markdown(gather(store))
     assert "Served engines: throughput, latency and goodput at an SLO" in md and "sglang 0.5.2" in md
+
+
+def test_engines_and_cost_commands(store, cli, tmp_path):
+    db = store.path
+    out = cli("engines", "--db", db, "-f", "md")
+    assert out.returncode == 0 and "| sglang 0.5.2 |" in out.stdout, out.stderr
+    out = cli("cost", "-w", "endpoint-serve", "--db", db)
+    assert out.returncode == 0 and "cloud $/M tokens at SLO" in out.stdout, out.stderr
+    empty = str(tmp_path / "empty.db")
+    Store(empty).close()
+    out = cli("engines", "--db", empty)
+    assert out.returncode == 2 and "no ok endpoint-serve results" in out.stderr

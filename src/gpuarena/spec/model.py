@@ -72,7 +72,8 @@ class Case(BaseModel):
                           sort_keys=True, separators=(",", ":"))
 
     def label(self) -> str:
-        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances"))
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances",
+                                                                   "rate", "concurrency"))
         n = f" x{self.gpus}" if self.gpus > 1 else ""
         return f"{self.workload} [{self.variant}] {ps}{n}".strip()
 

@@ -5,8 +5,9 @@ The request body is what vLLM's serving benchmark sends (``stream``, ``stream_op
 length; ``temperature`` 0).  The answer is read as server-sent events line by line: ``data:
 {json}`` chunks carry text in ``choices[0].text`` (completions) or ``choices[0].delta.content``
 (chat), a chunk with ``usage`` gives the server's token counts, ``data: [DONE]`` ends the
-stream.  Anything else ends the request as one of ``metrics.ERROR_KINDS``, with the first
-line of what went wrong: a benchmark of a misbehaving server counts failures, it never hangs
+stream (or, from a server that sends none, a clean close after a chunk with a finish_reason).
+Anything else ends the request as one of ``metrics.ERROR_KINDS``, with the first line of what
+went wrong: a benchmark of a misbehaving server counts failures, it never hangs
 (``request_timeout_s`` bounds each request, connection included).
 """
 
@@ -88,11 +89,28 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
+def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> None:
+    """A complete stream: its end-to-end time and token counts (the server's usage when it gave one)."""
+    if counted == 0:
+        raise _Failed("empty", "the stream ended without any generated text")
+    rec.e2e = last - t0
+    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+        rec.output_tokens, rec.tokens_from = usage["completion_tokens"], "usage"
+        if isinstance(usage.get("prompt_tokens"), int):
+            rec.prompt_tokens = usage["prompt_tokens"]
+    else:
+        rec.output_tokens = counted
+    rec.ok = True
+
+
 async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
-    """Fill ``rec`` from an SSE body; raise _Failed on a bad event or an early end."""
+    """Fill ``rec`` from an SSE body; raise _Failed on a bad event or an early end.  The stream is
+    complete at ``data: [DONE]``, or when it closes cleanly after a chunk with a finish_reason
+    (``transformers serve`` sends no [DONE])."""
     last = None
     counted = events = 0
     usage = None
+    finished = False
     async for raw in resp.content:
         line = raw.decode("utf-8", errors="replace").strip()
         if not line or line.startswith(":") or not line.startswith("data:"):
@@ -100,16 +118,7 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
         events += 1
         data = line[5:].strip()
         if data == "[DONE]":
-            if counted == 0:
-                raise _Failed("empty", "the stream ended without any generated text")
-            rec.e2e = last - t0
-            if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-                rec.output_tokens, rec.tokens_from = usage["completion_tokens"], "usage"
-                if isinstance(usage.get("prompt_tokens"), int):
-                    rec.prompt_tokens = usage["prompt_tokens"]
-            else:
-                rec.output_tokens = counted
-            rec.ok = True
+            _finish(rec, counted, usage, last, t0)
             return
         try:
             event = json.loads(data)
@@ -126,6 +135,7 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
         text = chunk_text(event, api)
         if text is None:
             raise _Failed("malformed", f"an event has no {api} choices: {data[:80]!r}")
+        finished = finished or any(isinstance(c, dict) and c.get("finish_reason") for c in event["choices"])
         if text:
             now = time.perf_counter()
             if last is None:
@@ -137,7 +147,9 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
     if not events:
         raise _Failed("malformed", f"the answer is not a server-sent event stream "
                                    f"(Content-Type {resp.headers.get('Content-Type', 'none')})")
-    raise _Failed("stream_cut", f"the stream ended after {counted} chunk(s) without [DONE]")
+    if not finished:
+        raise _Failed("stream_cut", f"the stream ended after {counted} chunk(s) without [DONE] or a finish_reason")
+    _finish(rec, counted, usage, last, t0)
 
 
 async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, hdrs: dict,

@@ -28,8 +28,11 @@ def setting(r: dict) -> str:
                else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
     rate = "sweep" if p.get("rate") == "sweep" else f"rate {p.get('rate')}"
     conc = f", concurrency {p['concurrency']}" if p.get("concurrency") else ""
+    def ms(x) -> str:   # an imported row may lack a parameter
+        return f"{x:g}" if isinstance(x, (int, float)) else "?"
+
     return (f"{e.get('model') or p.get('model') or '?'} ({p.get('api')}), {lengths}, {rate}{conc}, "
-            f"SLO TTFT {p.get('slo_ttft_ms'):g} ms / TPOT {p.get('slo_tpot_ms'):g} ms")
+            f"SLO TTFT {ms(p.get('slo_ttft_ms'))} ms / TPOT {ms(p.get('slo_tpot_ms'))} ms")
 
 
 def _p(e: dict, metric: str, q: str):

@@ -29,7 +29,8 @@ def served(device: str, engine: str, url: str, ttft: float, tpot: float, windows
     thr = [1000 / w for w in windows]
     t = summarize(thr, "tokens/s")
     return {"case_key": f"endpoint-serve|{device}|{engine}", "source": "measured", "workload": "endpoint-serve",
-            "workload_version": 1, "code_hash": "abc123", "variant": "seed", "params": params, "size": "full", "gpus": 1,
+            "workload_version": 1, "code_hash": "abc123", "variant": "seed", "params": params, "size": "full",
+            "gpus": 1,
             "device": "cuda", "device_name": device, "status": "ok", "unit": "tokens/s", "precision": "n/a",
             "throughput_median": t.median, "throughput": t.to_dict(), "samples": windows, "items_per_step": 1000,
             "latency": summarize(windows, "s/step").to_dict(), "warnings": [], "extra": extra,

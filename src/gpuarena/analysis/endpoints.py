@@ -35,8 +35,14 @@ def setting(r: dict) -> str:
             f"SLO TTFT {ms(p.get('slo_ttft_ms'))} ms / TPOT {ms(p.get('slo_tpot_ms'))} ms")
 
 
+def _num(x):
+    """A stored figure, or None where an imported row holds something else."""
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
 def _p(e: dict, metric: str, q: str):
-    return (e.get(metric) or {}).get(q)
+    m = e.get(metric)
+    return _num(m.get(q)) if isinstance(m, dict) else None
 
 
 def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
@@ -46,17 +52,18 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
     for r in R.latest([r for r in results if r.get("workload") == WORKLOAD and r.get("status") == "ok"]):
         e = r.get("extra") or {}
         gpu = cat.get(R.gpu_of(r))
-        gpus = e.get("server_gpus") or 1
+        gpus = _num(e.get("server_gpus")) or 1
         out.append({
             "setting": setting(r), "gpu": R.gpu_of(r), "engine": R.engine_of(r), "server_gpus": gpus,
-            "rate": e.get("rate_requests_per_s"), "output_tokens_per_s": e.get("output_tokens_per_s"),
-            "goodput_requests_per_s": e.get("goodput_requests_per_s"), "slo_attainment": e.get("slo_attainment"),
+            "rate": _num(e.get("rate_requests_per_s")), "output_tokens_per_s": _num(e.get("output_tokens_per_s")),
+            "goodput_requests_per_s": _num(e.get("goodput_requests_per_s")),
+            "slo_attainment": _num(e.get("slo_attainment")),
             "ttft_ms_p50": _p(e, "ttft_ms", "p50"), "ttft_ms_p99": _p(e, "ttft_ms", "p99"),
             "tpot_ms_p50": _p(e, "tpot_ms", "p50"), "tpot_ms_p99": _p(e, "tpot_ms", "p99"),
             "itl_ms_p99": _p(e, "itl_ms", "p99"), "e2e_ms_p99": _p(e, "e2e_ms", "p99"),
-            "joules_per_token": r.get("energy_j_per_item"), "failed": e.get("failed"),
+            "joules_per_token": _num(r.get("energy_j_per_item")), "failed": _num(e.get("failed")),
             "usd_per_million_tokens_at_slo": usd_per_million_tokens(gpu.cloud.usd if gpu else None,
-                                                                    e.get("goodput_tokens_per_s"), gpus),
+                                                                    _num(e.get("goodput_tokens_per_s")), gpus),
             "result": r.get("id"),
         })
     out.sort(key=lambda x: (x["setting"], -(x["goodput_requests_per_s"] or 0), x["gpu"], x["engine"]))

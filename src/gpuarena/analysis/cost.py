@@ -214,7 +214,7 @@ def render(result: dict, fmt: str) -> str:
     columns = COLUMNS[basis]
     if basis == "cloud" and any(r.get("usd_per_million_tokens_at_slo") is not None for r in rows):
         at = [c for c, _ in columns].index("usd_per_million_items") + 1
-        columns = columns[:at] + [("usd_per_million_tokens_at_slo", "$/M tokens at SLO")] + columns[at:]
+        columns = columns[:at] + [("usd_per_million_tokens_at_slo", "cloud $/M tokens at SLO")] + columns[at:]
         notes.append("$/M tokens at SLO: the cloud price over the output tokens of requests that met every SLO "
                      "(endpoint-serve's goodput)")
     return _render(columns, rows, fmt, title=title, notes=notes)

@@ -40,7 +40,8 @@ def a800_23_longer() -> dict:
     g100, g800 = catalog.match("A100 80GB SXM4"), catalog.match("A800 80GB SXM4")
     lay = P.choose_layout(cfg, 8, g100.memory_gb, 2048, P.GPT3_BATCH)
     mem = P.memory_per_gpu(cfg, lay)["total"]
-    t100, t800 = P.step_time(cfg, lay, g100, MFU), P.step_time(cfg, lay, g800, MFU)
+    # the breakdown, not an end-to-end MFU: the interconnect is what differs between the two
+    t100, t800 = P.step_time(cfg, lay, g100, None), P.step_time(cfg, lay, g800, None)
     longer = t800["step_s"] / t100["step_s"] - 1
     total, _ = P.param_counts(cfg)
     return {"claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
@@ -80,21 +81,93 @@ def render(rows: list[dict], fmt: str) -> str:
                    notes=[f"model: analysis/llm_plan.py, {MODEL}, {TOKENS:.0e} tokens, the same MFU ({MFU}) on both cards"])
 
 
-PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP"), ("memory_gb", "GB per GPU"),
+PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP (micro)"), ("memory_gb", "GB per GPU"),
                 ("fits", "fits"), ("largest_micro_batch", "largest micro-batch"), ("compute_days", "compute days"),
-                ("comm", "comm s/step (TP, DP, PP)"), ("days", "days")]
+                ("comm", "comm s/step (TP, DP, PP)"), ("mfu", "MFU"), ("days", "days")]
 
 
 def render_plan(p: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=p)
     rows = [{"checkpointing": "full" if r["checkpointing"] else "none",
-             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}",
+             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}"
+                       + (" FSDP" if r["layout"].get("zero3") else "") + f" ({r['layout']['micro_batch']})",
              "memory_gb": r["memory"]["total"] / 1e9, "fits": "yes" if r["fits"] else "NO",
              "largest_micro_batch": r["largest_micro_batch"], "compute_days": r["compute_only_days"],
-             "comm": f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}", "days": r["days"]}
+             "comm": (f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}" if p["mfu"] is None
+                      else "inside the MFU"), "mfu": f"{r['mfu']:.3f}", "days": r["days"]}
             for r in p["rows"]]
     notes = [f"{k}: {v}" for k, v in p["assumptions"].items()]
+    mfu = f"MFU {p['mfu']:.2f} ({p['mfu_from']})" if p["mfu"] is not None else "no MFU given: the breakdown"
     title = (f"What if: {p['model']} ({p['params'] / 1e9:.0f}B), {p['tokens']:.3g} tokens on {p['n']} x {p['gpu']}, "
-             f"MFU {p['mfu']:.2f} ({p['mfu_from']}), {p['precision']}")
+             f"{mfu}, {p['precision']}")
     return _render(PLAN_COLUMNS, rows, fmt, title=title, notes=notes)
+
+
+# --- llm-serve claims: the serving model's bounds --------------------------------------------
+
+SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")
+
+
+def check_serving(claim: dict, store=None) -> dict:
+    """A serving claim (tokens/s at a batch, over --gpus N in tensor parallel) against the serving
+    model: impossible above the bound at the datasheet bandwidth and the dense peak; implausible
+    above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
+    from gpuarena.analysis import serving_model as M
+    from gpuarena.analysis.check import _num
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    g = catalog.match(claim["gpu"])
+    prec = {"bf16": "bf16", "bfloat16": "bf16", "amp-bf16": "bf16", "fp16": "fp16", "float16": "fp16",
+            "half": "fp16", "fp8": "fp8"}.get(str(claim.get("precision")).strip().lower())
+    if prec is None:
+        raise UserError(f"llm-serve claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 weights")
+    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
+    if claim.get("seq_len") not in (None, ""):
+        given.setdefault("prompt_len", claim["seq_len"])
+    cls = registry.get("llm-serve")
+    try:
+        params = cls.resolve_params({**given, "batch_size": int(float(claim["batch_size"]))})
+    except (TypeError, ValueError):
+        raise UserError(f"llm-serve claim: bad parameters {given}") from None
+    cfg = cls.config(params)
+    tp = int(_num(claim, "gpus") or 1)
+    why = M.refusal(g, prec, cfg, tp)
+    if why:
+        raise UserError(f"claim on {g.short}: {why}")
+    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
+    b, prompt, out = params["batch_size"], params["prompt_len"], params["new_tokens"]
+    thr = thr if thr is not None else (b / lat if lat else None)
+    if thr is None:
+        raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
+    results = store.results(workload="llm-serve") if store is not None else []
+    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out)
+    ceil = M.ceiling(results)
+    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill)
+    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out)
+    fpi = cls.flops(params)
+    implied = thr / tp * fpi / 1e12
+    bw_per_tok = bound["bytes_per_step_per_gpu"] / b
+    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at batch {b}, {prompt}+{out} tokens, "
+            f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
+            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
+            f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
+    if need > g.memory_gb * 1e9:
+        v, reason = "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
+                                   f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
+    elif thr > bound["tokens_per_s"] * (1 + 1e-6):
+        v, reason = "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
+    elif thr > credible["tokens_per_s"] * (1 + 1e-6):
+        v, reason = "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                                    f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
+                                    f"{ceil.prefill:.0%} ({ceil.prefill_from})")
+    else:
+        v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                                  f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
+    return {"gpu": g.name, "workload": "llm-serve", "precision": claim["precision"], "executed": prec,
+            "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
+            "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
+            "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
+            "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
+            "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}

@@ -174,7 +174,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            throughput: Optional[float] = typer.Option(None, "--throughput", metavar="ITEMS_PER_S", help="single-GPU items/s if none stored"),
            model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", metavar="VARIANT", help="ddp-train variant (default seed)"),
-           bucket_mb: float = typer.Option(25.0, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message)"),
+           bucket_mb: Optional[float] = typer.Option(None, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message; default 25)"),
            tokens: Optional[float] = typer.Option(None, "--tokens", metavar="TOKENS", help="llm-train: training tokens, e.g. 300e9"),
            mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
@@ -192,12 +192,14 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
     if workload == "llm-train":
-        from gpuarena.cli.llm_cmds import whatif_llm
+        from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
 
+        refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
+                         "--throughput": throughput, "--bucket-mb": bucket_mb})
         _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
         return
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
-                               variant, bucket_mb), fmt))
+                               variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
 
 @app.command()
@@ -208,8 +210,8 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class", metavar="PRECISION"),
            validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
                                          "against the published cross-GPU figures"),
-           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
-                                          "batch=, overhead=", metavar="KEY=VALUE"),
+           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, prompt=, output=, shape=, "
+                                          "hf_config=, precision=, batch=, overhead=", metavar="KEY=VALUE"),
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
@@ -226,25 +228,16 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
-        _out(_advise_serving(sets, min_memory, db, fmt))
+    if workload == "llm-serve":   # what fits, TTFT and sustained tokens/s: the serving model
+        from gpuarena.cli.llm_cmds import advise_serving
+
+        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt))
         return
     if sets:
         raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
                            precision), fmt))
-
-
-def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
-    import os
-
-    from gpuarena.analysis import serving as S
-    from gpuarena.store.db import default_path
-
-    path = db or default_path()
-    results = open_store(path, readonly=True).results() if os.path.exists(path) else []
-    return S.render(S.advise(results, sets, min_memory), fmt)
 
 
 @app.command()

@@ -1,28 +1,83 @@
-"""`gpuarena whatif -w llm-train`: the large-model memory and time plan (analysis/llm_plan.py)."""
+"""The LLM branches of the decision verbs: `whatif -w llm-train` (analysis/llm_plan.py) and
+`advise -w llm-serve` (analysis/serving.py).  Every option the verb accepts is used here or
+refused with the reason; none is ignored."""
 
 from __future__ import annotations
 
 from gpuarena.errors import UserError
 
-DEFAULT_MFU = 0.4
+
+def _results(db: str | None) -> list[dict]:
+    import os
+
+    from gpuarena.cli.common import open_store
+    from gpuarena.store.db import default_path
+
+    path = db or default_path()
+    return open_store(path, readonly=True).results() if os.path.exists(path) else []
+
+
+def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precision: str | None,
+                   budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str) -> str:
+    from gpuarena.analysis import serving as S
+
+    unused = [name for name, v in (("--budget", budget), ("--hours", hours), ("--prices", prices)) if v is not None]
+    if unused:
+        raise UserError(f"{', '.join(unused)}: advise -w llm-serve ranks by sustained tokens/s and shows the "
+                        "catalog's cloud $/h; it takes no budget or price file")
+    if precision is not None:
+        if any(x.strip().startswith("precision=") for x in sets):
+            raise UserError("give the weights' precision once: --precision or --set precision=")
+        sets = [*sets, f"precision={precision.strip().lower()}"]
+    return S.render(S.advise(_results(db), sets, min_memory, gpus), fmt)
+
+
+def refuse_unused(**given) -> None:
+    """whatif -w llm-train plans from the model, the GPU, the count, the tokens and the MFU: the
+    data-parallel options mean nothing to it."""
+    used = [k for k, v in given.items() if v is not None]
+    if used:
+        raise UserError(f"{', '.join(used)}: not used by whatif -w llm-train (the plan takes --model, --gpu, "
+                        "--n, --tokens, --mfu and --variant); leave them out")
+
+
+def _precision(variant: str | None) -> tuple[str, bool | None]:
+    """The precision and checkpointing a llm-train variant names; unknown components refused."""
+    from gpuarena.workloads import registry
+
+    if not variant:
+        return "bf16", None
+    known = registry.get("llm-train").variants
+    parts = [p.strip() for p in variant.split("+") if p.strip()]
+    bad = [p for p in parts if p not in known]
+    if bad:
+        raise UserError(f"--variant {variant!r}: {', '.join(bad)} is not an llm-train variant "
+                        f"({', '.join(known)})")
+    if "seed" in parts or "tf32" in parts:
+        raise UserError(f"--variant {variant!r}: the plan models bf16 or fp8 training (seed and tf32 run FP32/TF32)")
+    return ("fp8" if "fp8" in parts else "bf16"), ("activation-checkpointing" in parts or None)
 
 
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
                variant: str | None, store, fmt: str) -> str:
     from gpuarena.analysis import llm_claims, llm_plan
 
-    precision = "fp8" if variant and "fp8" in variant.split("+") else "bf16"
-    if mfu in (None, ""):
-        share, source = DEFAULT_MFU, "assumed (give --mfu or --mfu measured)"
-    elif mfu == "measured":
-        share, source = llm_plan.measured_mfu(store.results() if store is not None else [], precision)
-    else:
-        try:
-            share, source = float(mfu), "given"
-        except ValueError:
-            raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
-    plans = [llm_plan.plan(model or "gpt3-175b", tokens if tokens is not None else 300e9, gpu, n, share,
-                           precision, mfu_from=source) for n in counts]
+    precision, _ = _precision(variant)
+    model = model or "gpt3-175b"
+    results = store.results() if store is not None else []
+    plans = []
+    for n in counts:
+        if mfu in (None, ""):
+            share, source = None, "not given: the plan's own breakdown"
+        elif mfu == "measured":
+            share, source = llm_plan.measured_mfu(results, precision, model, n)
+        else:
+            try:
+                share, source = float(mfu), "given (end to end, as papers quote it)"
+            except ValueError:
+                raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
+        plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
+                                   mfu_from=source, results=results))
     if fmt == "json":
         return llm_claims.render_plan({"plans": plans}, "json")
     return "\n".join(llm_claims.render_plan(p, fmt) for p in plans)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from gpuarena.analysis import check as C
+from gpuarena.analysis import llm_advice
 from gpuarena.analysis import llm_plan as P
 from gpuarena.analysis import serving as S
 from gpuarena.analysis import serving_model as M
@@ -161,10 +162,10 @@ def test_measured_mfu_only_from_comparable_scale():
     r = {"workload": "llm-train", "status": "ok", "precision": "bf16", "gpus": 1, "variant": "bf16", "id": 3,
          "device_name": "NVIDIA H200", "params": {"shape": "llama-1b"}, "extra": {"mfu": 0.58, "shape": "llama-1b"}}
     with pytest.raises(UserError, match="comparable scale"):
-        P.measured_mfu([r], "bf16", "gpt3-175b", 1024)
+        llm_advice.measured_mfu([r], "bf16", "gpt3-175b", 1024)
     with pytest.raises(UserError, match="GPU count within 8x"):
-        P.measured_mfu([r], "bf16", "llama-1b", 64)
-    assert P.measured_mfu([r], "bf16", "llama-1b", 2)[0] == 0.58
+        llm_advice.measured_mfu([r], "bf16", "llama-1b", 64)
+    assert llm_advice.measured_mfu([r], "bf16", "llama-1b", 2)[0] == 0.58
 
 
 def test_cli_refuses_what_it_does_not_use(cli, db_path):
@@ -177,3 +178,14 @@ def test_cli_refuses_what_it_does_not_use(cli, db_path):
     assert p.returncode == 2 and "--budget" in p.stderr
     p = cli("advise", "-w", "llm-serve", "--gpus", "4", "--set", "shape=llama3-70b", "--db", db_path, timeout=60)
     assert p.returncode == 0 and "on 4 GPUs" in p.stdout
+
+
+def test_check_serving_conditions_through_the_cli(cli, db_path):
+    base = ("check", "-w", "llm-serve", "--gpu", "H100 80GB SXM5", "--precision", "bf16", "--batch-size", "1",
+            "--throughput", "30", "--set", "shape=llama3-70b")
+    p = cli(*base, "--format", "json", timeout=60)
+    assert p.returncode == 0 and '"verdict": "impossible"' in p.stdout and "141 GB per GPU" in p.stdout
+    p = cli(*base, "--gpus", "4", "--format", "json", timeout=60)
+    assert p.returncode == 0 and '"verdict": "plausible"' in p.stdout
+    p = cli(*base, "--image-size", "224", timeout=60)
+    assert p.returncode == 2 and "image_size" in p.stderr

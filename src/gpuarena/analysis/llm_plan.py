@@ -249,9 +249,10 @@ def network_of(gpu) -> tuple[float, str]:
 
 def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, precision: str = "bf16",
          seq_len: int | None = None, global_batch: int = GPT3_BATCH, mfu_from: str = "given",
-         results: list[dict] | None = None) -> dict:
+         efficiency: tuple[float, str] = DEFAULT_COMPUTE_EFF) -> dict:
     """Memory per GPU and training time of `tokens` tokens of `model` on n x gpu, with assumptions.
-    ``mfu`` None: the breakdown, at the compute efficiency of compute_efficiency(results)."""
+    ``mfu`` None: the breakdown, at ``efficiency`` (share of peak one GPU reaches, and its origin;
+    llm_advice.compute_efficiency reads it from stored results)."""
     if mfu is not None and not (0 < mfu <= 1):
         raise UserError(f"--mfu {mfu}: a share of peak in (0, 1]")
     if not (tokens > 0 and math.isfinite(tokens)):
@@ -260,7 +261,7 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, pr
         raise UserError("--n: at least one GPU")
     cfg, gpu = model_config(model), catalog.match(gpu_name)
     seq = seq_len or min(cfg.max_seq_len, 2048)
-    eff, eff_from = compute_efficiency(results or [], precision)
+    eff, eff_from = efficiency
     out = {"model": model, "gpu": gpu.name, "n": n, "tokens": tokens, "mfu": mfu, "mfu_from": mfu_from,
            "precision": precision, "params": param_counts(cfg)[0], "rows": []}
     for ckpt in (False, True):
@@ -292,54 +293,3 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, pr
         "usable_memory": USABLE_MEMORY, "peak_tflops": gpu.peak(precision),
     }
     return out
-
-
-def _llm_train(results: list[dict], precision: str) -> list[dict]:
-    return [r for r in results if r.get("workload") == "llm-train" and r.get("status") == "ok"
-            and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
-            and isinstance((r.get("extra") or {}).get("mfu"), (int, float)) and 0 < r["extra"]["mfu"] <= 1]
-
-
-def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]:
-    """The compute share one GPU reaches: the best single-GPU llm-train MFU stored, else the default."""
-    one = [r for r in _llm_train(results, precision) if (r.get("gpus") or 1) == 1]
-    if not one:
-        return DEFAULT_COMPUTE_EFF
-    best = max(one, key=lambda r: r["extra"]["mfu"])
-    return best["extra"]["mfu"], f"measured: {best.get('device_name')}, {best['variant']}, result {best.get('id')}"
-
-
-def _size_of(r: dict) -> float | None:
-    shape = (r.get("extra") or {}).get("shape") or (r.get("params") or {}).get("shape")
-    p = (r.get("extra") or {}).get("params")
-    if isinstance(p, (int, float)) and p > 0:
-        return float(p)
-    return float(param_counts(PLAN_SHAPES[shape])[0]) if shape in PLAN_SHAPES else None
-
-
-def measured_mfu(results: list[dict], precision: str, model: str | None = None,
-                 n: int | None = None) -> tuple[float, str]:
-    """The best MFU stored by an ok, finite llm-train result at this precision, from a run of comparable
-    scale: a model within 2x of the size asked and a GPU count within 8x (else refused, with why)."""
-    mine = _llm_train(results, precision)
-    if not mine:
-        raise UserError(f"--mfu measured: no llm-train result at {precision} with an MFU is stored "
-                        "(run llm-train on a catalog GPU, or give --mfu 0.4)")
-    want = float(param_counts(model_config(model))[0]) if model else None
-    ok, why = [], []
-    for r in mine:
-        size, gpus = _size_of(r), r.get("gpus") or 1
-        if want and (not size or not 0.5 <= size / want <= 2):
-            why.append(f"{(size or 0) / 1e9:.1f}B parameters vs {want / 1e9:.1f}B asked")
-        elif n and not 1 / 8 <= gpus / n <= 8:
-            why.append(f"{gpus} GPU(s) vs {n} asked")
-        else:
-            ok.append(r)
-    if not ok:
-        raise UserError(f"--mfu measured: no stored llm-train MFU comes from a comparable scale (model within 2x, "
-                        f"GPU count within 8x): {'; '.join(sorted(set(why))[:3])}; give --mfu (e.g. 0.4) "
-                        "or leave it out for the plan's own breakdown")
-    best = max(ok, key=lambda r: r["extra"]["mfu"])
-    where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
-             f"{best['extra'].get('shape')}, result {best.get('id')}")
-    return best["extra"]["mfu"], where

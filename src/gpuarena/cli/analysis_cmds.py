@@ -87,6 +87,8 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           what: str = typer.Option("allreduce", "--what", help="with --vs and --gpus: allreduce or step time", metavar="WHAT"),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
                                                  "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]", metavar="FILE"),
+          sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
+                                         help="llm-serve: shape=, hf_config=, prompt_len=, new_tokens="),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
@@ -126,6 +128,10 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
             raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput, "
                             "--latency or --scaling (or --csv)")
         claims = [one]
+    if sets:
+        from gpuarena.cli.llm_cmds import serve_claim_sets
+
+        claims = [{**c, **serve_claim_sets(sets, c.get("workload"))} for c in claims]
     for c in claims:
         _check_claim_input(c)
     _out(C.render(C.check_claims(claims, store), fmt))

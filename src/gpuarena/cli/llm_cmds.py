@@ -32,6 +32,21 @@ def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precisi
     return S.render(S.advise(_results(db), sets, min_memory, gpus), fmt)
 
 
+def serve_claim_sets(sets: list[str], workload: str | None) -> dict:
+    """check --set KEY=VALUE: the conditions of an llm-serve claim (model, prompt and output lengths)."""
+    from gpuarena.analysis.llm_claims import SERVE_KEYS
+
+    if workload != "llm-serve":
+        raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=)")
+    out = {}
+    for item in sets:
+        k, sep, v = item.partition("=")
+        if not sep or k.strip() not in SERVE_KEYS:
+            raise UserError(f"--set {item!r}: an llm-serve claim takes {', '.join(f'{x}=' for x in SERVE_KEYS)}")
+        out[k.strip()] = v.strip()
+    return out
+
+
 def refuse_unused(**given) -> None:
     """whatif -w llm-train plans from the model, the GPU, the count, the tokens and the MFU: the
     data-parallel options mean nothing to it."""
@@ -60,7 +75,7 @@ def _precision(variant: str | None) -> tuple[str, bool | None]:
 
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
                variant: str | None, store, fmt: str) -> str:
-    from gpuarena.analysis import llm_claims, llm_plan
+    from gpuarena.analysis import llm_advice, llm_claims, llm_plan
 
     precision, _ = _precision(variant)
     model = model or "gpt3-175b"
@@ -70,14 +85,14 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
         if mfu in (None, ""):
             share, source = None, "not given: the plan's own breakdown"
         elif mfu == "measured":
-            share, source = llm_plan.measured_mfu(results, precision, model, n)
+            share, source = llm_advice.measured_mfu(results, precision, model, n)
         else:
             try:
                 share, source = float(mfu), "given (end to end, as papers quote it)"
             except ValueError:
                 raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
         plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
-                                   mfu_from=source, results=results))
+                                   mfu_from=source, efficiency=llm_advice.compute_efficiency(results, precision)))
     if fmt == "json":
         return llm_claims.render_plan({"plans": plans}, "json")
     return "\n".join(llm_claims.render_plan(p, fmt) for p in plans)

@@ -189,3 +189,26 @@ def test_check_serving_conditions_through_the_cli(cli, db_path):
     assert p.returncode == 0 and '"verdict": "plausible"' in p.stdout
     p = cli(*base, "--image-size", "224", timeout=60)
     assert p.returncode == 2 and "image_size" in p.stderr
+
+
+def _hf(tmp_path, cfg: LlamaConfig, name: str) -> str:
+    import json
+
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"hidden_size": cfg.dim, "num_hidden_layers": cfg.n_layers,
+                                "num_attention_heads": cfg.n_heads, "num_key_value_heads": cfg.n_kv_heads,
+                                "intermediate_size": cfg.ffn_dim, "vocab_size": cfg.vocab_size,
+                                "max_position_embeddings": 4096}))
+    return str(path)
+
+
+@pytest.mark.parametrize("cfg,tp,published", GPT_FAST)
+def test_gpt_fast_claims_are_plausible(tmp_path, cfg, tp, published):
+    """gpt-fast's figures as claims (5-token prompt, 200 new tokens, its generate.py default):
+    plausible; just above the credible bound implausible, just above the physical one impossible."""
+    claim = _claim(gpu="A100 80GB SXM4", throughput=published, gpus=tp, hf_config=_hf(tmp_path, cfg, "c"),
+                   prompt_len=5, new_tokens=200)
+    row = C.check_claim(claim)
+    assert row["verdict"] == "plausible" and row["credible_tokens_per_s"] < row["bound_tokens_per_s"]
+    assert C.check_claim({**claim, "throughput": row["credible_tokens_per_s"] * 1.01})["verdict"] == "implausible"
+    assert C.check_claim({**claim, "throughput": row["bound_tokens_per_s"] * 1.01})["verdict"] == "impossible"

@@ -152,7 +152,8 @@ def check_serving(claim: dict, store=None) -> dict:
     results = store.results(workload="llm-serve") if store is not None else []
     bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out)
     ceil = M.ceiling(results)
-    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill)
+    # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
+    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0)
     need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out)
     fpi = cls.flops(params)
     implied = thr / tp * fpi / 1e12

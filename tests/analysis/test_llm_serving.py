@@ -212,3 +212,14 @@ def test_gpt_fast_claims_are_plausible(tmp_path, cfg, tp, published):
     assert row["verdict"] == "plausible" and row["credible_tokens_per_s"] < row["bound_tokens_per_s"]
     assert C.check_claim({**claim, "throughput": row["credible_tokens_per_s"] * 1.01})["verdict"] == "implausible"
     assert C.check_claim({**claim, "throughput": row["bound_tokens_per_s"] * 1.01})["verdict"] == "impossible"
+
+
+@pytest.mark.parametrize("sets,gpus", [([], 1), (["context=8192"], 1), (["precision=fp8", "context=2048"], 1),
+                                       (["shape=llama3-70b", "context=4096"], 4), (["batch=8"], 2)])
+def test_every_projected_serving_row_passes_check(sets, gpus):
+    adv = S.advise([], sets, gpus=gpus)
+    for r in adv["rows"]:
+        claim = {"gpu": r["gpu"], "workload": "llm-serve", "precision": adv["precision"], "batch_size": r["batch"],
+                 "throughput": r["tokens_per_s"], "gpus": gpus, "shape": adv["model"],
+                 "prompt_len": adv["prompt"], "new_tokens": adv["output"]}
+        assert C.check_claim(claim)["verdict"] == "plausible", r["gpu"]

@@ -223,3 +223,25 @@ def test_every_projected_serving_row_passes_check(sets, gpus):
                  "throughput": r["tokens_per_s"], "gpus": gpus, "shape": adv["model"],
                  "prompt_len": adv["prompt"], "new_tokens": adv["output"]}
         assert C.check_claim(claim)["verdict"] == "plausible", r["gpu"]
+
+
+def _train(gpu: str, shape: str, n: int, tokens_per_gpu: float, seq: int) -> dict:
+    return C.check_claim({"gpu": gpu, "workload": "llm-train", "precision": "bf16", "batch_size": 1,
+                          "throughput": tokens_per_gpu * n, "gpus": n, "seq_len": seq, "shape": shape})
+
+
+def test_published_training_figures_are_plausible_claims():
+    assert _train("A100 80GB SXM4", "llama3-8b", 64, 2904, 8192)["verdict"] == "plausible"     # torchtitan
+    assert _train("A100 80GB SXM4", "llama3-70b", 64, 331, 8192)["verdict"] == "plausible"
+    fpt = flops_per_token(P.model_config("llama3-405b"), 8192, True)
+    for n, tflops in ((8192, 430), (16384, 400), (16384, 380)):                                # Llama 3 405B
+        row = _train("H100 80GB SXM5", "llama3-405b", n, tflops * 1e12 / fpt, 8192)
+        assert row["verdict"] == "plausible" and row["share_of_peak"] == pytest.approx(tflops / 989.4, rel=1e-6)
+    gpt3 = flops_per_token(P.model_config("gpt3-175b"), 2048, True)                           # Megatron-LM
+    row = _train("A100 80GB SXM4", "gpt3-175b", 1024, 140e12 * 6 / 8 / gpt3, 2048)
+    assert row["verdict"] == "plausible" and row["share_of_peak"] == pytest.approx(140 * 6 / 8 / 312, rel=0.01)
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 18000, 8192)["verdict"] == "impossible"   # MFU 1.05
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 12000, 8192)["verdict"] == "implausible"  # MFU 0.70
+    with pytest.raises(UserError, match="mean nothing"):
+        C.check_claim({"gpu": "H100 80GB SXM5", "workload": "llm-train", "precision": "bf16", "batch_size": 1,
+                       "throughput": 1000, "image_size": 224})

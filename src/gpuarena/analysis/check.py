@@ -60,10 +60,10 @@ def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
 def check_claim(claim: dict, store=None) -> dict:
     """One claim {gpu, workload, precision, batch_size, throughput | latency[, seq_len, image_size, steps,
     gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output)."""
-    if claim.get("workload") == "llm-serve":   # bytes per token and prefill: the serving model
-        from gpuarena.analysis.llm_claims import check_serving
+    if claim.get("workload") in ("llm-serve", "llm-train"):   # the serving model; MFU of a training claim
+        from gpuarena.analysis.llm_claims import check_serving, check_training
 
-        return check_serving(claim, store)
+        return (check_serving if claim["workload"] == "llm-serve" else check_training)(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
     request = P.request_of(claim["precision"])

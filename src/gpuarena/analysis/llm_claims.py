@@ -180,3 +180,64 @@ def check_serving(claim: dict, store=None) -> dict:
             "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
             "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
             "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
+
+
+# --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
+
+TRAIN_KEYS = ("shape", "hf_config")
+# The best end-to-end MFU published for dense decoder training in bf16 that we read: torchtitan,
+# Llama 2 13B on 64 A100-80GB with FSDP2, batch 2, no activation checkpointing: 61.1%
+# (github.com/pytorch/torchtitan docs/performance.md).
+TRAIN_CEILING = (0.611, "torchtitan's Llama 2 13B on 64 A100s, FSDP2, no recomputation: 61.1% MFU "
+                        "(github.com/pytorch/torchtitan docs/performance.md)")
+
+
+def check_training(claim: dict, store=None) -> dict:
+    """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
+    Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
+    reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
+    from gpuarena.analysis.check import _num
+    from gpuarena.errors import UserError
+    from gpuarena.workloads.llm.model import flops_per_token, resolve_shape
+
+    unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
+    if unused:
+        raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "
+                        "--gpus, --seq-len and the model with --set shape=)")
+    g = catalog.match(claim["gpu"])
+    prec = {"bf16": "bf16", "amp-bf16": "bf16", "bfloat16": "bf16", "fp8": "fp8"}.get(
+        str(claim.get("precision")).strip().lower())
+    if prec is None:
+        raise UserError(f"llm-train claim precision {claim.get('precision')!r}: bf16 or fp8 (MFU at that peak)")
+    cfg = P.PLAN_SHAPES.get(claim.get("shape") or "") if not claim.get("hf_config") else None
+    cfg = cfg or resolve_shape(claim.get("shape") or "llama-1b", claim.get("hf_config") or "")
+    seq = int(_num(claim, "seq_len") or 2048)
+    n = int(_num(claim, "gpus") or 1)
+    thr = _num(claim, "throughput")
+    peak = g.peaks.get(prec)
+    if thr is None or not peak:
+        raise UserError(f"llm-train claim on {g.short}: give --throughput (tokens/s) and a precision the card has")
+    fpt = flops_per_token(cfg, seq, training=True)
+    implied = thr / n * fpt / 1e12
+    mfu = implied / peak
+    stored = [r["extra"]["mfu"] for r in (store.results(workload="llm-train") if store is not None else [])
+              if r.get("status") == "ok" and r.get("precision") == prec
+              and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
+    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec == "bf16" else (None, "")
+    if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
+        src = "a stored llm-train result"
+    head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
+            f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
+    if mfu > 1:
+        v, reason = "impossible", f"{head}: above the peak"
+    elif ceil is None:
+        v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
+    elif mfu > ceil * (1 + 1e-6):
+        v, reason = "implausible", f"{head}: above the best {ceil:.1%} credibly reached ({src})"
+    else:
+        v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
+    return {"gpu": g.name, "workload": "llm-train", "precision": claim["precision"], "executed": prec,
+            "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
+            "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,
+            "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
+            "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason}

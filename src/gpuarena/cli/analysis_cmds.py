@@ -88,7 +88,8 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
                                                  "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]", metavar="FILE"),
           sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
-                                         help="llm-serve: shape=, hf_config=, prompt_len=, new_tokens="),
+                                         help="llm-serve: shape=, hf_config=, prompt_len=, new_tokens=; "
+                                         "llm-train: shape=, hf_config="),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
@@ -129,9 +130,9 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
                             "--latency or --scaling (or --csv)")
         claims = [one]
     if sets:
-        from gpuarena.cli.llm_cmds import serve_claim_sets
+        from gpuarena.cli.llm_cmds import llm_claim_sets
 
-        claims = [{**c, **serve_claim_sets(sets, c.get("workload"))} for c in claims]
+        claims = [{**c, **llm_claim_sets(sets, c.get("workload"))} for c in claims]
     for c in claims:
         _check_claim_input(c)
     _out(C.render(C.check_claims(claims, store), fmt))
@@ -156,7 +157,7 @@ def _check_claim_input(c: dict) -> None:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
-    if wl.launcher == "torchrun":
+    if wl.launcher == "torchrun" and wl.name != "llm-train":   # llm-train claims are tokens/s over all GPUs
         raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
                         "(e.g. resnet50-train) per GPU")
 

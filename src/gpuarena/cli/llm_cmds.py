@@ -32,17 +32,19 @@ def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precisi
     return S.render(S.advise(_results(db), sets, min_memory, gpus), fmt)
 
 
-def serve_claim_sets(sets: list[str], workload: str | None) -> dict:
-    """check --set KEY=VALUE: the conditions of an llm-serve claim (model, prompt and output lengths)."""
-    from gpuarena.analysis.llm_claims import SERVE_KEYS
+def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
+    """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
+    from gpuarena.analysis.llm_claims import SERVE_KEYS, TRAIN_KEYS
 
-    if workload != "llm-serve":
-        raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=)")
+    keys = {"llm-serve": SERVE_KEYS, "llm-train": TRAIN_KEYS}.get(workload or "")
+    if keys is None:
+        raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=) and "
+                        "llm-train claims (shape=, hf_config=)")
     out = {}
     for item in sets:
         k, sep, v = item.partition("=")
-        if not sep or k.strip() not in SERVE_KEYS:
-            raise UserError(f"--set {item!r}: an llm-serve claim takes {', '.join(f'{x}=' for x in SERVE_KEYS)}")
+        if not sep or k.strip() not in keys:
+            raise UserError(f"--set {item!r}: an {workload} claim takes {', '.join(f'{x}=' for x in keys)}")
         out[k.strip()] = v.strip()
     return out
 

@@ -245,3 +245,19 @@ def test_published_training_figures_are_plausible_claims():
     with pytest.raises(UserError, match="mean nothing"):
         C.check_claim({"gpu": "H100 80GB SXM5", "workload": "llm-train", "precision": "bf16", "batch_size": 1,
                        "throughput": 1000, "image_size": 224})
+
+
+def test_serving_ratio_claims_judged_by_the_serving_model(cli):
+    from gpuarena.analysis.llm_claims import check_serving_ratio
+
+    long = {"precision": "bf16", "batch_size": 32, "prompt_len": 8000, "new_tokens": 128}
+    row = check_serving_ratio("H20", "H100 80GB SXM5", 1.1, 1.1, long)
+    assert row["verdict"] == "implausible" and row["expected_high"] < 0.25        # prefill-bound: the peak ratio
+    one = {"precision": "bf16", "batch_size": 1}
+    assert check_serving_ratio("H200", "H100 80GB SXM5", 1.4, 1.4, one)["verdict"] == "plausible"   # bandwidth
+    same = check_serving_ratio("H800", "H100 80GB SXM5", 0.8, 0.8, one)
+    assert same["verdict"] == "implausible" and same["expected_low"] <= 1 <= same["expected_high"]
+    with pytest.raises(UserError, match="compute capability 8.9"):
+        check_serving_ratio("A100 80GB SXM4", "H100 80GB SXM5", 0.5, 0.5, {"precision": "fp8"})
+    p = cli("whatif", "-w", "llm-serve", "--gpu", "H100 80GB SXM5", "--n", "2", timeout=60)
+    assert p.returncode == 2 and "advise -w llm-serve --gpus N" in p.stderr

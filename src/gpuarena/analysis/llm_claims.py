@@ -241,3 +241,43 @@ def check_training(claim: dict, store=None) -> dict:
             "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,
             "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
             "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason}
+
+
+def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict, store=None) -> dict:
+    """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (batch,
+    lengths, --gpus in tensor parallel, both at the same engine), between its value at the physical
+    bounds and at the credible shares, widened by the run-to-run spread."""
+    from gpuarena.analysis import ratio as RT
+    from gpuarena.analysis import serving_model as M
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    if not 0 < low <= high:
+        raise UserError("--ratio: a positive number or a range low-high")
+    cls = registry.get("llm-serve")
+    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
+    params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
+    cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
+    prec = str(claim.get("precision") or "bf16").strip().lower()
+    a, b = catalog.match(gpu), catalog.match(vs)
+    for g in (a, b):
+        why = M.refusal(g, prec, cfg, tp)
+        if why:
+            raise UserError(f"ratio claim on {g.short}: {why}")
+    conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
+    ceil = M.ceiling(store.results(workload="llm-serve") if store is not None else [])
+    bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
+    cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
+    r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
+    s, s_from = RT.spread(store, "llm-serve")
+    lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
+    verdict = "plausible" if low <= hi and high >= lo else "implausible"
+    claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
+    return {"kind": "single-GPU throughput ratio" if tp == 1 else f"{tp}-GPU tensor-parallel throughput ratio",
+            "workload": "llm-serve", "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
+            "claimed": low, "claimed_high": high, "expected_low": lo, "expected_high": hi, "spread": s,
+            "spread_from": s_from, "verdict": verdict,
+            "reason": (f"claimed {claimed}; the serving model at batch {conds[1]}, {conds[2]}+{conds[3]} tokens "
+                       f"({params['hf_config'] or params['shape']}, {prec}, {tp} GPU(s) each) gives "
+                       f"{r_cred:.3f} at the credible shares and {r_bound:.3f} at the datasheet bounds, widened by "
+                       f"the run-to-run spread {s:.1%}: {lo:.3f}-{hi:.3f}")}

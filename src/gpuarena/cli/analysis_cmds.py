@@ -108,6 +108,13 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
         if vs is None or ratio is None or gpu is None or workload is None:
             raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
         lo, hi = RT.parse_range(ratio)
+        if workload == "llm-serve":   # the serving model's ratio at the claim's conditions
+            from gpuarena.analysis.llm_claims import check_serving_ratio
+            from gpuarena.cli.llm_cmds import llm_claim_sets
+
+            cond = {"precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
+            _out(RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt))
+            return
         if gpus and gpus > 1:
             if what not in ("allreduce", "step"):
                 raise UserError(f"--what {what!r}: allreduce or step")
@@ -198,6 +205,9 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
+    if workload == "llm-serve":
+        raise UserError("whatif -w llm-serve: serving on N GPUs is tensor parallel, modelled by "
+                        "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
 

@@ -261,3 +261,13 @@ def test_serving_ratio_claims_judged_by_the_serving_model(cli):
         check_serving_ratio("A100 80GB SXM4", "H100 80GB SXM5", 0.5, 0.5, {"precision": "fp8"})
     p = cli("whatif", "-w", "llm-serve", "--gpu", "H100 80GB SXM5", "--n", "2", timeout=60)
     assert p.returncode == 2 and "advise -w llm-serve --gpus N" in p.stderr
+
+
+def test_llm_claims_from_a_csv(tmp_path, cli):
+    path = tmp_path / "c.csv"
+    path.write_text("gpu,workload,precision,batch_size,throughput,gpus,shape,prompt_len,new_tokens\n"
+                    "H100 80GB SXM5,llm-serve,bf16,1,3000,,,,\n"
+                    "A100 80GB SXM4,llm-serve,bf16,1,38,4,llama3-70b,128,128\n"
+                    "H100 80GB SXM5,llm-train,bf16,1,50000,8,llama3-8b,,\n")
+    p = cli("check", "--csv", str(path), "--format", "json", timeout=60)
+    assert p.returncode == 0 and p.stdout.count('"verdict": "plausible"') == 2 and '"impossible"' in p.stdout

@@ -100,6 +100,8 @@ against this project's two-H200 measurements.
 MD
 echo; echo "\`gpuarena check -w llm-train\`"; $GA check -w llm-train --format md | sed 's/^###/Verdicts:/'
 } > docs/claims.md
+# the published claims (MLPerf, NVIDIA, PyTorch, Lambda, the seeds) beside an expert's verdict, same database
+GA="$GA" PY="$PY" scripts/claims_table.sh "$DB"
 
 {
 cat <<'MD'

@@ -142,6 +142,11 @@ def _collect_value(value, parts: dict[str, str], seen: set) -> None:
                 _collect(member, parts, seen)
 
 
+# Class methods that feed analysis alone (no stored figure depends on them): outside a
+# workload's identity, so refining the roofline's traffic estimate does not re-key results.
+ANALYSIS_ONLY = frozenset({"bytes_per_item"})
+
+
 def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
     """Hash of a workload class's own definition: the methods it has (inherited ones too,
     down to but excluding ``stop``, the shared base), the helpers they call, its class
@@ -153,6 +158,8 @@ def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
         if klass is stop or klass is object or not issubclass(klass, stop):
             continue
         for attr, member in sorted(vars(klass).items()):
+            if attr in ANALYSIS_ONLY:
+                continue
             fn = _unwrap(member)
             if isinstance(fn, types.FunctionType):
                 _collect(fn, parts, seen)

@@ -91,8 +91,11 @@ def test_article_perf_per_price_table(tmp_path):
     s = Store(str(tmp_path / "p.db"))
     assert published.load_into(s) > 40
     assert published.load_into(s) == len(s.results(source="published"))     # replaced, not doubled
-    out = cost.cost_table(s, workload="resnet50-train", baseline="A100 40GB SXM4",
+    out = cost.cost_table(s, workload="resnet50-train", baseline="A100 40GB SXM4", basis="purchase",
                           prices=catalog.load_prices(str(catalog.DATA / "article_prices.yaml")))
+    # the file's street prices make the table's one market: the catalog's list prices are not mixed in
+    assert out["assumptions"]["market"] == "street"
+    assert {r["gpu"] for r in out["rows"] if r["price_usd"]} == {"NVIDIA A100 40GB SXM4", "NVIDIA A800 40GB SXM4"}
     rel = {r["params"]: r["rel_perf_per_price"] for r in out["rows"]
            if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["variant"] == "seed"}
     # 2489/10500 / (2876/15000) at batch 512: 1.24x -- the article's 1.18x does not follow from its own tables

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis import ceilings as CE
+from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
@@ -47,7 +47,7 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if (r.get("gpus") or 1) != 1 or not CE.is_finite_result(r) or R.is_search(r):
+        if (r.get("gpus") or 1) != 1 or not X.is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:
@@ -113,7 +113,8 @@ def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> b
 
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,
-           min_memory: float | None = None, prices: dict | None = None, precision: str | None = None) -> dict:
+           min_memory: float | None = None, prices: dict | None = None, precision: str | None = None,
+           include_consumer: bool = False, price_basis: str = "cloud") -> dict:
     """Rank the catalog for a workload.
 
     Returns {"workload", "gpus", "class", "fallback", "calibration", "rows": [{rank, gpu, basis, throughput,
@@ -141,13 +142,21 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     for c in sorted(mine, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])):
         best.setdefault(c["gpu"].name, c)
     refs = [(c["gpu"], c["throughput"]) for c in best.values()]
-    abc, how = J.calibrate(refs, workload, request)
-    band = J.band(workload, request)
+    settings = dict(cls[2])
+    abc, how = J.calibrate(refs, workload, request, settings)
+    band = J.band(workload, request, refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
+    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"] or 1
+    params = X.workload_params(workload, {**_conditions(settings), "batch_size": ref_batch})
+    pool = X.evidence(workload, store)
     # the smallest footprint measured for the workload: a card below it cannot run it at any batch tried
     need = min((c["peak_memory"] for c in cands if c["basis"] == "measured" and c["peak_memory"]), default=0)
     unit = next(iter(best.values()))["unit"]
     rows, excluded = [], []
     for g in catalog.priced(prices):
+        if J.consumer(g) and not include_consumer:
+            excluded.append({"gpu": g.name, "reason": "consumer card: left out of data-centre advice "
+                                                       "(--include-consumer to rank it)"})
+            continue
         if min_memory and g.memory_gb < min_memory:
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
             continue
@@ -155,21 +164,29 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB cannot hold the {need / 1e9:.1f} GB "
                                                        "of the smallest run measured"})
             continue
-        c = best.get(g.name)
+        c = best.get(g.name) or _twin(g, best)
+        note = ""
         if c:
             thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
+            if c["gpu"].name != g.name:
+                note = f"same silicon as the {c['gpu'].short} (same die, peaks and bandwidth): its figure"
         else:
             thr = J.predict(abc, g, workload, request)
             if not thr:
                 excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(cls[0], cls[0])} peak to project with"})
                 continue
-            lo, hi, basis, src = thr * (1 - band), thr * (1 + band), "projected", how
+            lim = X.limit(workload, g, request, params, pool=pool)
+            if thr > lim.highest:
+                note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
+                        + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
+                thr = lim.highest * (1 - 1e-9)
+            lo, hi, basis, src = thr * (1 - band), min(thr * (1 + band), lim.highest), "projected", how
         rows.append({"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
                      "rank_value": thr, "unit": unit, "precision": P.NAMES.get(request, request), "engine": cls[1],
-                     "source": src, "note": ""})
+                     "source": src, "note": note})
+    rows = _checked(rows, workload, request, params, store, excluded)
     _guard(rows, workload, request)
-    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"]
-    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch)
+    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch, price_basis)
     if workload == "llm-train":   # cards too small for the measured model; the measured multi-GPU efficiency
         from gpuarena.analysis.llm_advice import adjust
 
@@ -186,9 +203,44 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
         x.pop("g", None)
     others = sorted({_class_text(c["class"]) for c in cands if c["class"] != cls})
     label = _class_text(cls, request)
-    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback,
+    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback, "request": request,
+            "settings": settings, "batch_size": ref_batch,
             "calibration": how, "band": band, "rows": rows, "excluded": excluded, "other_classes": others,
             "explanation": explain(rows, workload, gpus, budget, label, fallback)}
+
+
+def _conditions(settings: dict) -> dict:
+    """Class settings as claim conditions (check's names)."""
+    names = {"inference_steps": "steps"}
+    return {names.get(k, k): v for k, v in settings.items()}
+
+
+def _twin(g: catalog.GPU, best: dict[str, dict]) -> dict | None:
+    """A figure of the same silicon (same die, peaks, bandwidth and SMs: the A800 is an A100 with NVLink
+    cut), measured before published; None when no twin has one."""
+    from gpuarena.analysis.ratio import identical_silicon
+
+    twins = [c for c in best.values() if identical_silicon(c["gpu"], g)]
+    return min(twins, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])) if twins else None
+
+
+def _checked(rows: list[dict], workload: str, request: str, params: dict, store, excluded: list) -> list[dict]:
+    """Every projected row goes through check at the same conditions before it is ranked."""
+    from gpuarena.analysis.check import check_claim
+
+    keep = []
+    for x in rows:
+        if x["basis"] == "projected":
+            claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
+                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}),
+                     "batch_size": params["batch_size"]}
+            v = check_claim(claim, store)
+            x["check"] = v["verdict"]
+            if v["verdict"] != "plausible":
+                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v['reason']}"})
+                continue
+        keep.append(x)
+    return keep
 
 
 def _guard(rows: list[dict], workload: str, request: str) -> None:
@@ -206,7 +258,9 @@ def _guard(rows: list[dict], workload: str, request: str) -> None:
                              "its projection is contradicted by that measurement")
 
 
-def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) -> None:
+def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size, basis) -> None:
+    from gpuarena.analysis.cost import per_dollar
+
     keep = []
     for x in rows:
         g = x["g"]
@@ -216,21 +270,29 @@ def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size) 
                 p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
                 scaling = p["rows"][0]["efficiency"]
         total = x["throughput"] * gpus * scaling
-        price = g.purchase.usd * gpus if g.purchase.usd else None
+        purchase = g.purchase.usd * gpus if g.purchase.usd else None
         cloud = g.cloud.usd * gpus * hours if (g.cloud.usd and hours) else None
         if budget is not None:
-            spend = cloud if hours else price
+            spend = cloud if hours else purchase
             if spend is None or spend > budget:
-                excluded.append({"gpu": g.name, "reason": "no price to check against the budget" if spend is None
-                                 else f"${spend:,.0f} > budget ${budget:,.0f}"})
+                excluded.append({"gpu": g.name, "reason": f"no {'cloud' if hours else 'purchase'} price to check "
+                                 "against the budget" if spend is None else f"${spend:,.0f} > budget ${budget:,.0f}"})
                 continue
+        price = g.price(basis)
         x.update({"scaling": scaling, "throughput": total, "low": x["low"] * gpus * scaling,
                   "high": x["high"] * gpus * scaling, "rank_value": x["rank_value"] * gpus * scaling,
-                  "price_usd": price, "price_source": g.purchase.source if price else None,
-                  "items_per_s_per_1000usd": total / price * 1000 if price else None, "cloud_usd_for_hours": cloud,
+                  "price_usd": price.usd * gpus if price.usd else None, "price_basis": basis,
+                  "price_source": price.label if price.usd else f"unpriced: {price.source}",
+                  "price_rankable": bool(price.usd) and price.rankable,
+                  "per_dollar": per_dollar(total, price) / gpus if price.usd else None,
+                  "items_per_s_per_1000usd": total / purchase * 1000 if purchase else None,
+                  "cloud_usd_for_hours": cloud,
                   "items_per_joule": x["throughput"] / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb})
         keep.append(x)
     rows[:] = keep
+
+
+PER_DOLLAR_TEXT = {"cloud": "per $ of cloud time (on-demand $/GPU-hour)", "purchase": "items/s per $1,000 of purchase"}
 
 
 def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cls: str, fallback: str) -> str:
@@ -246,12 +308,18 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
               f"{nxt['throughput'] / fast['throughput']:.0%} of it")
         s += (f", band up to {nxt['high']:,.0f}) measuring above {fast['low']:,.0f}." if nxt["basis"] == "projected"
               else f") overtaking it in a measurement at the same settings.")
-    priced = [x for x in rows if x["items_per_s_per_1000usd"]]
+    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
     if priced:
-        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
-        s += (f" Most throughput per dollar: the {catalog.match(v['gpu']).short}, {v['throughput']:,.0f} "
-              f"{v['unit']} for ${v['price_usd']:,.0f} ({v['price_source']}) = {v['items_per_s_per_1000usd']:,.1f} "
-              f"per $1,000 ({v['basis']}), at {v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
+        v = max(priced, key=lambda x: x["per_dollar"])
+        basis = v["price_basis"]
+        price = (f"${v['price_usd']:,.2f} per hour" if basis == "cloud" else f"${v['price_usd']:,.0f}")
+        s += (f" Most throughput {PER_DOLLAR_TEXT[basis]}: the {catalog.match(v['gpu']).short}, "
+              f"{v['throughput']:,.0f} {v['unit']} for {price} ({v['price_source']}) = {v['per_dollar']:,.0f} "
+              f"{'items per $' if basis == 'cloud' else 'per $1,000'} ({v['basis']}), at "
+              f"{v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
+    unpriced = [catalog.match(x["gpu"]).short for x in rows if not x.get("price_usd")]
+    if unpriced:
+        s += f" Unpriced on this basis: {', '.join(unpriced)}."
     if fast["basis"] == "projected":
         s += " The top figure is a projection: measure before buying."
     return s
@@ -259,7 +327,7 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
 
 COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("band", "band"),
            ("unit", "unit"), ("precision", "precision"), ("engine", "engine"), ("scaling", "scaling"),
-           ("price_usd", "price $"), ("items_per_s_per_1000usd", "per $1k"), ("items_per_joule", "items/J (TDP)"),
+           ("price_usd", "price $"), ("per_dollar", "per $"), ("items_per_joule", "items/J (TDP)"),
            ("memory_gb", "GB"), ("source", "source"), ("note", "note")]
 
 

@@ -1,21 +1,19 @@
 """Is a published figure physically possible, judged as stated?
 
-implied FLOP/s = per-GPU throughput x FLOPs per item at the claim's conditions
-(batch, sequence length, image size, diffusion steps); the precision it is
-judged at is the one the claim's arithmetic actually ran as on that GPU
-generation (analysis.precision: FP32 tensors on an A100 run ResNet-50's
-convolutions in TF32, BERT's matmuls in IEEE FP32; a V100 has no TF32).
-Verdicts:
+Every verdict comes from analysis.physics, the roofline every verb asks: the claim's
+per-GPU throughput at its conditions (batch, sequence length, image size, diffusion steps),
+with the precision judged as the arithmetic actually ran on that GPU generation
+(analysis.precision: FP32 tensors on an A100 run ResNet-50's convolutions in TF32, BERT's
+matmuls in IEEE FP32; a V100 has no TF32).  Verdicts:
 
-- impossible: above that precision's peak, whatever other precisions the card
-  has (the reason names the one it would need);
-- implausible: above the best share of peak anyone has credibly reached on
-  that workload at that precision (analysis.ceilings, with its source);
+- impossible: above the peak of that precision (the reason names the one it would need);
+- implausible: above the best attainment of the roofline credibly reached on that workload,
+  precision class and architecture generation (physics.ceiling, with its source);
 - plausible: otherwise.
 
-A multi-GPU scaling coefficient is judged by the interconnect model
-(analysis.whatif): the no-overlap prediction is the lowest coefficient the
-interconnect can explain.
+A multi-GPU scaling coefficient above 1 is impossible; below the interconnect model's
+no-overlap floor it is still plausible (data loading, stragglers and launch gaps lose more
+than the wire), and the reason says how much the interconnect alone explains.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import csv
 import math
 from pathlib import Path
 
-from gpuarena.analysis import ceilings as C
+from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
@@ -69,7 +67,7 @@ def check_claim(claim: dict, store=None) -> dict:
     request = P.request_of(claim["precision"])
     if claim.get("batch_size") in (None, ""):
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")
-    params = C.workload_params(workload, claim)
+    params = X.workload_params(workload, claim)
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
     n = int(_num(claim, "gpus") or 1)
     scaling = _num(claim, "scaling")
@@ -78,8 +76,12 @@ def check_claim(claim: dict, store=None) -> dict:
     if thr is None and scaling is None:
         raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput, a latency or a scaling coefficient")
     arch = P.arch_of(g)
-    prec = P.peak_precision(workload, request, arch)
-    fpi = C.flops_per_item(workload, params)
+    if scaling is None:
+        lim = X.limit(workload, g, request, params, store)
+        prec, fpi = lim.roof.executed, lim.roof.flops
+    else:
+        prec = P.peak_precision(workload, request, arch)
+        fpi = _workload_flops(workload, params)
     row = {"gpu": g.name, "workload": workload, "precision": claim["precision"], "executed": prec,
            "executed_as": P.describe(workload, request, arch), "batch_size": params["batch_size"],
            "params": params, "gpus": n, "throughput": thr, "latency": lat, "scaling": scaling,
@@ -87,31 +89,23 @@ def check_claim(claim: dict, store=None) -> dict:
     if scaling is not None:
         return {**row, **_judge_scaling(workload, g, n, scaling, thr, params["batch_size"], store)}
     per_gpu = thr / n
-    implied = per_gpu * fpi / 1e12
-    peak = g.peaks.get(prec)
-    if not peak:
-        raise UserError(f"{g.name} has no {prec} peak in the catalog; it has: {', '.join(g.peaks)}")
-    share = implied / peak
-    head = (f"implies {implied:.0f} TFLOP/s per GPU, {share:.1f}x the {g.short}'s {NAMES[prec]} peak ({peak:g})"
-            if share >= 1 else
-            f"implies {implied:.1f} TFLOP/s per GPU, {share:.0%} of the {g.short}'s {NAMES[prec]} peak ({peak:g})")
-    head += f"; executed as {row['executed_as']}"
-    ceil = C.ceiling(workload, prec, store)
-    if share > 1:
-        v, reason = "impossible", f"{head}; above that peak: {_would_need(implied, g, prec)}"
-    elif ceil is None:
-        v, reason = "plausible", f"{head}; no credible ceiling known for {workload} at {NAMES[prec]}, so only the peak bounds it"
-    elif share > ceil["share"] * (1 + 1e-6):
-        v = "implausible"
-        reason = (f"{head}; above the best {ceil['share']:.0%} of {NAMES[prec]} peak credibly reached on "
-                  f"{workload} ({C.catalog.match(ceil['gpu']).short}, {ceil['engine']}: {ceil['source']})")
-        if _would_need(implied, g, prec).startswith("would need"):
-            reason += f"; {_would_need(implied, g, prec)}"
-    else:
-        v = "plausible"
-        reason = f"{head}; within the best {ceil['share']:.0%} credibly reached ({ceil['source']})"
-    return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": peak, "share_of_peak": share,
-            "ceiling": ceil, "reason": reason}
+    v, reason = X.judge(lim, per_gpu)
+    reason += f"; executed as {row['executed_as']}"
+    if v != "plausible" and _would_need(per_gpu * fpi / 1e12, g, prec).startswith("would need"):
+        reason += f"; {_would_need(per_gpu * fpi / 1e12, g, prec)}"
+    c = lim.ceiling
+    ceil = None if c is None else {"attainment": c.best.attainment, "share": c.best.share_of_peak,
+                                   "gpu": c.best.gpu, "generation": c.best.generation, "borrowed": c.borrowed,
+                                   "engine": c.best.engine, "source": c.best.source}
+    return {**row, "verdict": v, "implied_tflops": per_gpu * fpi / 1e12, "peak_tflops": lim.roof.peak_tflops,
+            "share_of_peak": lim.roof.share_of_peak(per_gpu), "attainment": lim.roof.attainment(per_gpu),
+            "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil, "reason": reason}
+
+
+def _workload_flops(workload: str, params: dict) -> float:
+    from gpuarena.workloads import registry
+
+    return float(registry.get(workload).flops(params) or 0.0)
 
 
 def _judge_scaling(workload: str, g: catalog.GPU, n: int, scaling: float, thr: float | None, bs: int,
@@ -127,14 +121,19 @@ def _judge_scaling(workload: str, g: catalog.GPU, n: int, scaling: float, thr: f
     base = ("against the plain single-GPU step (the articles' linear coefficient); ring all-reduce of "
             f"{p['grad_bytes'] / 1e6:.0f} MB at {p['busbw_gbs']:.0f} GB/s ({p['busbw_from']}), "
             f"compute {p['compute_s'] * 1e3:.1f} ms per step")
-    if scaling > 1:
+    comm, compute = p["rows"][0]["comm_s"], p["compute_s"]
+    high = compute / max(compute, comm)     # perfect overlap still waits for the wire when it is slower
+    if scaling > 1 * (1 + 1e-9):
         v, why = "impossible", f"a coefficient above 1 is faster than linear; {base}"
+    elif scaling > high * (1 + 0.02):
+        v, why = "implausible", (f"even with the all-reduce fully hidden behind compute the step waits "
+                                 f"{comm * 1e3:.1f} ms for the wire: at most {high:.3f}; {base}")
     elif scaling < low * (1 - 0.02):
-        v, why = "implausible", (f"the interconnect alone still gives {low:.3f} with no overlap at all; "
-                                 f"{scaling:.2f} needs another cause; {base}")
+        v, why = "plausible", (f"below the {low:.3f} the interconnect alone explains with no overlap at all: "
+                               f"other losses (input pipeline, stragglers, launch gaps) make up the rest; {base}")
     else:
-        v, why = "plausible", f"between the no-overlap {low:.3f} and 1; {base}"
-    return {"verdict": v, "predicted_min_scaling": low, "implied_tflops": None, "peak_tflops": None,
+        v, why = "plausible", f"between the no-overlap {low:.3f} and the full-overlap {high:.3f}; {base}"
+    return {"verdict": v, "predicted_min_scaling": low, "predicted_max_scaling": high, "implied_tflops": None, "peak_tflops": None,
             "share_of_peak": None, "ceiling": None, "reason": why}
 
 

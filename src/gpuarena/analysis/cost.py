@@ -1,12 +1,19 @@
-"""What a GPU's throughput costs: per $1,000 of purchase price, per million
-items at cloud prices, per joule, and the total cost of ownership of a fleet.
+"""What a GPU's throughput costs, on one price basis per table.
 
-TCO over Y years for N GPUs = N x purchase + N x power_kW x 8766 h/yr x Y x PUE
-x $/kWh + N x hosting $/GPU-year x Y.  Power is the measured mean where the
-result has one, else the catalog TDP (said in `power_basis`).  Items per joule
-likewise come from measured energy where there is some, else throughput / TDP.
-With a baseline GPU, perf/price and items/J are also given relative to it:
-that is the article's "performance/price 1.0x vs 1.18x" table.
+Basis ``cloud`` (the default): on-demand $ per GPU-hour, so items per dollar =
+throughput x 3600 / price, $ per million items, and the rent of a fleet of N
+GPUs over Y years at 100% use (N x $/h x 8766 h/yr x Y; power and hosting are
+in the price).  Basis ``purchase``: $ per GPU, so items/s per $1,000 and the
+total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
+power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
+the measured mean where the result has one, else the catalog TDP (said in
+`power_basis`).  Items per joule likewise come from measured energy where there
+is some, else throughput / TDP.  With a baseline GPU, perf per dollar and
+items/J are also given relative to it: that is the article's
+"performance/price 1.0x vs 1.18x" table.
+
+A card without a price on the basis stays in the table as "unpriced", with the
+reason; prices are never taken from another market to fill the gap.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
+from gpuarena.data import prices as P
 from gpuarena.errors import UserError
 
 HOURS_PER_YEAR = 8766          # 365.25 days
@@ -46,23 +54,37 @@ def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting:
         raise UserError(f"--hosting-per-gpu-year {hosting}: must be in [0, 1000000]")
 
 
+def per_dollar(throughput: float, price: P.Price) -> float | None:
+    """Items/s per $1,000 of purchase price, or items per $ of cloud time; None when unpriced."""
+    if price.usd is None:
+        return None
+    return throughput / price.usd * 1000 if price.basis == "purchase" else throughput * 3600 / price.usd
+
+
+PER_DOLLAR_UNIT = {"purchase": "items/s per $1k", "cloud": "items per $"}
+
+
 def cost_table(store, workload: str | None = None, years: float = 3, gpus: int = 1,
                kwh_price: float = DEFAULT_KWH_PRICE, pue: float = DEFAULT_PUE,
                hosting_per_gpu_year: float = DEFAULT_HOSTING, prices: dict | None = None,
-               baseline: str | None = None) -> dict:
-    """Cost figures per GPU and configuration (the newest ok result of each).
+               baseline: str | None = None, basis: str = P.DEFAULT_BASIS) -> dict:
+    """Cost figures per GPU and configuration (the newest ok result of each), on one price basis.
 
-    Returns {"rows": [{gpu, workload, variant, params, source, throughput, unit, purchase_usd,
-                       purchase_source, per_1000usd, rel_perf_per_price, cloud_usd_per_hr, cloud_source,
-                       usd_per_million_items, items_per_joule, energy_basis, rel_items_per_joule,
-                       power_w, power_basis, tco_purchase, tco_energy, tco_hosting, tco_total,
-                       tco_usd_per_million_items}],
-             "assumptions": {years, gpus, kwh_price, pue, hosting_per_gpu_year, baseline}}
+    Returns {"rows": [{gpu, segment, workload, variant, params, source, origin, engine, throughput, unit,
+                       price_basis, price_usd, price_unit, price_market, price_confidence, price_label,
+                       per_dollar, rel_perf_per_price, usd_per_million_items, items_per_joule, energy_basis,
+                       rel_items_per_joule, power_w, power_basis, fleet_usd, and on the purchase basis
+                       tco_purchase, tco_energy, tco_hosting, tco_total, tco_usd_per_million_items;
+                       kept for older readers: purchase_usd, per_1000usd and purchase_source (purchase basis),
+                       cloud_usd_per_hr and cloud_source (cloud basis)}],
+             "assumptions": {years, gpus, kwh_price, pue, hosting_per_gpu_year, baseline, basis},
+             "snapshots": [one line per price snapshot in the table, naming its cards], "unpriced": [{gpu, reason}], "flags": [text]}
     GPUs not in the catalog (e.g. a CPU) are left out.
     """
+    P.check_basis(basis)
     check_inputs(years, gpus, kwh_price, pue, hosting_per_gpu_year)
     base = catalog.match(baseline).name if baseline else None
-    cat = {g.name: g for g in catalog.priced(prices)}
+    cat = {g.name: g for g in catalog.priced(prices, basis=basis)}
     R.known_workload(store, workload)
     results = R.latest([r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")])
     rows = []
@@ -70,36 +92,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
         g = cat.get(R.gpu_of(r))
         if g is None or R.is_search(r):
             continue   # a maximum-batch search times fewer denoising steps: its images are not the article's
-        n_dev = r.get("gpus") or 1
-        thr = r["throughput_median"] / n_dev            # per GPU
-        measured_power = r.get("power_w_mean")
-        power = measured_power if measured_power else g.tdp_w
-        energy = r.get("energy_j_per_item")
-        if energy:
-            ipj, basis = 1.0 / energy, f"measured ({r.get('energy_source') or 'NVML'})"
-        elif g.tdp_w:
-            ipj, basis = thr / g.tdp_w, "TDP"
-        else:
-            ipj, basis = None, "unknown"
-        row = {
-            "gpu": g.name, "workload": r["workload"], "variant": r["variant"],
-            "params": R.fmt_params(r.get("params")), "source": r.get("source"), "throughput": thr,
-            "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
-            "engine": R.engine_of(r),
-            "unit": r.get("unit"), "purchase_usd": g.purchase.usd,
-            "purchase_source": f"{g.purchase.source} [{g.purchase.date}]",
-            "per_1000usd": thr / g.purchase.usd * 1000 if g.purchase.usd else None,
-            "cloud_usd_per_hr": g.cloud.usd, "cloud_source": f"{g.cloud.source} [{g.cloud.date}]",
-            "usd_per_million_items": g.cloud.usd / (thr * 3600) * 1e6 if g.cloud.usd else None,
-            "items_per_joule": ipj, "energy_basis": basis,
-            "power_w": power, "power_basis": "measured" if measured_power else "TDP",
-        }
-        if g.purchase.usd and power:
-            t = tco(g.purchase.usd, power, gpus, years, kwh_price, pue, hosting_per_gpu_year)
-            items = thr * gpus * HOURS_PER_YEAR * 3600 * years
-            row.update({"tco_purchase": t["purchase"], "tco_energy": t["energy"], "tco_hosting": t["hosting"],
-                        "tco_total": t["total"], "tco_usd_per_million_items": t["total"] / items * 1e6})
-        rows.append(row)
+        rows.append(_row(r, g, basis, years, gpus, kwh_price, pue, hosting_per_gpu_year))
     if not rows:
         raise UserError("no ok results on a catalog GPU" + (f" for workload {workload}" if workload else "")
                         + " (measure on a GPU, `gpuarena import` a bundle, or `gpuarena import --published`)")
@@ -107,33 +100,104 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
         for row in rows:
             ref = [x for x in rows if x["gpu"] == base and (x["workload"], x["variant"], x["params"]) ==
                    (row["workload"], row["variant"], row["params"])]
-            if ref and ref[0]["per_1000usd"] and row["per_1000usd"]:
-                row["rel_perf_per_price"] = row["per_1000usd"] / ref[0]["per_1000usd"]
+            if ref and ref[0]["per_dollar"] and row["per_dollar"]:
+                row["rel_perf_per_price"] = row["per_dollar"] / ref[0]["per_dollar"]
             if ref and ref[0]["items_per_joule"] and row["items_per_joule"]:
                 row["rel_items_per_joule"] = row["items_per_joule"] / ref[0]["items_per_joule"]
     rows.sort(key=lambda x: (x["workload"], x["variant"], natural_key(x["params"]), x["gpu"], x["source"] or ""))
-    return {"rows": rows, "assumptions": {"years": years, "gpus": gpus, "kwh_price": kwh_price, "pue": pue,
-                                          "hosting_per_gpu_year": hosting_per_gpu_year, "baseline": base}}
+    in_table = [cat[n] for n in dict.fromkeys(x["gpu"] for x in rows)]
+    return {"rows": rows,
+            "assumptions": {"years": years, "gpus": gpus, "kwh_price": kwh_price, "pue": pue,
+                            "hosting_per_gpu_year": hosting_per_gpu_year, "baseline": base, "basis": basis,
+                            "market": catalog.table_market(prices, basis)},
+            "snapshots": P.sources([(g.short, g.price(basis)) for g in in_table]),
+            "unpriced": [{"gpu": g.name, "reason": g.price(basis).source} for g in in_table
+                         if g.price(basis).usd is None],
+            "flags": [f["text"] for f in P.order_flags(in_table, basis)]}
 
 
-COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("variant", "variant"), ("params", "params"),
-           ("source", "source"), ("engine", "engine"), ("throughput", "items/s/GPU"), ("purchase_usd", "price $"),
-           ("per_1000usd", "items/s per $1k"), ("rel_perf_per_price", "perf/price vs base"),
-           ("usd_per_million_items", "cloud $/M items"), ("items_per_joule", "items/J"),
-           ("energy_basis", "energy from"), ("rel_items_per_joule", "items/J vs base"),
-           ("tco_total", "TCO $"), ("tco_usd_per_million_items", "TCO $/M items")]
+def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
+         hosting: float) -> dict:
+    n_dev = r.get("gpus") or 1
+    thr = r["throughput_median"] / n_dev            # per GPU
+    measured_power = r.get("power_w_mean")
+    power = measured_power if measured_power else g.tdp_w
+    energy = r.get("energy_j_per_item")
+    if energy:
+        ipj, ebasis = 1.0 / energy, f"measured ({r.get('energy_source') or 'NVML'})"
+    elif g.tdp_w:
+        ipj, ebasis = thr / g.tdp_w, "TDP"
+    else:
+        ipj, ebasis = None, "unknown"
+    price = g.price(basis)
+    usd = price.usd
+    row = {
+        "gpu": g.name, "segment": g.segment, "workload": r["workload"], "variant": r["variant"],
+        "params": R.fmt_params(r.get("params")), "source": r.get("source"), "throughput": thr,
+        "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
+        "engine": R.engine_of(r), "unit": r.get("unit"),
+        "price_basis": basis, "price_usd": usd, "price_unit": P.UNIT[basis], "price_market": price.market,
+        "price_confidence": price.confidence if usd is not None else None, "price_label": price.label,
+        "per_dollar": per_dollar(thr, price), "rel_perf_per_price": None, "rel_items_per_joule": None,
+        "items_per_joule": ipj, "energy_basis": ebasis,
+        "power_w": power, "power_basis": "measured" if measured_power else "TDP",
+        "usd_per_million_items": None, "fleet_usd": None,
+        # the older keys, filled on their own basis only (a table never mixes markets)
+        "purchase_usd": usd if basis == "purchase" else None, "purchase_source": price.label,
+        "per_1000usd": per_dollar(thr, price) if basis == "purchase" else None,
+        "cloud_usd_per_hr": usd if basis == "cloud" else None, "cloud_source": price.label,
+    }
+    items = thr * gpus * HOURS_PER_YEAR * 3600 * years
+    if basis == "cloud" and usd is not None:
+        row["fleet_usd"] = usd * gpus * HOURS_PER_YEAR * years
+        row["usd_per_million_items"] = usd / (thr * 3600) * 1e6
+    elif basis == "purchase" and usd is not None and power:
+        t = tco(usd, power, gpus, years, kwh_price, pue, hosting)
+        row.update({"tco_purchase": t["purchase"], "tco_energy": t["energy"], "tco_hosting": t["hosting"],
+                    "tco_total": t["total"], "tco_usd_per_million_items": t["total"] / items * 1e6,
+                    "fleet_usd": t["total"], "usd_per_million_items": t["total"] / items * 1e6})
+    return row
+
+
+_LEAD = [("gpu", "GPU"), ("workload", "workload"), ("variant", "variant"), ("params", "params"),
+         ("source", "source"), ("engine", "engine"), ("throughput", "items/s/GPU")]
+_TAIL = [("items_per_joule", "items/J"), ("energy_basis", "energy from"), ("rel_items_per_joule", "items/J vs base")]
+COLUMNS = {
+    "cloud": _LEAD + [("price", "$/GPU-h"), ("per_dollar", "items per $"), ("rel_perf_per_price", "perf/$ vs base"),
+                      ("usd_per_million_items", "$/M items")] + _TAIL + [("fleet_usd", "rent $")],
+    "purchase": _LEAD + [("price", "price $"), ("per_dollar", "items/s per $1k"),
+                         ("rel_perf_per_price", "perf/price vs base")] + _TAIL
+                + [("tco_total", "TCO $"), ("tco_usd_per_million_items", "TCO $/M items")],
+}
+
+
+def _price_cell(r: dict) -> str:
+    if r["price_usd"] is None:
+        return "unpriced"
+    low = " (low confidence)" if r["price_confidence"] == "low" else ""
+    return (f"{r['price_usd']:.2f}" if r["price_basis"] == "cloud" else f"{r['price_usd']:,.0f}") + low
 
 
 def render(result: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=result)
     a = result["assumptions"]
-    rows = [{**r, "rel_perf_per_price": f"{r['rel_perf_per_price']:.2f}x" if r.get("rel_perf_per_price") else None,
+    basis = a["basis"]
+    rows = [{**r, "price": _price_cell(r),
+             "rel_perf_per_price": f"{r['rel_perf_per_price']:.2f}x" if r.get("rel_perf_per_price") else None,
              "rel_items_per_joule": f"{r['rel_items_per_joule']:.2f}x" if r.get("rel_items_per_joule") else None}
             for r in result["rows"]]
-    prices = sorted({f"{r['gpu']}: purchase {r['purchase_source']}" for r in result["rows"] if r["purchase_usd"]})
-    notes = [f"TCO: {a['gpus']} GPU(s) over {a['years']} years at ${a['kwh_price']}/kWh, PUE {a['pue']}, "
-             f"hosting ${a['hosting_per_gpu_year']}/GPU-year; power measured where stored, else TDP; "
-             "TCO $/M items assumes 100% utilisation"] + [f"price: {p}" for p in prices]
-    return _render(COLUMNS, rows, fmt, title="Cost" + (f" (baseline {a['baseline']})" if a["baseline"] else ""),
-                   notes=notes)
+    if basis == "cloud":
+        notes = [f"Prices on one basis: on-demand cloud $ per GPU-hour (--price-basis purchase for $ per GPU). "
+                 f"Rent: {a['gpus']} GPU(s) over {a['years']} years at 100% use; power and hosting are in the price"]
+    else:
+        notes = [f"Prices on one basis: {a['market']} purchase $ per GPU (--price-basis cloud for $ per GPU-hour). "
+                 f"TCO: {a['gpus']} GPU(s) over {a['years']} years at ${a['kwh_price']}/kWh, PUE {a['pue']}, "
+                 f"hosting ${a['hosting_per_gpu_year']}/GPU-year; power measured where stored, else TDP; "
+                 "TCO $/M items assumes 100% utilisation"]
+    notes += [f"price: {s}" for s in result["snapshots"]]
+    notes += [f"unpriced: {catalog.match(u['gpu']).short}: {u['reason']}" for u in result["unpriced"]]
+    notes += [f"check: {f}" for f in result["flags"]]
+    kind = "cloud $/GPU-hour" if basis == "cloud" else f"{a['market']} purchase $"
+    title = f"Cost ({kind}" + (f", baseline {a['baseline']})" if a["baseline"] else ")")
+    return _render(COLUMNS[basis], rows, fmt, title=title, notes=notes)

@@ -20,16 +20,12 @@ DEFAULT_SPREAD, from the project's own H200 sessions: bert-large-infer tf32
 
 from __future__ import annotations
 
-import json
-
-from gpuarena.analysis import ceilings as C
+from gpuarena.analysis import physics as C
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-DEFAULT_SPREAD = 0.025
-DEFAULT_SPREAD_SOURCE = ("same case in two H200 sessions: bert-large-infer tf32 516.3 vs 503.9 seq/s "
-                         "(docs/data/h200-s3/-s4-2026-11-29.json)")
+from gpuarena.analysis.physics import DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE, spread  # noqa: F401  (one spread)
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -46,29 +42,12 @@ def parse_range(text: str) -> tuple[float, float]:
     return vals[0], vals[-1]
 
 
-def spread(store, workload: str) -> tuple[float, str]:
-    """Run-to-run spread of a workload's throughput: (fraction, where it comes from)."""
-    if store is not None:
-        from gpuarena.analysis.rows import gpu_of
-
-        seen: dict[str, list[float]] = {}
-        for r in store.results(workload=workload, status="ok"):
-            if r.get("source") == "published" or not C.is_finite_result(r):
-                continue
-            if "compile" in str(r.get("variant") or "").split("+"):
-                continue    # the claims are of eager code: CUDA graphs make compiled runs far steadier
-            key = json.dumps([gpu_of(r), r.get("variant"), r.get("params"), r.get("gpus")], sort_keys=True, default=str)
-            seen.setdefault(key, []).append(r["throughput_median"])
-        pairs = sorted(max(v) / min(v) - 1 for v in seen.values() if len(v) > 1)
-        if pairs:
-            mid = pairs[len(pairs) // 2] if len(pairs) % 2 else (pairs[len(pairs) // 2 - 1] + pairs[len(pairs) // 2]) / 2
-            return mid, (f"median difference between repeated runs of the {len(pairs)} eager {workload} case(s) "
-                         "measured more than once in this database")
-    return DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE
-
-
 def identical_silicon(a: catalog.GPU, b: catalog.GPU) -> bool:
-    return (a.architecture == b.architecture and a.peaks == b.peaks
+    """Same die, SMs, memory bandwidth and every deep-learning peak (FP64 aside: the H800 is an H100 with
+    FP64 and NVLink cut, the A800 an A100 with NVLink cut)."""
+    def dl(g):
+        return {k: v for k, v in g.peaks.items() if k != "fp64"}
+    return (a.architecture == b.architecture and dl(a) == dl(b)
             and a.memory_bandwidth_gbs == b.memory_bandwidth_gbs and a.sm_count == b.sm_count)
 
 

@@ -183,16 +183,18 @@ def _row(cfg, g, s: dict, tp: int, sh: M.Shares, excluded: list[dict]) -> dict |
             "tokens_per_usd": full["tokens_per_s"] * 3600 / usd if usd else None, "note": sh.carried(g)}
 
 
-def advise(results: list[dict], sets: list[str], min_memory: float | None = None, gpus: int = 1) -> dict:
+def advise(results: list[dict], sets: list[str], min_memory: float | None = None, gpus: int = 1,
+           include_consumer: bool = False, overrides: dict | None = None) -> dict:
     """The catalog ranked for serving a request mix on ``gpus`` GPUs (tensor parallel): GPUs that
-    hold the weights and at least one sequence, most sustained tokens/s (prefill included) first."""
+    hold the weights and at least one sequence, most sustained tokens/s (prefill included) first.
+    Priced by cloud $/GPU-hour (``overrides``: load_prices); GeForce cards only when asked."""
     s = parse_sets(sets)
     if not 1 <= gpus <= M.MAX_TP:
         raise UserError(f"--gpus {gpus}: llm-serve is modelled as tensor parallel within one node (1-{M.MAX_TP})")
     cfg = _model().resolve_shape(s["shape"], s["hf_config"])
     sh = M.shares(results)
-    rows, excluded = [], []
-    for g in catalog.load():
+    rows, excluded = [], ([] if include_consumer else catalog.consumer_excluded())
+    for g in catalog.priced(overrides, "cloud", include_consumer):
         if min_memory and g.memory_gb < min_memory:
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
             continue

@@ -19,6 +19,8 @@ from gpuarena.store.result import MAX_THROUGHPUT
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
+BASIS = typer.Option("cloud", "--price-basis", metavar="BASIS",
+                     help="cloud ($ per GPU-hour, on-demand; default) or purchase ($ per GPU): one market per table")
 
 
 def _optional_store(db: str | None, named_must_exist: bool = True):
@@ -53,20 +55,29 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", metavar="GPU",
 def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
          years: float = typer.Option(3.0, "--years", metavar="YEARS", help="TCO horizon in years"),
          gpus: int = typer.Option(1, "--gpus", metavar="N", help="fleet size for TCO"),
-         kwh_price: float = typer.Option(0.12, "--kwh-price", metavar="USD", help="$ per kWh (default is an assumption)"),
-         pue: float = typer.Option(1.5, "--pue", metavar="RATIO", help="data-centre power usage effectiveness"),
-         hosting: float = typer.Option(0.0, "--hosting-per-gpu-year", metavar="USD", help="$ per GPU-year for hosting"),
+         kwh_price: Optional[float] = typer.Option(None, "--kwh-price", metavar="USD", help="purchase basis: $ per kWh (default 0.12, an assumption)"),
+         pue: Optional[float] = typer.Option(None, "--pue", metavar="RATIO", help="purchase basis: data-centre power usage effectiveness (default 1.5)"),
+         hosting: Optional[float] = typer.Option(None, "--hosting-per-gpu-year", metavar="USD", help="purchase basis: $ per GPU-year for hosting (default 0)"),
          baseline: Optional[str] = typer.Option(None, "--baseline", "-b", metavar="GPU", help="GPU for relative perf/price"),
-         prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
-    """Throughput per $1,000, cloud $ per million items, items per joule and fleet TCO."""
+         basis: str = BASIS, prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
+    """Throughput per dollar on one price basis (cloud $/GPU-hour or purchase $), items per joule, fleet rent or TCO."""
     from gpuarena.analysis import cost as C
     from gpuarena.data.catalog import load_prices
+    from gpuarena.data.prices import check_basis
 
     check_format(fmt, ("table", "md", "json"))
-    C.check_inputs(years, gpus, kwh_price, pue, hosting)
+    check_basis(basis)
+    given = [n for n, v in (("--kwh-price", kwh_price), ("--pue", pue), ("--hosting-per-gpu-year", hosting))
+             if v is not None]
+    if basis == "cloud" and given:
+        raise UserError(f"{', '.join(given)}: for --price-basis purchase (TCO); a cloud price includes power and hosting")
+    kwh = C.DEFAULT_KWH_PRICE if kwh_price is None else kwh_price
+    pue = C.DEFAULT_PUE if pue is None else pue
+    hosting = C.DEFAULT_HOSTING if hosting is None else hosting
+    C.check_inputs(years, gpus, kwh, pue, hosting)
     over = load_prices(prices)
-    _out(C.render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh_price, pue, hosting,
-                               over, baseline), fmt))
+    _out(C.render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh, pue, hosting,
+                               over, baseline, basis=basis), fmt))
 
 
 @app.command()
@@ -229,6 +240,9 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
                                          "against the published cross-GPU figures"),
            sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, prompt=, output=, shape=, "
                                           "hf_config=, precision=, batch=, overhead=", metavar="KEY=VALUE"),
+           include_consumer: bool = typer.Option(False, "--include-consumer",
+                                                 help="rank consumer (GeForce) cards beside data-centre ones"),
+           basis: str = BASIS,
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
@@ -241,6 +255,14 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     if validate:
         from gpuarena.analysis import projection as J
 
+        given = [name for name, v in (("--workload", workload), ("--budget", budget), ("--hours", hours),
+                                      ("--min-memory", min_memory), ("--precision", precision), ("--set", sets),
+                                      ("--prices", prices), ("--include-consumer", include_consumer))
+                 if v] + (["--gpus"] if gpus != 1 else [])
+        if given:
+            raise UserError(f"--validate tests the projection model on the published families; it takes no "
+                            f"{', '.join(given)}")
+
         _out(J.render_validation(J.validate(), fmt))
         return
     if not workload:
@@ -248,13 +270,18 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     if workload == "llm-serve":   # what fits, TTFT and sustained tokens/s: the serving model
         from gpuarena.cli.llm_cmds import advise_serving
 
-        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt))
+        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,
+                            include_consumer, basis))
         return
     if sets:
         raise UserError("--set is for advise -w llm-serve")
     over = load_prices(prices)
+    from gpuarena.data.prices import BASES
+
+    if basis not in BASES:
+        raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
-                           precision), fmt))
+                           precision, include_consumer, basis), fmt))
 
 
 @app.command()

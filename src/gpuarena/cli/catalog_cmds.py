@@ -6,13 +6,20 @@ import typer
 
 from gpuarena.cli import app
 from gpuarena.cli.common import check_format
+from gpuarena.errors import UserError
 
 
 @app.command()
-def gpus(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json, csv or md")) -> None:
+def gpus(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json, csv or md"),
+         basis: str = typer.Option("cloud", "--price-basis", metavar="BASIS",
+                                   help="prices shown: cloud ($ per GPU-hour; default) or purchase ($ per GPU)")) -> None:
     """The GPU catalog: memory, bandwidth, dense peaks by precision, NVLink, TDP and prices, each with its source."""
     from gpuarena.data.catalog import catalog_rows
+    from gpuarena.data.prices import check_basis
     from gpuarena.report.catalog import render
 
     check_format(fmt, ("table", "json", "csv", "md"))
-    typer.echo(render(catalog_rows(), fmt), nl=False)
+    check_basis(basis)
+    if basis != "cloud" and fmt in ("json", "csv"):
+        raise UserError("--price-basis: json and csv carry every price with its market; use it with table or md")
+    typer.echo(render(catalog_rows(), fmt, basis), nl=False)

@@ -18,18 +18,22 @@ def _results(db: str | None) -> list[dict]:
 
 
 def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precision: str | None,
-                   budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str) -> str:
+                   budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str,
+                   include_consumer: bool = False, basis: str = "cloud") -> str:
     from gpuarena.analysis import serving as S
+    from gpuarena.data.catalog import load_prices
 
-    unused = [name for name, v in (("--budget", budget), ("--hours", hours), ("--prices", prices)) if v is not None]
+    unused = [name for name, v in (("--budget", budget), ("--hours", hours)) if v is not None]
     if unused:
-        raise UserError(f"{', '.join(unused)}: advise -w llm-serve ranks by sustained tokens/s and shows the "
-                        "catalog's cloud $/h; it takes no budget or price file")
+        raise UserError(f"{', '.join(unused)}: advise -w llm-serve ranks by sustained tokens/s and prices it by "
+                        "the cloud $/GPU-hour (--prices to override); it takes no budget")
+    if basis != "cloud":
+        raise UserError(f"--price-basis {basis}: advise -w llm-serve prices tokens by the cloud $/GPU-hour")
     if precision is not None:
         if any(x.strip().startswith("precision=") for x in sets):
             raise UserError("give the weights' precision once: --precision or --set precision=")
         sets = [*sets, f"precision={precision.strip().lower()}"]
-    return S.render(S.advise(_results(db), sets, min_memory, gpus), fmt)
+    return S.render(S.advise(_results(db), sets, min_memory, gpus, include_consumer, load_prices(prices)), fmt)
 
 
 def llm_claim_sets(sets: list[str], workload: str | None) -> dict:

@@ -1,10 +1,34 @@
 """The GPU catalog: typed records from gpu_specs.csv, loose name matching and
-user price overrides.
+prices on one basis.
 
 Every figure keeps its source: the CSV carries a source column per group of
-figures, and a price override must name its source and date.  Matching is by
-tokens ("A100 40GB SXM4", "a100-sxm4-40gb", "NVIDIA A100-SXM4-40GB" are the
-same card); an ambiguous name is a UserError listing the candidates.
+figures.  Matching is by tokens ("A100 40GB SXM4", "a100-sxm4-40gb", "NVIDIA
+A100-SXM4-40GB" are the same card); an ambiguous name is a UserError listing
+the candidates.
+
+Price API (prices.py holds the model: markets, confidence, the sanity check):
+
+- ``g.price(basis) -> Price`` with basis ``"cloud"`` ($ per GPU-hour, on-demand:
+  the default, ``prices.DEFAULT_BASIS``) or ``"purchase"`` ($ per GPU).  A Price
+  has ``usd`` (None = unpriced, ``source`` says why), ``source``, ``date``,
+  ``market`` (list | street | cloud), ``confidence`` (high | medium | low),
+  ``rankable`` (priced and not low-confidence: a per-dollar winner is picked
+  only among these) and ``label`` (source, date, market, confidence in one).
+  ``g.purchase`` and ``g.cloud`` are ``g.price("purchase")``/``g.price("cloud")``.
+- ``g.segment``: "datacenter" or "consumer" (GeForce); ``g.consumer``.
+- ``priced(overrides, basis=None, include_consumer=True) -> tuple[GPU]``: the
+  catalog with a ``--prices`` file applied (``load_prices``).  With a basis, the
+  table is held to one market: where the file prices that basis in another
+  market than the catalog's (street against list), the catalog's prices on it
+  are dropped to "unpriced", never mixed.  ``include_consumer=False`` leaves
+  GeForce cards out; ``consumer_excluded()`` gives the {gpu, reason} rows to
+  show for them.
+- ``prices.order_flags(gpus, basis)``: cards at least as good on paper yet
+  priced lower on that basis (say them beside any per-dollar figure).
+
+The catalog holds one snapshot per basis: cloud = AWS on-demand us-east-1 on
+2026-01-21; purchase = Lambda's per-GPU list prices of 2023-02-14.  A card
+neither prices is unpriced on that basis.
 """
 
 from __future__ import annotations
@@ -16,7 +40,9 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpuarena.errors import UserError, pydantic_error_line
+from gpuarena.data import prices as P
+from gpuarena.data.prices import Price
+from gpuarena.errors import UserError
 
 DATA = Path(__file__).parent
 SPECS_CSV = DATA / "gpu_specs.csv"
@@ -28,7 +54,6 @@ PEAK_COLUMNS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "tf32": "tf32_tflo
 PRECISION_ALIASES = {"default": "fp32", "float32": "fp32", "float16": "fp16", "half": "fp16",
                      "bfloat16": "bf16", "amp-fp16": "fp16", "amp-bf16": "bf16", "amp": "fp16",
                      "mixed": "fp16", "fp8-mixed": "fp8"}
-_DATE = re.compile(r"\b(20\d\d-\d\d(?:-\d\d)?)\b")
 
 
 def norm_precision(p: str) -> str:
@@ -37,13 +62,6 @@ def norm_precision(p: str) -> str:
     if p not in PEAK_COLUMNS:
         raise UserError(f"precision {p!r}: choose one of {', '.join([*PEAK_COLUMNS, 'default', 'amp-fp16', 'amp-bf16'])}")
     return p
-
-
-@dataclass(frozen=True)
-class Price:
-    usd: float | None
-    source: str
-    date: str  # "undated" when the source gives no date
 
 
 @dataclass(frozen=True)
@@ -58,14 +76,23 @@ class GPU:
     tdp_w: float | None
     sm_count: int | None
     peaks: dict[str, float]       # precision -> dense peak TFLOP/s (TOP/s for int8)
-    purchase: Price
-    cloud: Price                  # usd = $ per GPU-hour
+    purchase: Price               # usd = $ per GPU (list or street market)
+    cloud: Price                  # usd = $ per GPU-hour (cloud market)
     source: str
     note: str
+    segment: str = "datacenter"   # or "consumer" (GeForce): left out of data-centre advice unless asked
     raw: dict = field(default_factory=dict, repr=False)
 
     def peak(self, precision: str) -> float | None:
         return self.peaks.get(norm_precision(precision))
+
+    def price(self, basis: str) -> Price:
+        """The card's price on a basis: "cloud" ($/GPU-hour) or "purchase" ($ per GPU)."""
+        return self.cloud if P.check_basis(basis) == "cloud" else self.purchase
+
+    @property
+    def consumer(self) -> bool:
+        return self.segment == "consumer"
 
     @property
     def short(self) -> str:
@@ -83,25 +110,28 @@ def _num(text: str) -> float | None:
     return float(t)
 
 
-def _date(source: str) -> str:
-    m = _DATE.search(source or "")
-    return m.group(1) if m else "undated"
+def _price(row: dict, basis: str, usd_column: str) -> Price:
+    """A price from its columns; a price without a market, date, confidence or source is refused."""
+    pre = "purchase" if basis == "purchase" else "cloud"
+    usd = _num(row[usd_column])
+    if usd is None:
+        return P.unpriced(basis, row[f"{pre}_source"] or "no price captured")
+    market = row.get(f"{pre}_market") or "cloud"
+    if P.MARKETS.get(market) != basis or row[f"{pre}_confidence"] not in P.CONFIDENCE \
+            or not row[f"{pre}_date"] or not row[f"{pre}_source"]:
+        raise ValueError(f"gpu_specs.csv {row['name']}: a {basis} price needs market, date, confidence and source")
+    return Price(usd, row[f"{pre}_source"], row[f"{pre}_date"], market, row[f"{pre}_confidence"])
 
 
 def _record(row: dict) -> GPU:
     peaks = {p: _num(row[c]) for p, c in PEAK_COLUMNS.items() if _num(row.get(c, ""))}
-    price_src = row["price_source"] or "no source"
-    if _num(row["launch_price_usd"]) and "-" in row["launch_price_usd"]:
-        price_src += f" (range {row['launch_price_usd']}: midpoint used)"
     return GPU(
         name=row["name"], architecture=row["architecture"], memory_gb=float(row["memory_gb"]),
         memory_type=row["memory_type"], memory_bandwidth_gbs=_num(row["memory_bandwidth_gbs"]),
         nvlink_gbs=_num(row["nvlink_bandwidth_gbs"]), pcie_gen=_num(row["pcie_gen"]),
         tdp_w=_num(row["tdp_w"]), sm_count=int(_num(row["sm_count"]) or 0) or None, peaks=peaks,
-        purchase=Price(_num(row["launch_price_usd"]), price_src, _date(row["price_source"])),
-        cloud=Price(_num(row["cloud_price_usd_per_gpu_hr"]), row["cloud_price_source"] or "no source",
-                    _date(row["cloud_price_source"])),
-        source=row["source"], note=row["note"], raw=dict(row))
+        purchase=_price(row, "purchase", "purchase_usd"), cloud=_price(row, "cloud", "cloud_usd_per_gpu_hr"),
+        source=row["source"], note=row["note"], segment=row.get("segment") or "datacenter", raw=dict(row))
 
 
 @functools.lru_cache(maxsize=4)
@@ -175,76 +205,68 @@ def identity(device_name: str | None) -> str:
     return g.name if g else str(device_name)
 
 
-# --- user price overrides ----------------------------------------------------
+# --- prices: user overrides, one basis per table ------------------------------
 
-MAX_PRICE_FILE = 1 << 20
+MAX_PRICE_FILE = P.MAX_PRICE_FILE
 
 
-def load_prices(path: str | None) -> dict[str, dict[str, Price]]:
-    """Read a YAML price file -> {catalog name: {"purchase": Price, "cloud": Price}}.
+class Overrides(dict):
+    """{catalog name: {"purchase"|"cloud": Price}} from a --prices file; `whole` holds the bases the
+    file prices in full (whole_list: true): there the catalog's prices are not used."""
+    whole: frozenset = frozenset()
+    origin: str = ""
 
-    Format (see data/article_prices.yaml)::
 
-        prices:
-          - gpu: A100 40GB SXM4        # matched loosely
-            purchase_usd: 15000        # and/or cloud_usd_per_hr
-            source: "where the figure comes from"
-            date: "2023-10"
-    """
+def load_prices(path: str | None) -> Overrides:
+    """Read a YAML price file (format: prices.parse_file)."""
+    out = Overrides()
     if not path:
-        return {}
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-    class Entry(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        gpu: str = Field(min_length=1, max_length=200)
-        purchase_usd: float | None = Field(None, gt=0, lt=10_000_000)
-        cloud_usd_per_hr: float | None = Field(None, gt=0, lt=10_000)
-        source: str = Field(min_length=1, max_length=2000)
-        date: str = Field(min_length=4, max_length=40)
-
-        @model_validator(mode="after")
-        def _one_price(self):
-            if self.purchase_usd is None and self.cloud_usd_per_hr is None:
-                raise ValueError("give purchase_usd and/or cloud_usd_per_hr")
-            return self
-
-    class PriceFile(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        prices: list[Entry] = Field(min_length=1, max_length=1000)
-
-    from gpuarena.safeio import load_yaml, read_text
-
-    data = load_yaml(read_text(path, f"--prices {path}", MAX_PRICE_FILE), f"--prices {path}")
-    if isinstance(data, dict) and "prices" in data and isinstance(data["prices"], list):
-        for e in data["prices"]:   # YAML reads 2023-10-01 as a date: keep it as text
-            if isinstance(e, dict) and "date" in e and not isinstance(e["date"], str):
-                e["date"] = str(e["date"])
-    try:
-        pf = PriceFile.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"--prices {path}: {pydantic_error_line(exc)}") from None
-    out: dict[str, dict[str, Price]] = {}
-    for e in pf.prices:
-        g = match(e.gpu)
-        d = out.setdefault(g.name, {})
-        if e.purchase_usd is not None:
-            d["purchase"] = Price(e.purchase_usd, e.source, e.date)
-        if e.cloud_usd_per_hr is not None:
-            d["cloud"] = Price(e.cloud_usd_per_hr, e.source, e.date)
+        return out
+    entries = P.parse_file(path)
+    for e in entries:
+        out.setdefault(match(e["gpu"]).name, {})[e["basis"]] = e["price"]
+    out.whole = frozenset(e["basis"] for e in entries if e["whole_list"])
+    out.origin = f"--prices {path}"
     return out
 
 
 def with_prices(gpu: GPU, overrides: dict[str, dict[str, Price]]) -> GPU:
-    o = overrides.get(gpu.name)
+    o = dict(overrides.get(gpu.name) or {})
+    for basis in getattr(overrides, "whole", ()):
+        o.setdefault(basis, P.unpriced(basis, f"not in {overrides.origin}, which replaces the catalog's {basis} prices"))
     if not o:
         return gpu
     return replace(gpu, purchase=o.get("purchase", gpu.purchase), cloud=o.get("cloud", gpu.cloud))
 
 
-def priced(overrides: dict | None = None) -> tuple[GPU, ...]:
-    """The catalog with user prices applied."""
-    return tuple(with_prices(g, overrides or {}) for g in load())
+def table_market(overrides: dict | None, basis: str) -> str:
+    """The one market a table on `basis` is priced from: the --prices file's where it prices that
+    basis, else the catalog's."""
+    given = {p[basis].market for p in (overrides or {}).values() if basis in p}
+    return given.pop() if len(given) == 1 else P.CATALOG_MARKET[P.check_basis(basis)]
+
+
+def priced(overrides: dict | None = None, basis: str | None = None,
+           include_consumer: bool = True) -> tuple[GPU, ...]:
+    """The catalog with user prices applied.  With a basis, a price from another market than the
+    table's (table_market) is dropped to unpriced, with the reason; include_consumer=False leaves
+    GeForce cards out (consumer_excluded() says so)."""
+    gpus = [with_prices(g, overrides or {}) for g in load() if include_consumer or not g.consumer]
+    if basis:
+        market = table_market(overrides, basis)
+        attr = "cloud" if basis == "cloud" else "purchase"
+        for i, g in enumerate(gpus):
+            p = getattr(g, attr)
+            if p.usd is not None and p.market != market:
+                gpus[i] = replace(g, **{attr: P.unpriced(basis, f"only a {p.market} price ({P.fmt(p)}, {p.source}); "
+                                                               f"this table is {market} prices")})
+    return tuple(gpus)
+
+
+def consumer_excluded() -> list[dict]:
+    """The {gpu, reason} rows for the consumer cards that data-centre advice leaves out."""
+    return [{"gpu": g.name, "reason": "consumer card (GeForce), not for the data centre: --include-consumer ranks it"}
+            for g in load() if g.consumer]
 
 
 def is_finite(x) -> bool:
@@ -260,8 +282,10 @@ def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:
             "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
             **{f"{p}_peak": g.peaks.get(p) for p in PEAK_COLUMNS},
             "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
-            "purchase_usd": g.purchase.usd, "purchase_source": g.purchase.source, "purchase_date": g.purchase.date,
-            "cloud_usd_per_hr": g.cloud.usd, "cloud_source": g.cloud.source, "cloud_date": g.cloud.date,
+            "segment": g.segment,
+            **{f"{b}_{k}": getattr(g.price(b), k) for b in ("purchase", "cloud")
+               for k in ("usd", "market", "date", "confidence", "source")},
+            "cloud_usd_per_hr": g.cloud.usd,
             "spec_source": g.source, "note": g.note,
         })
     return out

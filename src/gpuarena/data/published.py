@@ -135,3 +135,18 @@ def load_into(store) -> int:
     rows = published_rows()
     store.replace_published(rows)
     return len(rows)
+
+
+HOLDOUT_CSV = Path(__file__).parent / "holdout_ratios.csv"
+
+
+def holdout_ratios(path: Path | None = None) -> list[dict]:
+    """Cross-GPU ratios from independent sources (MLPerf, vendor pages) that no projection fit uses:
+    the hold-out set of ``advise --validate``.  [] while the file is absent."""
+    p = Path(path or HOLDOUT_CSV)
+    if not p.is_file():
+        return []
+    with open(p, newline="", encoding="utf-8") as f:
+        return [{"workload": r["workload"], "precision": r["precision"], "gpu_a": r["gpu_a"], "gpu_b": r["gpu_b"],
+                 "ratio": float(r["ratio_b_over_a"]), "engine": r.get("engine", ""), "source": r["source"]}
+                for r in csv.DictReader(f) if r.get("ratio_b_over_a")]

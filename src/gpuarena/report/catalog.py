@@ -1,5 +1,8 @@
 """The catalog as text (`gpuarena gpus`): a table that fits the terminal, with
-the price sources below it; json, csv and md carry every field."""
+the price sources below it; json and csv carry every field.  The table and md
+show prices on one basis (cloud $/GPU-hour by default, or purchase $): a card
+without a price on it says "unpriced", and the price's source, date, market and
+confidence are listed under the table."""
 
 from __future__ import annotations
 
@@ -8,17 +11,20 @@ import io
 import json
 
 from gpuarena.analysis.tables import render as table
+from gpuarena.data import prices as P
+from gpuarena.data.prices import Price
 
 # The terminal table: figures as the datasheets print them (3 significant digits), GB, TB/s, TFLOP/s.
 COLUMNS = [("short", "GPU"), ("gb", "GB"), ("tbs", "TB/s"), ("fp32", "FP32"), ("tf32", "TF32"),
-           ("bf16", "BF16"), ("fp8", "FP8"), ("nvlink", "NVLink"), ("tdp", "W"), ("price", "$")]
-MD_COLUMNS = [("name", "GPU"), ("memory", "memory"), ("memory_bandwidth_gbs", "bandwidth GB/s"),
+           ("bf16", "BF16"), ("fp8", "FP8"), ("nvlink", "NVLink"), ("tdp", "W"), ("seg", "segment"), ("price", "PRICE")]
+MD_COLUMNS = [("name", "GPU"), ("segment", "segment"), ("memory", "memory"), ("memory_bandwidth_gbs", "bandwidth GB/s"),
               ("fp64_peak", "FP64"), ("fp32_peak", "FP32"), ("tf32_peak", "TF32"), ("bf16_peak", "BF16"),
               ("fp16_peak", "FP16"), ("fp8_peak", "FP8"), ("int8_peak", "INT8 TOP/s"), ("nvlink_gbs", "NVLink GB/s"),
-              ("tdp_w", "TDP W"), ("purchase_usd", "price $"), ("purchase_source", "price source"),
-              ("cloud_usd_per_hr", "cloud $/GPU-h"), ("cloud_source", "cloud source"), ("spec_source", "spec source")]
-NOTE = ("Peaks are dense TFLOP/s (INT8: TOP/s); NVLink is NVIDIA's total bidirectional figure per GPU; "
-        "a price range is priced at its midpoint.")
+              ("tdp_w", "TDP W"), ("price", "PRICE"), ("price_source", "price source"), ("spec_source", "spec source")]
+HEAD = {"cloud": "cloud $/GPU-h", "purchase": "purchase $"}
+NOTE = ("Peaks are dense TFLOP/s (INT8: TOP/s); NVLink is NVIDIA's total bidirectional figure per GPU. "
+        "Prices on one basis: {what} (--price-basis {other} for the other); 'unpriced' = no price on this basis "
+        "in the catalog's snapshot, never filled from another market.")
 
 
 def _g(x) -> str | None:
@@ -28,7 +34,14 @@ def _g(x) -> str | None:
     return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
-def render(rows: list[dict], fmt: str) -> str:
+def _price(r: dict, basis: str) -> str:
+    usd = r[f"{basis}_usd"]
+    if usd is None:
+        return "unpriced"
+    return f"{usd:.2f}" if basis == "cloud" else f"{usd:,.0f}"
+
+
+def render(rows: list[dict], fmt: str, basis: str = "cloud") -> str:
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
     if fmt == "csv":
@@ -41,11 +54,18 @@ def render(rows: list[dict], fmt: str) -> str:
     for r in shown:
         r.update(gb=_g(r["memory_gb"]), tbs=_g(r["memory_bandwidth_gbs"] and r["memory_bandwidth_gbs"] / 1000),
                  fp32=_g(r["fp32_peak"]), tf32=_g(r["tf32_peak"]), bf16=_g(r["bf16_peak"]), fp8=_g(r["fp8_peak"]),
-                 nvlink=_g(r["nvlink_gbs"]), tdp=_g(r["tdp_w"]),
-                 price=f"{r['purchase_usd']:,.0f}" if r["purchase_usd"] else None, cloud=_g(r["cloud_usd_per_hr"]))
+                 nvlink=_g(r["nvlink_gbs"]), tdp=_g(r["tdp_w"]), seg="consumer" if r["segment"] == "consumer" else "",
+                 price=_price(r, basis),
+                 price_source=(f"{r[f'{basis}_source']} [{r[f'{basis}_date']}, {r[f'{basis}_market']}, "
+                               f"{r[f'{basis}_confidence']} confidence]") if r[f"{basis}_usd"] is not None
+                 else f"unpriced: {r[f'{basis}_source']}")
+    other = "purchase" if basis == "cloud" else "cloud"
+    what = "on-demand cloud $ per GPU-hour" if basis == "cloud" else "purchase $ per GPU"
+    note = NOTE.format(what=what, other=other)
+    cols = [(k, HEAD[basis] if h == "PRICE" else h) for k, h in (MD_COLUMNS if fmt == "md" else COLUMNS)]
     if fmt == "md":
-        return table(MD_COLUMNS, shown, "md", title="GPU catalog", notes=[NOTE])
-    sources = [f"{r['short']}: ${r['purchase_usd']:,.0f} from {r['purchase_source']} [{r['purchase_date']}]"
-               for r in rows if r["purchase_usd"]]
-    return table(COLUMNS, shown, "table", title="GPU catalog (`--format md` or json for every field)",
-                 notes=[NOTE + " Cloud $/GPU-hour and every source: --format md.", *sources], compact=True)
+        return table(cols, shown, "md", title="GPU catalog", notes=[note])
+    sources = P.sources([(r["short"], Price(r[f"{basis}_usd"], r[f"{basis}_source"], r[f"{basis}_date"],
+                                            r[f"{basis}_market"], r[f"{basis}_confidence"])) for r in rows])
+    return table(cols, shown, "table", title="GPU catalog (`--format md` or json for every field and source)",
+                 notes=[note, *sources], compact=True)

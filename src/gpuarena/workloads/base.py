@@ -189,6 +189,14 @@ class Workload(ABC):
         return None
 
     @classmethod
+    def bytes_per_item(cls, params: dict, element_bytes: int) -> float | None:
+        """Estimated DRAM traffic per item at ``element_bytes`` per activation element, or None.
+
+        The memory side of the roofline in analysis/physics.py: no stored figure depends on
+        it, so it is outside the fingerprint (identity.ANALYSIS_ONLY).  See activation_traffic."""
+        return None
+
+    @classmethod
     def executed_precision(cls, variants: frozenset[str], arch: str | None,
                            params: dict | None = None) -> dict[str, str]:
         """The precision the math runs at per op class (matmul, conv, attention, elementwise).
@@ -223,6 +231,17 @@ class Workload(ABC):
 
 
 # --- shared recipe helpers ------------------------------------------------
+
+def activation_traffic(elements: float, element_bytes: int, trains: bool, params: int, batch: int) -> float:
+    """Bytes per item: each activation element written and read once in inference; in training
+    also read again by the backward pass and its gradient written and read (five passes); the
+    weights once per step in inference, and in training FP32 master weights, gradients and
+    optimizer state read and written (7 x 4 bytes per parameter per step), spread over the batch.
+    A lower estimate: fused kernels skip some passes, a cache-resident working set others."""
+    passes = 5 if trains else 2
+    weights = params * (28 if trains else element_bytes)
+    return passes * elements * element_bytes + weights / max(1, batch)
+
 
 # Parameters that act only through some parts of a recipe (named alike in every workload):
 # results that differ in them alone measured one setting with different recipes, so the

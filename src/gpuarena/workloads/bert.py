@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, backward_and_step
+from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
+                                     backward_and_step)
 from gpuarena.workloads.resnet50 import COMPILE_MODES
 
 # bert-large-uncased's config.json (huggingface.co/google-bert/bert-large-uncased):
@@ -110,6 +111,15 @@ class _Bert(Workload):
                  frozenset({"compile", "compile-max-autotune"}))
     default_warmup = 5
     default_steps = 10
+
+    @classmethod
+    def bytes_per_item(cls, params: dict, element_bytes: int) -> float:
+        """Per layer and token about 18 x hidden activation elements with fused attention (Q, K, V,
+        context, output projection, two residual sums and LayerNorms, the FFN's input, GELU and
+        output); the S x S scores are not counted (SDPA never writes them)."""
+        p = params
+        elements = p["layers"] * p["seq_len"] * 18 * p["hidden"]
+        return activation_traffic(elements, element_bytes, cls.trains, cls.param_count(p), p["batch_size"])
 
     def random_ids(self):
         bs, s = self.p["batch_size"], self.p["seq_len"]

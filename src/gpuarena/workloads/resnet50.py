@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, backward_and_step
+from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
+                                     backward_and_step)
 
 # ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
 # counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
@@ -19,6 +20,10 @@ RESNET50_FWD_MACS_224 = 4.089e9
 # torchvision resnet50() with 1000 classes: sum(p.numel() for p in model.parameters()),
 # pinned by tests/workloads against the built model.
 RESNET50_PARAMS = 25_557_032
+# Activation elements per 224x224 image: the outputs of every convolution, batch norm, ReLU,
+# pooling and the classifier of torchvision's resnet50, counted with forward hooks on the meta
+# device (docs/projections.md; tests/workloads/test_facts.py recounts it).
+RESNET50_ACT_ELEMENTS_224 = 32.0e6
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -103,6 +108,11 @@ class ResNet50Train(Workload):
     @classmethod
     def param_count(cls, params: dict) -> int:
         return RESNET50_PARAMS   # convolutions and the 2048 x 1000 head do not depend on image size
+
+    @classmethod
+    def bytes_per_item(cls, params: dict, element_bytes: int) -> float:
+        return activation_traffic(RESNET50_ACT_ELEMENTS_224 * (params["image_size"] / 224) ** 2, element_bytes,
+                                  True, RESNET50_PARAMS, params["batch_size"])
 
     def extra(self) -> dict:
         group = self.opt.param_groups[0]

@@ -34,8 +34,8 @@ import traceback
 
 import torch
 
-from gpuarena.workloads.base import Param, Workload, apply_math_mode, precision_of
-from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_FWD_MACS_224
+from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_math_mode, precision_of
+from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
 DEPLOY = ("compile", "aot-inductor", "tensorrt")
@@ -86,6 +86,11 @@ class ResNet50Infer(Workload):
     @classmethod
     def param_count(cls, params: dict) -> int:
         return RESNET50_PARAMS
+
+    @classmethod
+    def bytes_per_item(cls, params: dict, element_bytes: int) -> float:
+        return activation_traffic(RESNET50_ACT_ELEMENTS_224 * (params["image_size"] / 224) ** 2, element_bytes,
+                                  False, RESNET50_PARAMS, params["batch_size"])
 
     @classmethod
     def executed_precision(cls, variants, arch: str | None, params: dict | None = None) -> dict[str, str]:

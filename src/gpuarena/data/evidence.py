@@ -1,0 +1,145 @@
+"""The evidence gpuarena's physics is judged by, typed: published claims and hold-out ratios.
+
+published_claims.csv: figures published by MLPerf, NVIDIA (DeepLearningExamples, TensorRT,
+Megatron-LM, TensorRT-LLM), PyTorch (torchtitan, gpt-fast), Lambda and the two seed articles,
+plus claims built to be caught (issue 22), each with the conditions its source states, the
+verdict an expert gives it (plausible, implausible, impossible) and why.  Its first columns
+are those `gpuarena check --csv` reads; `model`, `prompt_len` and `new_tokens` carry the LLM
+conditions check does not read yet.
+
+holdout_ratios.csv: cross-GPU throughput ratios (gpu_b over gpu_a, same engine, same GPU
+count) from sources no projection fit uses: MLPerf Training time-to-train, MLPerf Inference
+Offline, NVIDIA's A100-against-V100 tables.  They are the hold-out of `advise --validate`.
+
+Every row of both keeps its source (repository and path at a commit, or a URL) and a date.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from gpuarena.errors import UserError
+
+DATA = Path(__file__).parent
+CLAIMS_CSV = DATA / "published_claims.csv"
+HOLDOUT_CSV = DATA / "holdout_ratios.csv"
+VERDICTS = ("plausible", "implausible", "impossible")
+# the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
+CHECK_COLUMNS = ("gpu", "workload", "precision", "batch_size", "throughput", "latency", "seq_len", "image_size",
+                 "steps", "gpus", "scaling", "source")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One published figure as its source states it, and the verdict an expert gives it."""
+    gpu: str                    # as the catalog matches it (data/catalog.py match)
+    workload: str               # a gpuarena workload name
+    precision: str              # as `check --precision` takes it (default, fp32, tf32, bf16, fp16, fp8, int8)
+    batch_size: int | None      # items per step as the source states it; None where it states none
+    throughput: float | None    # items/s, all GPUs together
+    latency: float | None       # seconds per item
+    seq_len: int | None
+    image_size: int | None
+    steps: int | None           # diffusion steps
+    gpus: int                   # GPUs the throughput or scaling is for
+    scaling: float | None       # multi-GPU scaling coefficient
+    model: str | None           # LLM shape (workloads/llm/model.py SHAPES) for llm-train and llm-serve
+    prompt_len: int | None      # llm-serve: prompt tokens per request
+    new_tokens: int | None      # llm-serve: generated tokens per request
+    source: str
+    date: str
+    expected: str               # plausible | implausible | impossible
+    why: str
+
+    def check_row(self) -> dict:
+        """The claim as `gpuarena check --csv` reads a row (absent values as empty strings)."""
+        return {k: "" if getattr(self, k) is None else str(getattr(self, k)) for k in CHECK_COLUMNS}
+
+
+@dataclass(frozen=True, slots=True)
+class HoldoutRatio:
+    """Throughput of gpu_b over gpu_a, both measured by one publisher with one engine at one GPU count."""
+    workload: str
+    precision: str              # gpu_a's precision, as check takes it
+    precision_b: str            # gpu_b's when it differs (MLPerf's FP8 H100 against an FP16 A100), else the same
+    gpu_a: str
+    gpu_b: str
+    ratio_b_over_a: float
+    engine: str
+    num_gpus: int
+    source: str
+    date: str
+    note: str
+
+
+def _rows(path: Path, what: str, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+    if not path.is_file():
+        raise UserError(f"{what} {path}: no such file")
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        if missing:
+            raise UserError(f"{what} {path}: missing column(s) {', '.join(missing)}")
+        return [(i, {k: (v or "").strip() for k, v in r.items()}) for i, r in enumerate(reader, start=2)]
+
+
+def _number(row: dict, key: str, where: str, kind=float, positive: bool = True):
+    text = row.get(key, "")
+    if text == "":
+        return None
+    try:
+        x = kind(text) if kind is float else int(float(text))
+    except ValueError:
+        raise UserError(f"{where}: {key} {text!r} is not a number") from None
+    if kind is int and float(text) != x:
+        raise UserError(f"{where}: {key} {text!r} is not a whole number")
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise UserError(f"{where}: {key} {text!r} must be a finite positive number")
+    return x
+
+
+def _text(row: dict, key: str, where: str) -> str:
+    if not row.get(key):
+        raise UserError(f"{where}: {key} is empty")
+    return row[key]
+
+
+def claims(path: str | Path | None = None) -> tuple[Claim, ...]:
+    """The published claims, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or CLAIMS_CSV)
+    required = tuple(f.name for f in fields(Claim))
+    out = []
+    for line, row in _rows(p, "claims", required):
+        where = f"{p.name} line {line}"
+        expected = _text(row, "expected", where)
+        if expected not in VERDICTS:
+            raise UserError(f"{where}: expected {expected!r} is not one of {', '.join(VERDICTS)}")
+        n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps", "gpus",
+                                                      "prompt_len", "new_tokens")}
+        x = {k: _number(row, k, where) for k in ("throughput", "latency", "scaling")}
+        if x["throughput"] is None and x["latency"] is None and x["scaling"] is None:
+            raise UserError(f"{where}: give a throughput, a latency or a scaling coefficient")
+        out.append(Claim(gpu=_text(row, "gpu", where), workload=_text(row, "workload", where),
+                         precision=_text(row, "precision", where), gpus=n.pop("gpus") or 1, **n, **x,
+                         model=row["model"] or None, source=_text(row, "source", where),
+                         date=_text(row, "date", where), expected=expected, why=_text(row, "why", where)))
+    return tuple(out)
+
+
+def holdout_ratios(path: str | Path | None = None) -> tuple[HoldoutRatio, ...]:
+    """The hold-out cross-GPU ratios, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or HOLDOUT_CSV)
+    required = tuple(f.name for f in fields(HoldoutRatio))
+    out = []
+    for line, row in _rows(p, "hold-out ratios", required):
+        where = f"{p.name} line {line}"
+        t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu_a", "gpu_b", "engine", "source", "date")}
+        ratio = _number(row, "ratio_b_over_a", where)
+        if ratio is None:
+            raise UserError(f"{where}: ratio_b_over_a is empty")
+        out.append(HoldoutRatio(**t, precision_b=row["precision_b"] or t["precision"], ratio_b_over_a=ratio,
+                                num_gpus=_number(row, "num_gpus", where, int) or 1, note=row["note"]))
+    return tuple(out)

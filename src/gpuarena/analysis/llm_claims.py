@@ -110,7 +110,7 @@ def render_plan(p: dict, fmt: str) -> str:
 
 # --- llm-serve claims: the serving model's bounds --------------------------------------------
 
-SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")
+SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")   # "model" is read as shape (published_claims.csv)
 
 
 def check_serving(claim: dict, store=None) -> dict:
@@ -119,6 +119,7 @@ def check_serving(claim: dict, store=None) -> dict:
     above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
     from gpuarena.analysis import serving_model as M
     from gpuarena.analysis.check import _num
+    from gpuarena.analysis.physics import spread as run_spread
     from gpuarena.errors import UserError
     from gpuarena.workloads import registry
 
@@ -132,11 +133,14 @@ def check_serving(claim: dict, store=None) -> dict:
     if prec is None:
         raise UserError(f"llm-serve claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 weights")
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
+    if claim.get("model") not in (None, "") and "hf_config" not in given:
+        given.setdefault("shape", claim["model"])
     if claim.get("seq_len") not in (None, ""):
         given.setdefault("prompt_len", claim["seq_len"])
+    open_batch = claim.get("batch_size") in (None, "")      # "the batch chosen by the engine"
     cls = registry.get("llm-serve")
     try:
-        params = cls.resolve_params({**given, "batch_size": int(float(claim["batch_size"]))})
+        params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
     except (TypeError, ValueError):
         raise UserError(f"llm-serve claim: bad parameters {given}") from None
     cfg = cls.config(params)
@@ -145,20 +149,25 @@ def check_serving(claim: dict, store=None) -> dict:
     if why:
         raise UserError(f"claim on {g.short}: {why}")
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    b, prompt, out = params["batch_size"], params["prompt_len"], params["new_tokens"]
+    prompt, out = params["prompt_len"], params["new_tokens"]
+    # FP8 engines keep the KV cache in FP8 too (TensorRT-LLM's FP8 checkpoints): the favourable case bounds
+    kv = 1 if prec == "fp8" else 2
+    b = (max(1, M.max_batch(cfg, g, prec, tp, prompt + out, 0.0, kv)) if open_batch else params["batch_size"])
     thr = thr if thr is not None else (b / lat if lat else None)
     if thr is None:
         raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
     results = store.results(workload="llm-serve") if store is not None else []
-    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out)
+    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
     ceil = M.ceiling(results)
     # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
-    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0)
-    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out)
+    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
+    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
+    spread, spread_from = run_spread(store, "llm-serve")
     fpi = cls.flops(params)
     implied = thr / tp * fpi / 1e12
     bw_per_tok = bound["bytes_per_step_per_gpu"] / b
-    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at batch {b}, {prompt}+{out} tokens, "
+    at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
+    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
             f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
             f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
             f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
@@ -167,10 +176,11 @@ def check_serving(claim: dict, store=None) -> dict:
                                    f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
     elif thr > bound["tokens_per_s"] * (1 + 1e-6):
         v, reason = "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
-    elif thr > credible["tokens_per_s"] * (1 + 1e-6):
+    elif thr > credible["tokens_per_s"] * (1 + spread):
         v, reason = "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                     f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
-                                    f"{ceil.prefill:.0%} ({ceil.prefill_from})")
+                                    f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
+                                    f"spread {spread:.1%} ({spread_from})")
     else:
         v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                   f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
@@ -184,7 +194,7 @@ def check_serving(claim: dict, store=None) -> dict:
 
 # --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
 
-TRAIN_KEYS = ("shape", "hf_config")
+TRAIN_KEYS = ("shape", "hf_config", "model")
 # The best end-to-end MFU published for dense decoder training in bf16 that we read: torchtitan,
 # Llama 2 13B on 64 A100-80GB with FSDP2, batch 2, no activation checkpointing: 61.1%
 # (github.com/pytorch/torchtitan docs/performance.md).
@@ -205,12 +215,13 @@ def check_training(claim: dict, store=None) -> dict:
         raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "
                         "--gpus, --seq-len and the model with --set shape=)")
     g = catalog.match(claim["gpu"])
-    prec = {"bf16": "bf16", "amp-bf16": "bf16", "bfloat16": "bf16", "fp8": "fp8"}.get(
-        str(claim.get("precision")).strip().lower())
+    prec = {"bf16": "bf16", "amp-bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "amp-fp16": "fp16",
+            "fp8": "fp8"}.get(str(claim.get("precision")).strip().lower())
     if prec is None:
-        raise UserError(f"llm-train claim precision {claim.get('precision')!r}: bf16 or fp8 (MFU at that peak)")
-    cfg = P.PLAN_SHAPES.get(claim.get("shape") or "") if not claim.get("hf_config") else None
-    cfg = cfg or resolve_shape(claim.get("shape") or "llama-1b", claim.get("hf_config") or "")
+        raise UserError(f"llm-train claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 (MFU at that peak)")
+    shape = claim.get("shape") or claim.get("model") or ""
+    cfg = P.PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
+    cfg = cfg or resolve_shape(shape or "llama-1b", claim.get("hf_config") or "")
     seq = int(_num(claim, "seq_len") or 2048)
     n = int(_num(claim, "gpus") or 1)
     thr = _num(claim, "throughput")
@@ -223,7 +234,11 @@ def check_training(claim: dict, store=None) -> dict:
     stored = [r["extra"]["mfu"] for r in (store.results(workload="llm-train") if store is not None else [])
               if r.get("status") == "ok" and r.get("precision") == prec
               and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
-    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec == "bf16" else (None, "")
+    from gpuarena.analysis.physics import spread as run_spread
+
+    spread = run_spread(store, "llm-train")[0]
+    # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
+    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
     if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
         src = "a stored llm-train result"
     head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
@@ -232,8 +247,9 @@ def check_training(claim: dict, store=None) -> dict:
         v, reason = "impossible", f"{head}: above the peak"
     elif ceil is None:
         v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
-    elif mfu > ceil * (1 + 1e-6):
-        v, reason = "implausible", f"{head}: above the best {ceil:.1%} credibly reached ({src})"
+    elif mfu > ceil * (1 + spread):
+        v, reason = "implausible", (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
+                                    f"run-to-run spread {spread:.1%}")
     else:
         v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
     return {"gpu": g.name, "workload": "llm-train", "precision": claim["precision"], "executed": prec,
@@ -247,8 +263,8 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (batch,
     lengths, --gpus in tensor parallel, both at the same engine), between its value at the physical
     bounds and at the credible shares, widened by the run-to-run spread."""
-    from gpuarena.analysis import ratio as RT
     from gpuarena.analysis import serving_model as M
+    from gpuarena.analysis.physics import spread as run_spread
     from gpuarena.errors import UserError
     from gpuarena.workloads import registry
 
@@ -269,7 +285,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
     cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
     r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
-    s, s_from = RT.spread(store, "llm-serve")
+    s, s_from = run_spread(store, "llm-serve")
     lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
     verdict = "plausible" if low <= hi and high >= lo else "implausible"
     claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"

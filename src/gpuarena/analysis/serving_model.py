@@ -102,14 +102,15 @@ def weights_bytes(cfg, precision: str = "bf16") -> float:
     return dense * weight_bytes_per_param(precision) + (total - dense) * 2
 
 
-def memory_per_gpu(cfg, precision: str, tp: int, batch: int, context: int) -> float:
-    kv = _model().kv_cache_bytes(cfg, batch, context) / min(tp, cfg.n_kv_heads)
+def memory_per_gpu(cfg, precision: str, tp: int, batch: int, context: int, kv_bytes: int = 2) -> float:
+    kv = _model().kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     return weights_bytes(cfg, precision) / tp + kv
 
 
-def max_batch(cfg, g: catalog.GPU, precision: str, tp: int, context: int, overhead: float) -> int:
+def max_batch(cfg, g: catalog.GPU, precision: str, tp: int, context: int, overhead: float,
+              kv_bytes: int = 2) -> int:
     usable = g.memory_gb * 1e9 * (1 - overhead)
-    per_seq = _model().kv_cache_bytes(cfg, 1, context) / min(tp, cfg.n_kv_heads)
+    per_seq = _model().kv_cache_bytes(cfg, 1, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     return max(0, int((usable - weights_bytes(cfg, precision) / tp) // per_seq))
 
 
@@ -124,10 +125,11 @@ def allreduce_s(cfg, g: catalog.GPU, tp: int, tokens: int, latency: float = ALLR
 
 
 def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, context: int,
-                share: float, flops_eff: float = 1.0, latency: float = ALLREDUCE_LATENCY_S) -> dict:
+                share: float, flops_eff: float = 1.0, latency: float = ALLREDUCE_LATENCY_S,
+                kv_bytes: int = 2) -> dict:
     m = _model()
     moved = m.decode_bytes_per_step(cfg, batch, context, weight_bytes_per_param(precision), 0) / tp \
-        + m.kv_cache_bytes(cfg, batch, context) / min(tp, cfg.n_kv_heads)
+        + m.kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     t_mem = moved / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
     t_flop = batch * m.flops_per_token(cfg, context, training=False) / tp / (g.peaks[precision] * 1e12 * flops_eff)
     t_comm = allreduce_s(cfg, g, tp, batch, latency)
@@ -147,20 +149,23 @@ def prefill_s(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: 
 
 
 def request(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, output: int,
-            decode_share: float, prefill_mfu: float, latency: float = ALLREDUCE_LATENCY_S) -> dict:
+            decode_share: float, prefill_mfu: float, latency: float = ALLREDUCE_LATENCY_S,
+            kv_bytes: int = 2) -> dict:
     """One request batch: TTFT, time per output token and sustained tokens/s side by side."""
     ttft = prefill_s(cfg, g, precision, tp, batch, prompt, prefill_mfu, decode_share, latency)
     # a compute-bound decode step runs its matmuls no better than the prefill does
-    step = decode_step(cfg, g, precision, tp, batch, prompt + output // 2, decode_share, prefill_mfu, latency)
+    step = decode_step(cfg, g, precision, tp, batch, prompt + output // 2, decode_share, prefill_mfu, latency,
+                       kv_bytes)
     total = ttft + (output - 1) * step["s"]
     return {"ttft_s": ttft, "tpot_ms": step["s"] * 1e3, "tokens_per_s": batch * output / total,
             "decode_tokens_per_s": batch / step["s"], "bound": step["bound"], "comm_ms": step["comm_s"] * 1e3,
             "bytes_per_step_per_gpu": step["bytes_per_gpu"]}
 
 
-def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, output: int) -> dict:
+def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, output: int,
+                kv_bytes: int = 2) -> dict:
     """The physical bound: datasheet bandwidth, dense peak, communication free."""
-    return request(cfg, g, precision, tp, batch, prompt, output, 1.0, 1.0, latency=0.0)
+    return request(cfg, g, precision, tp, batch, prompt, output, 1.0, 1.0, latency=0.0, kv_bytes=kv_bytes)
 
 
 # --- shares: measured where stored, else the defaults -----------------------------------

@@ -162,6 +162,8 @@ def _check_claim_input(c: dict) -> None:
     from gpuarena.analysis.precision import request_of
     from gpuarena.workloads import registry
 
+    if c.get("workload") == "llm-serve" and c.get("batch_size") in (None, ""):
+        c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
         bs = int(str(c.get("batch_size")).strip())
         nums = {k: float(str(c[k]).strip()) for k in ("throughput", "latency", "scaling", "gpus")

@@ -143,7 +143,8 @@ def check_claims(claims: list[dict], store=None) -> list[dict]:
 
 
 REQUIRED = ("gpu", "workload", "precision", "batch_size")
-OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "source")
+OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "model", "prompt_len",
+            "new_tokens", "source")   # model, prompt_len, new_tokens: LLM claims (llm_claims.py)
 MAX_CSV = 8 << 20
 
 

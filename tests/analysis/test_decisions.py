@@ -65,8 +65,11 @@ def test_projection_never_outranks_a_contradicting_measurement(everything):
 
 def test_cheapest_per_throughput_is_explained_by_price(everything):
     out = advise.advise(everything, "bert-large-infer")
-    assert "Most throughput per dollar" in out["explanation"] and "$" in out["explanation"]
+    assert "Most throughput per $ of cloud time" in out["explanation"] and "per hour" in out["explanation"]
     assert "What would change it" in out["explanation"]
+    out = advise.advise(everything, "bert-large-infer", price_basis="purchase")
+    assert "per $1,000 of purchase" in out["explanation"]
+    assert all(r["price_basis"] == "purchase" for r in out["rows"])
 
 
 def test_validation_meets_its_goal():

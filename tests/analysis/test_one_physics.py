@@ -118,3 +118,12 @@ def test_validation_reports_both_paths_and_the_baseline():
     assert v["deployed"]["max_abs_pct_error"] <= 35
     assert v["spearman"] > v["bandwidth_only_spearman"]
     assert "chosen" in v["form_chosen_on"]
+
+
+def test_compare_says_twins_should_measure_the_same(store):
+    """compare sets the article's A800 = 0.88 x A100 beside what physics expects of the same silicon."""
+    from gpuarena.analysis import compare
+
+    rows = compare.compare(store, "A100 40GB SXM4", "resnet50-train")["rows"]
+    slow = next(r for r in rows if r["ratio"] < 0.9)
+    assert slow["expected_ratio"] == 1.0 and any("identical silicon" in f for f in slow["flags"])

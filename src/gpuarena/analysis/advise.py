@@ -269,6 +269,11 @@ def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size, 
             if workload in whatif.gradient_sizes():
                 p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
                 scaling = p["rows"][0]["efficiency"]
+            elif not registry.get(workload).trains:
+                x["note"] = "; ".join(filter(None, [x["note"], f"{gpus} independent copies (no gradient "
+                                                                 "exchange): linear"]))
+            else:
+                raise UserError(f"--gpus {gpus}: gpuarena has no interconnect model for {workload}'s gradients")
         total = x["throughput"] * gpus * scaling
         purchase = g.purchase.usd * gpus if g.purchase.usd else None
         cloud = g.cloud.usd * gpus * hours if (g.cloud.usd and hours) else None

@@ -28,7 +28,7 @@ from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8")
+ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 NAMES = P.NAMES
 
 

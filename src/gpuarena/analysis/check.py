@@ -58,6 +58,10 @@ def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
 def check_claim(claim: dict, store=None) -> dict:
     """One claim {gpu, workload, precision, batch_size, throughput | latency[, seq_len, image_size, steps,
     gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output)."""
+    if claim.get("workload") in ("llm-serve", "llm-train"):   # the serving model; MFU of a training claim
+        from gpuarena.analysis.llm_claims import check_serving, check_training
+
+        return (check_serving if claim["workload"] == "llm-serve" else check_training)(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
     request = P.request_of(claim["precision"])
@@ -139,7 +143,8 @@ def check_claims(claims: list[dict], store=None) -> list[dict]:
 
 
 REQUIRED = ("gpu", "workload", "precision", "batch_size")
-OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "source")
+OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "model", "prompt_len",
+            "new_tokens", "source")   # model, prompt_len, new_tokens: LLM claims (llm_claims.py)
 MAX_CSV = 8 << 20
 
 

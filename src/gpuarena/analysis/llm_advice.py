@@ -1,4 +1,5 @@
-"""What advise adds for llm-train: the memory a measured run needed, and measured scaling.
+"""What measured llm-train results add to advice and plans: the memory a measured run needed,
+measured scaling, the compute efficiency one GPU reaches, and an MFU of comparable scale.
 
 A card with less memory per GPU than the fastest measured single-GPU run needed cannot run
 that configuration at all, however fast its peak; with --gpus N the scaling efficiency is the
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.derived import with_derived
+from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, PLAN_SHAPES, model_config
+from gpuarena.errors import UserError
+from gpuarena.workloads.llm.model import param_counts
 
 
 def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: int) -> tuple[list[dict], list[dict]]:
@@ -35,3 +39,54 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
     for i, x in enumerate(kept, 1):
         x["rank"] = i
     return kept, excluded
+
+
+def _llm_train(results: list[dict], precision: str) -> list[dict]:
+    return [r for r in results if r.get("workload") == "llm-train" and r.get("status") == "ok"
+            and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
+            and isinstance((r.get("extra") or {}).get("mfu"), (int, float)) and 0 < r["extra"]["mfu"] <= 1]
+
+
+def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]:
+    """The compute share one GPU reaches: the best single-GPU llm-train MFU stored, else the default."""
+    one = [r for r in _llm_train(results, precision) if (r.get("gpus") or 1) == 1]
+    if not one:
+        return DEFAULT_COMPUTE_EFF
+    best = max(one, key=lambda r: r["extra"]["mfu"])
+    return best["extra"]["mfu"], f"measured: {best.get('device_name')}, {best['variant']}, result {best.get('id')}"
+
+
+def _size_of(r: dict) -> float | None:
+    shape = (r.get("extra") or {}).get("shape") or (r.get("params") or {}).get("shape")
+    p = (r.get("extra") or {}).get("params")
+    if isinstance(p, (int, float)) and p > 0:
+        return float(p)
+    return float(param_counts(PLAN_SHAPES[shape])[0]) if shape in PLAN_SHAPES else None
+
+
+def measured_mfu(results: list[dict], precision: str, model: str | None = None,
+                 n: int | None = None) -> tuple[float, str]:
+    """The best MFU stored by an ok, finite llm-train result at this precision, from a run of comparable
+    scale: a model within 2x of the size asked and a GPU count within 8x (else refused, with why)."""
+    mine = _llm_train(results, precision)
+    if not mine:
+        raise UserError(f"--mfu measured: no llm-train result at {precision} with an MFU is stored "
+                        "(run llm-train on a catalog GPU, or give --mfu 0.4)")
+    want = float(param_counts(model_config(model))[0]) if model else None
+    ok, why = [], []
+    for r in mine:
+        size, gpus = _size_of(r), r.get("gpus") or 1
+        if want and (not size or not 0.5 <= size / want <= 2):
+            why.append(f"{(size or 0) / 1e9:.1f}B parameters vs {want / 1e9:.1f}B asked")
+        elif n and not 1 / 8 <= gpus / n <= 8:
+            why.append(f"{gpus} GPU(s) vs {n} asked")
+        else:
+            ok.append(r)
+    if not ok:
+        raise UserError(f"--mfu measured: no stored llm-train MFU comes from a comparable scale (model within 2x, "
+                        f"GPU count within 8x): {'; '.join(sorted(set(why))[:3])}; give --mfu (e.g. 0.4) "
+                        "or leave it out for the plan's own breakdown")
+    best = max(ok, key=lambda r: r["extra"]["mfu"])
+    where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
+             f"{best['extra'].get('shape')}, result {best.get('id')}")
+    return best["extra"]["mfu"], where

@@ -19,20 +19,24 @@ N_LARGE = 1024          # a cluster size at which 175B fits with room for a batc
 MFU = 0.4               # the same utilisation on both cards: the ratio then reflects the hardware
 
 
-def _days(gpu: str, n: int, precision: str = "bf16") -> dict:
-    return P.plan(MODEL, TOKENS, gpu, n, MFU, precision)["rows"][0]
+def _days(gpu: str, n: int, precision: str = "bf16", mfu: float | None = MFU) -> dict:
+    return P.plan(MODEL, TOKENS, gpu, n, mfu, precision)["rows"][0]
 
 
 def h100_saves_40() -> dict:
     a100, h100 = _days("A100 80GB SXM4", N_LARGE), _days("H100 80GB SXM5", N_LARGE)
     h100_fp8 = _days("H100 80GB SXM5", N_LARGE, "fp8")
     saved, saved_fp8 = 1 - h100["days"] / a100["days"], 1 - h100_fp8["days"] / a100["days"]
+    # the plan's own breakdown: the same compute efficiency on both, each card's own links
+    b100, b_h100 = _days("A100 80GB SXM4", N_LARGE, mfu=None), _days("H100 80GB SXM5", N_LARGE, mfu=None)
+    saved_own = 1 - b_h100["days"] / b100["days"]
     return {"claim": "H100 saves 40% of the A100's 175B training time", "claimed": 0.40,
             "model": saved, "model_text": f"{saved:.0%} saved in bf16, {saved_fp8:.0%} with FP8 "
-                                          f"({a100['days']:.0f} vs {h100['days']:.0f} days on {N_LARGE} GPUs at MFU {MFU})",
+                                          f"({a100['days']:.0f} vs {h100['days']:.0f} days on {N_LARGE} GPUs at MFU {MFU}); "
+                                          f"{saved_own:.0%} by the breakdown with communication",
             "verdict": "understated",
-            "reason": f"at equal MFU the H100's 3.2x dense bf16 peak, faster NVLink and network save {saved:.0%}; "
-                      f"40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"}
+            "reason": f"at equal MFU the H100's 3.2x dense bf16 peak saves {saved:.0%} ({saved_own:.0%} once NVLink and "
+                      f"network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"}
 
 
 def a800_23_longer() -> dict:
@@ -40,7 +44,8 @@ def a800_23_longer() -> dict:
     g100, g800 = catalog.match("A100 80GB SXM4"), catalog.match("A800 80GB SXM4")
     lay = P.choose_layout(cfg, 8, g100.memory_gb, 2048, P.GPT3_BATCH)
     mem = P.memory_per_gpu(cfg, lay)["total"]
-    t100, t800 = P.step_time(cfg, lay, g100, MFU), P.step_time(cfg, lay, g800, MFU)
+    # the breakdown, not an end-to-end MFU: the interconnect is what differs between the two
+    t100, t800 = P.step_time(cfg, lay, g100, None), P.step_time(cfg, lay, g800, None)
     longer = t800["step_s"] / t100["step_s"] - 1
     total, _ = P.param_counts(cfg)
     return {"claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
@@ -80,21 +85,215 @@ def render(rows: list[dict], fmt: str) -> str:
                    notes=[f"model: analysis/llm_plan.py, {MODEL}, {TOKENS:.0e} tokens, the same MFU ({MFU}) on both cards"])
 
 
-PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP"), ("memory_gb", "GB per GPU"),
+PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP (micro)"), ("memory_gb", "GB per GPU"),
                 ("fits", "fits"), ("largest_micro_batch", "largest micro-batch"), ("compute_days", "compute days"),
-                ("comm", "comm s/step (TP, DP, PP)"), ("days", "days")]
+                ("comm", "comm s/step (TP, DP, PP)"), ("mfu", "MFU"), ("days", "days")]
 
 
 def render_plan(p: dict, fmt: str) -> str:
     if fmt == "json":
         return _render([], [], "json", data=p)
     rows = [{"checkpointing": "full" if r["checkpointing"] else "none",
-             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}",
+             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}"
+                       + (" FSDP" if r["layout"].get("zero3") else "") + f" ({r['layout']['micro_batch']})",
              "memory_gb": r["memory"]["total"] / 1e9, "fits": "yes" if r["fits"] else "NO",
              "largest_micro_batch": r["largest_micro_batch"], "compute_days": r["compute_only_days"],
-             "comm": f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}", "days": r["days"]}
+             "comm": (f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}" if p["mfu"] is None
+                      else "inside the MFU"), "mfu": f"{r['mfu']:.3f}", "days": r["days"]}
             for r in p["rows"]]
     notes = [f"{k}: {v}" for k, v in p["assumptions"].items()]
+    mfu = f"MFU {p['mfu']:.2f} ({p['mfu_from']})" if p["mfu"] is not None else "no MFU given: the breakdown"
     title = (f"What if: {p['model']} ({p['params'] / 1e9:.0f}B), {p['tokens']:.3g} tokens on {p['n']} x {p['gpu']}, "
-             f"MFU {p['mfu']:.2f} ({p['mfu_from']}), {p['precision']}")
+             f"{mfu}, {p['precision']}")
     return _render(PLAN_COLUMNS, rows, fmt, title=title, notes=notes)
+
+
+# --- llm-serve claims: the serving model's bounds --------------------------------------------
+
+SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")   # "model" is read as shape (published_claims.csv)
+
+
+def check_serving(claim: dict, store=None) -> dict:
+    """A serving claim (tokens/s at a batch, over --gpus N in tensor parallel) against the serving
+    model: impossible above the bound at the datasheet bandwidth and the dense peak; implausible
+    above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
+    from gpuarena.analysis import serving_model as M
+    from gpuarena.analysis.check import _num
+    from gpuarena.analysis.physics import spread as run_spread
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    unused = [k for k in ("image_size", "steps", "scaling") if claim.get(k) not in (None, "")]
+    if unused:
+        raise UserError(f"llm-serve claim: {', '.join(unused)} mean nothing to a serving claim (give the model, "
+                        "prompt_len, new_tokens, batch and --gpus for tensor parallel)")
+    g = catalog.match(claim["gpu"])
+    prec = {"bf16": "bf16", "bfloat16": "bf16", "amp-bf16": "bf16", "fp16": "fp16", "float16": "fp16",
+            "half": "fp16", "fp8": "fp8"}.get(str(claim.get("precision")).strip().lower())
+    if prec is None:
+        raise UserError(f"llm-serve claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 weights")
+    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
+    if claim.get("model") not in (None, "") and "hf_config" not in given:
+        given.setdefault("shape", claim["model"])
+    if claim.get("seq_len") not in (None, ""):
+        given.setdefault("prompt_len", claim["seq_len"])
+    open_batch = claim.get("batch_size") in (None, "")      # "the batch chosen by the engine"
+    cls = registry.get("llm-serve")
+    try:
+        params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
+    except (TypeError, ValueError):
+        raise UserError(f"llm-serve claim: bad parameters {given}") from None
+    cfg = cls.config(params)
+    tp = int(_num(claim, "gpus") or 1)
+    why = M.refusal(g, prec, cfg, tp)
+    if why:
+        raise UserError(f"claim on {g.short}: {why}")
+    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
+    prompt, out = params["prompt_len"], params["new_tokens"]
+    # FP8 engines keep the KV cache in FP8 too (TensorRT-LLM's FP8 checkpoints): the favourable case bounds
+    kv = 1 if prec == "fp8" else 2
+    b = (max(1, M.max_batch(cfg, g, prec, tp, prompt + out, 0.0, kv)) if open_batch else params["batch_size"])
+    thr = thr if thr is not None else (b / lat if lat else None)
+    if thr is None:
+        raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
+    results = store.results(workload="llm-serve") if store is not None else []
+    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
+    ceil = M.ceiling(results)
+    # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
+    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
+    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
+    spread, spread_from = run_spread(store, "llm-serve")
+    fpi = cls.flops(params)
+    implied = thr / tp * fpi / 1e12
+    bw_per_tok = bound["bytes_per_step_per_gpu"] / b
+    at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
+    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
+            f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
+            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
+            f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
+    if need > g.memory_gb * 1e9:
+        v, reason = "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
+                                   f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
+    elif thr > bound["tokens_per_s"] * (1 + 1e-6):
+        v, reason = "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
+    elif thr > credible["tokens_per_s"] * (1 + spread):
+        v, reason = "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                                    f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
+                                    f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
+                                    f"spread {spread:.1%} ({spread_from})")
+    else:
+        v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                                  f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
+    return {"gpu": g.name, "workload": "llm-serve", "precision": claim["precision"], "executed": prec,
+            "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
+            "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
+            "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
+            "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
+            "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
+
+
+# --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
+
+TRAIN_KEYS = ("shape", "hf_config", "model")
+# The best end-to-end MFU published for dense decoder training in bf16 that we read: torchtitan,
+# Llama 2 13B on 64 A100-80GB with FSDP2, batch 2, no activation checkpointing: 61.1%
+# (github.com/pytorch/torchtitan docs/performance.md).
+TRAIN_CEILING = (0.611, "torchtitan's Llama 2 13B on 64 A100s, FSDP2, no recomputation: 61.1% MFU "
+                        "(github.com/pytorch/torchtitan docs/performance.md)")
+
+
+def check_training(claim: dict, store=None) -> dict:
+    """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
+    Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
+    reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
+    from gpuarena.analysis.check import _num
+    from gpuarena.errors import UserError
+    from gpuarena.workloads.llm.model import flops_per_token, resolve_shape
+
+    unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
+    if unused:
+        raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "
+                        "--gpus, --seq-len and the model with --set shape=)")
+    g = catalog.match(claim["gpu"])
+    prec = {"bf16": "bf16", "amp-bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "amp-fp16": "fp16",
+            "fp8": "fp8"}.get(str(claim.get("precision")).strip().lower())
+    if prec is None:
+        raise UserError(f"llm-train claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 (MFU at that peak)")
+    shape = claim.get("shape") or claim.get("model") or ""
+    cfg = P.PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
+    cfg = cfg or resolve_shape(shape or "llama-1b", claim.get("hf_config") or "")
+    seq = int(_num(claim, "seq_len") or 2048)
+    n = int(_num(claim, "gpus") or 1)
+    thr = _num(claim, "throughput")
+    peak = g.peaks.get(prec)
+    if thr is None or not peak:
+        raise UserError(f"llm-train claim on {g.short}: give --throughput (tokens/s) and a precision the card has")
+    fpt = flops_per_token(cfg, seq, training=True)
+    implied = thr / n * fpt / 1e12
+    mfu = implied / peak
+    stored = [r["extra"]["mfu"] for r in (store.results(workload="llm-train") if store is not None else [])
+              if r.get("status") == "ok" and r.get("precision") == prec
+              and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
+    from gpuarena.analysis.physics import spread as run_spread
+
+    spread = run_spread(store, "llm-train")[0]
+    # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
+    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
+    if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
+        src = "a stored llm-train result"
+    head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
+            f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
+    if mfu > 1:
+        v, reason = "impossible", f"{head}: above the peak"
+    elif ceil is None:
+        v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
+    elif mfu > ceil * (1 + spread):
+        v, reason = "implausible", (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
+                                    f"run-to-run spread {spread:.1%}")
+    else:
+        v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
+    return {"gpu": g.name, "workload": "llm-train", "precision": claim["precision"], "executed": prec,
+            "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
+            "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,
+            "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
+            "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason}
+
+
+def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict, store=None) -> dict:
+    """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (batch,
+    lengths, --gpus in tensor parallel, both at the same engine), between its value at the physical
+    bounds and at the credible shares, widened by the run-to-run spread."""
+    from gpuarena.analysis import serving_model as M
+    from gpuarena.analysis.physics import spread as run_spread
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    if not 0 < low <= high:
+        raise UserError("--ratio: a positive number or a range low-high")
+    cls = registry.get("llm-serve")
+    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
+    params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
+    cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
+    prec = str(claim.get("precision") or "bf16").strip().lower()
+    a, b = catalog.match(gpu), catalog.match(vs)
+    for g in (a, b):
+        why = M.refusal(g, prec, cfg, tp)
+        if why:
+            raise UserError(f"ratio claim on {g.short}: {why}")
+    conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
+    ceil = M.ceiling(store.results(workload="llm-serve") if store is not None else [])
+    bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
+    cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
+    r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
+    s, s_from = run_spread(store, "llm-serve")
+    lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
+    verdict = "plausible" if low <= hi and high >= lo else "implausible"
+    claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
+    return {"kind": "single-GPU throughput ratio" if tp == 1 else f"{tp}-GPU tensor-parallel throughput ratio",
+            "workload": "llm-serve", "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
+            "claimed": low, "claimed_high": high, "expected_low": lo, "expected_high": hi, "spread": s,
+            "spread_from": s_from, "verdict": verdict,
+            "reason": (f"claimed {claimed}; the serving model at batch {conds[1]}, {conds[2]}+{conds[3]} tokens "
+                       f"({params['hf_config'] or params['shape']}, {prec}, {tp} GPU(s) each) gives "
+                       f"{r_cred:.3f} at the credible shares and {r_bound:.3f} at the datasheet bounds, widened by "
+                       f"the run-to-run spread {s:.1%}: {lo:.3f}-{hi:.3f}")}

@@ -15,13 +15,18 @@ each layer's input only, 2 s b h / t, plus one layer's activations while it is r
 Under 1F1B pipelining the first stage holds pp micro-batches of L / pp layers: L layers' worth.
 The output logits add s b V x 6 / t bytes (bf16 logits and their FP32 copy for the loss).
 
-Time: training FLOPs (6 N + 12 L H T per token, model.flops_per_token) over
-(MFU x dense peak x N), times (1 + pipeline bubble (pp - 1) / m), plus communication per step
-that is assumed not hidden: tensor-parallel all-reduces (4 per layer and micro-batch, 6 with
-full recomputation) over NVLink, the data-parallel gradient reduce-scatter + all-gather over
-the network between nodes, and pipeline sends.  Ring collectives move 2 (k - 1) / k of the
-message per GPU.  NVLink: the catalog's bidirectional figure halved (one direction);
-between nodes the network figure of NETWORK below.
+Time, two ways.  With an MFU (``--mfu``): MFU is end to end, as papers quote it, so
+time = model FLOPs (6 N + 12 L H T per token, model.flops_per_token, the count PaLM, Megatron
+and torchtitan use) / (n x dense peak x MFU), and nothing is added on top.  Without one, the
+plan's own breakdown: hardware FLOPs (model FLOPs x 4/3 under full recomputation: 8 N instead
+of 6 N) at the compute efficiency one GPU reaches (the best single-GPU llm-train MFU stored, else
+gpuarena's measured H200 figure), times (1 + pipeline bubble (pp - 1) / m), plus communication:
+tensor-parallel all-reduces (4 per layer and micro-batch, 6 with recomputation) and the ZeRO-1
+gradient reduce-scatter + all-gather, not hidden; FSDP's all-gathers and reduce-scatter (ZeRO-3)
+prefetched behind compute (only what exceeds the compute, and the first layer's, exposed).
+Ring collectives move 2 (k - 1) / k of the message per GPU.  NVLink: the catalog's
+bidirectional figure halved; cards without NVLink (PCIe) talk over PCIe x16 within a node and
+get no tensor parallelism (FSDP instead); between nodes the network figure of NETWORK below.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from gpuarena.analysis.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.model import SHAPES, LlamaConfig, flops_per_token, param_counts
@@ -48,6 +54,16 @@ GPUS_PER_NODE = 8
 USABLE_MEMORY = 0.9          # allocator fragmentation, CUDA context, NCCL buffers: 10% kept free
 GPT3_BATCH = 1536            # sequences of 2048 (3.2M tokens): Brown et al. 2020, table 2.1, for 175B
 BYTES = {"param": 2, "grad": 2, "optimizer": 12}
+# gpuarena's llama-1b, bf16+compile+fused-adamw on one H200: MFU 0.582 (BENCHMARKS.md, session 5)
+DEFAULT_COMPUTE_EFF = (0.582, "default: gpuarena's single-H200 llama-1b bf16+compile+fused-adamw MFU (BENCHMARKS.md)")
+RECOMPUTE = 4 / 3          # full recomputation runs the forward twice: 8 N instead of 6 N per token
+# Planning-only shapes (no workload runs them): Llama 3 405B (Dubey et al. 2024, "The Llama 3 Herd
+# of Models", table 3: 126 layers, 16384 wide, FFN 53248, 128 heads, 8 KV heads, vocab 128256).
+PLAN_SHAPES: dict[str, LlamaConfig] = {
+    **SHAPES,
+    "llama3-405b": LlamaConfig(dim=16384, n_layers=126, n_heads=128, n_kv_heads=8, ffn_dim=53248,
+                               vocab_size=128256),
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,7 @@ class Layout:
     global_batch: int        # sequences per optimizer step
     seq_len: int
     checkpointing: bool
+    zero3: bool = False      # FSDP: parameters and gradients sharded over dp too
 
     @property
     def micro_batches(self) -> int:
@@ -67,9 +84,9 @@ class Layout:
 
 
 def model_config(name: str) -> LlamaConfig:
-    if name not in SHAPES:
-        raise UserError(f"--model {name!r}: known shapes {', '.join(SHAPES)}")
-    return SHAPES[name]
+    if name not in PLAN_SHAPES:
+        raise UserError(f"--model {name!r}: known shapes {', '.join(PLAN_SHAPES)}")
+    return PLAN_SHAPES[name]
 
 
 def activation_bytes_per_layer(cfg: LlamaConfig, seq: int, micro: int, tp: int, checkpointing: bool,
@@ -85,14 +102,14 @@ def activation_bytes_per_layer(cfg: LlamaConfig, seq: int, micro: int, tp: int, 
 def memory_per_gpu(cfg: LlamaConfig, lay: Layout, flash: bool = True) -> dict[str, float]:
     """Bytes per GPU of the first pipeline stage (the fullest), by kind."""
     total, _ = param_counts(cfg)
-    shard = total / (lay.tp * lay.pp)
+    shard = total / (lay.tp * lay.pp) / (lay.dp if lay.zero3 else 1)
     per_layer = activation_bytes_per_layer(cfg, lay.seq_len, lay.micro_batch, lay.tp, lay.checkpointing, flash)
     in_flight = cfg.n_layers / lay.pp * min(lay.pp, lay.micro_batches)   # 1F1B: pp micro-batches of L/pp layers
     acts = per_layer * in_flight
     if lay.checkpointing:   # the layer being recomputed holds its full activations
         acts += activation_bytes_per_layer(cfg, lay.seq_len, lay.micro_batch, lay.tp, False, flash)
     out = {"params": BYTES["param"] * shard, "grads": BYTES["grad"] * shard,
-           "optimizer": BYTES["optimizer"] * shard / lay.dp, "activations": acts,
+           "optimizer": BYTES["optimizer"] * shard / (1 if lay.zero3 else lay.dp), "activations": acts,
            "logits": 6.0 * lay.seq_len * lay.micro_batch * cfg.vocab_size / lay.tp}
     out["total"] = sum(out.values())
     return out
@@ -115,48 +132,112 @@ def _with(lay: Layout, **kw) -> Layout:
     return Layout(**{**asdict(lay), **kw})
 
 
-def choose_layout(cfg: LlamaConfig, n: int, memory_gb: float, seq_len: int, global_batch: int,
-                  checkpointing: bool = False) -> Layout:
-    """Megatron's recipe: TP inside a node (up to 8, dividing the heads), then the fewest
-    pipeline stages (dividing the layers) at which a micro-batch of 1 fits, data parallel over the rest."""
-    tp = max(t for t in (1, 2, 4, 8) if t <= min(n, GPUS_PER_NODE) and cfg.n_heads % t == 0 and n % t == 0)
-    for pp in range(1, n // tp + 1):
-        if (n // tp) % pp or cfg.n_layers % pp:
+def megatron_candidates(cfg: LlamaConfig, n: int, memory_gb: float, seq_len: int, global_batch: int,
+                        checkpointing: bool = False, max_tp: int = GPUS_PER_NODE) -> list[Layout]:
+    """Megatron's layouts: TP inside a node (up to max_tp, dividing the heads), each pipeline depth
+    (dividing the ranks left, at most one layer per stage) at which a micro-batch of 1 fits, DP over the rest."""
+    tp = max(t for t in (1, 2, 4, 8) if t <= min(n, max_tp) and cfg.n_heads % t == 0 and n % t == 0)
+    out = []
+    for pp in range(1, min(n // tp, cfg.n_layers) + 1):
+        if (n // tp) % pp:          # stages may hold unequal layer counts (Llama 3: 126 over 16)
             continue
         lay = Layout(n, tp, pp, n // (tp * pp), 1, global_batch, seq_len, checkpointing)
         if largest_micro_batch(cfg, lay, memory_gb):
-            return lay
-    return Layout(n, tp, n // tp, 1, 1, global_batch, seq_len, checkpointing)
+            out.append(lay)
+    return out or [Layout(n, tp, n // tp, 1, 1, global_batch, seq_len, checkpointing)]
+
+
+def megatron_layout(cfg: LlamaConfig, n: int, memory_gb: float, seq_len: int, global_batch: int,
+                    checkpointing: bool = False, max_tp: int = GPUS_PER_NODE) -> Layout:
+    """The fewest pipeline stages that fit (Megatron's recipe)."""
+    return megatron_candidates(cfg, n, memory_gb, seq_len, global_batch, checkpointing, max_tp)[0]
+
+
+choose_layout = megatron_layout      # the name llm_claims and the tests know
+
+
+def fsdp_layout(cfg: LlamaConfig, n: int, memory_gb: float, seq_len: int, global_batch: int,
+                checkpointing: bool = False) -> Layout:
+    """FSDP (ZeRO-3) over every GPU, at the largest micro-batch that fits (up to the global batch
+    over the ranks), so that each all-gather serves as many tokens as memory allows."""
+    lay = Layout(n, 1, 1, n, 1, global_batch, seq_len, checkpointing, zero3=True)
+    micro = largest_micro_batch(cfg, lay, memory_gb, limit=max(1, global_batch // n))
+    return _with(lay, micro_batch=max(1, micro))
+
+
+def nvlink_spans(gpu, n: int) -> bool:
+    """Tensor parallelism needs NVLink across its group: SXM boards have it; PCIe cards (no NVLink,
+    or a bridge that pairs two) talk over PCIe beyond a pair, where FSDP is the layout."""
+    return bool(gpu.nvlink_gbs) and (not is_pcie_card(gpu) or n <= 2)
+
+
+def best_layout(cfg: LlamaConfig, gpu, n: int, seq_len: int, global_batch: int, checkpointing: bool,
+                precision: str, eff: float) -> Layout:
+    """The fastest layout that fits, by the breakdown: FSDP, and Megatron TP x PP x DP where NVLink
+    spans the tensor-parallel group."""
+    # without NVLink: pipeline stages (small point-to-point sends) beside FSDP, no TP
+    max_tp = GPUS_PER_NODE if nvlink_spans(gpu, min(n, GPUS_PER_NODE)) else 1
+    options = [fsdp_layout(cfg, n, gpu.memory_gb, seq_len, global_batch, checkpointing),
+               *megatron_candidates(cfg, n, gpu.memory_gb, seq_len, global_batch, checkpointing, max_tp)]
+    fits = [x for x in options if _fits(cfg, x, gpu.memory_gb)]
+    return min(fits or options, key=lambda x: step_time(cfg, x, gpu, None, precision, eff=eff)["step_s"])
+
+
+def _fits(cfg: LlamaConfig, lay: Layout, memory_gb: float) -> bool:
+    return memory_per_gpu(cfg, lay)["total"] <= memory_gb * 1e9 * USABLE_MEMORY
 
 
 def ring(k: int) -> float:
     return 2.0 * (k - 1) / k if k > 1 else 0.0
 
 
-def step_time(cfg: LlamaConfig, lay: Layout, gpu, mfu: float, precision: str = "bf16",
-              network_gbs: float | None = None) -> dict:
-    """Seconds per optimizer step: compute with the pipeline bubble, and each communication."""
+def _links(gpu, lay: Layout, network_gbs: float | None) -> tuple[float, float]:
+    """(GB/s one way within a node, between nodes) for this card."""
+    net = network_gbs or network_of(gpu)[0]
+    if nvlink_spans(gpu, min(lay.n, GPUS_PER_NODE)):
+        intra = gpu.nvlink_gbs / 2
+    else:
+        intra = PCIE_PER_DIRECTION_GBS.get(int(gpu.pcie_gen or 4), 32.0)
+    return intra, net
+
+
+def step_time(cfg: LlamaConfig, lay: Layout, gpu, mfu: float | None, precision: str = "bf16",
+              network_gbs: float | None = None, eff: float = DEFAULT_COMPUTE_EFF[0]) -> dict:
+    """Seconds per optimizer step.  With an MFU: model FLOPs at that MFU, nothing added (MFU is end
+    to end).  Without: the breakdown (compute at ``eff`` with recomputation counted, bubble, comm)."""
     peak = gpu.peak(precision)
     if not peak:
         raise UserError(f"{gpu.short} has no {precision} peak in the catalog")
-    nvlink = (gpu.nvlink_gbs or 0) / 2 or None
-    net = network_gbs or network_of(gpu)[0]
     tokens = lay.global_batch * lay.seq_len
-    compute = tokens * flops_per_token(cfg, lay.seq_len, training=True) / (lay.n * peak * 1e12 * mfu)
+    model_flops = tokens * flops_per_token(cfg, lay.seq_len, training=True)
+    zero = {"bubble_s": 0.0, "tp_comm_s": 0.0, "dp_comm_s": 0.0, "pp_comm_s": 0.0, "tokens_per_step": tokens}
+    if mfu is not None:
+        compute = model_flops / (lay.n * peak * 1e12 * mfu)
+        return {**zero, "compute_s": compute, "step_s": compute, "mfu": mfu}
+    compute = model_flops * (RECOMPUTE if lay.checkpointing else 1.0) / (lay.n * peak * 1e12 * eff)
+    intra, net = _links(gpu, lay, network_gbs)
+    multi_node = lay.n > GPUS_PER_NODE
     m = lay.micro_batches
-    bubble = (lay.pp - 1) / m
+    # interleaved 1F1B (Narayanan et al. 2021, section 2.2.2): v chunks per stage divide the bubble
+    # by v and multiply the point-to-point sends by v; one layer per chunk
+    v = max(1, cfg.n_layers // lay.pp)
+    bubble = compute * (lay.pp - 1) / (m * v)
     act_msg = 2.0 * lay.seq_len * lay.micro_batch * cfg.dim                # bf16 activations
-    tp_bw = nvlink if lay.tp <= GPUS_PER_NODE and nvlink else net
     per_layer = 6 if lay.checkpointing else 4
-    tp_comm = m * (cfg.n_layers / lay.pp) * per_layer * ring(lay.tp) * act_msg / (tp_bw * 1e9)
+    tp_comm = m * (cfg.n_layers / lay.pp) * per_layer * ring(lay.tp) * act_msg / (intra * 1e9)
     grads = BYTES["grad"] * param_counts(cfg)[0] / (lay.tp * lay.pp)
-    dp_bw = net if lay.n > GPUS_PER_NODE else (nvlink or net)
-    dp_comm = ring(lay.dp) * grads / (dp_bw * 1e9)
-    pp_bw = net if lay.n > GPUS_PER_NODE and lay.pp > 1 else (nvlink or net)
-    pp_comm = (2 * m * act_msg / lay.tp / (pp_bw * 1e9)) if lay.pp > 1 else 0.0
-    total = compute * (1 + bubble) + tp_comm + dp_comm + pp_comm
-    return {"compute_s": compute, "bubble_s": compute * bubble, "tp_comm_s": tp_comm, "dp_comm_s": dp_comm,
-            "pp_comm_s": pp_comm, "step_s": total, "tokens_per_step": tokens}
+    dp_bw = net if multi_node else intra
+    if lay.zero3:      # per micro-batch: all-gather in forward and backward, reduce-scatter: 1.5 all-reduces
+        per_micro = 1.5 * ring(lay.dp) * grads / (dp_bw * 1e9)
+        dp_comm = m * (max(0.0, per_micro - compute / m) + per_micro / cfg.n_layers)
+    else:
+        dp_comm = ring(lay.dp) * grads / (dp_bw * 1e9)
+    pp_bw = net if multi_node and lay.pp > 1 else intra
+    pp_comm = (2 * v * m * act_msg / lay.tp / (pp_bw * 1e9)) if lay.pp > 1 else 0.0
+    total = compute + bubble + tp_comm + dp_comm + pp_comm
+    return {"compute_s": compute, "bubble_s": bubble, "tp_comm_s": tp_comm, "dp_comm_s": dp_comm,
+            "pp_comm_s": pp_comm, "step_s": total, "tokens_per_step": tokens,
+            "mfu": model_flops / (lay.n * peak * 1e12 * total)}
 
 
 def network_of(gpu) -> tuple[float, str]:
@@ -166,10 +247,13 @@ def network_of(gpu) -> tuple[float, str]:
     return NETWORK["Ampere"][0], f"no figure for {gpu.architecture}: the 200 Gb/s HDR figure assumed"
 
 
-def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float, precision: str = "bf16",
-         seq_len: int | None = None, global_batch: int = GPT3_BATCH, mfu_from: str = "given") -> dict:
-    """Memory per GPU and training time of `tokens` tokens of `model` on n x gpu, with assumptions."""
-    if not (0 < mfu <= 1):
+def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, precision: str = "bf16",
+         seq_len: int | None = None, global_batch: int = GPT3_BATCH, mfu_from: str = "given",
+         efficiency: tuple[float, str] = DEFAULT_COMPUTE_EFF) -> dict:
+    """Memory per GPU and training time of `tokens` tokens of `model` on n x gpu, with assumptions.
+    ``mfu`` None: the breakdown, at ``efficiency`` (share of peak one GPU reaches, and its origin;
+    llm_advice.compute_efficiency reads it from stored results)."""
+    if mfu is not None and not (0 < mfu <= 1):
         raise UserError(f"--mfu {mfu}: a share of peak in (0, 1]")
     if not (tokens > 0 and math.isfinite(tokens)):
         raise UserError(f"--tokens {tokens}: a positive number of tokens")
@@ -177,43 +261,35 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float, precision
         raise UserError("--n: at least one GPU")
     cfg, gpu = model_config(model), catalog.match(gpu_name)
     seq = seq_len or min(cfg.max_seq_len, 2048)
+    eff, eff_from = efficiency
     out = {"model": model, "gpu": gpu.name, "n": n, "tokens": tokens, "mfu": mfu, "mfu_from": mfu_from,
            "precision": precision, "params": param_counts(cfg)[0], "rows": []}
     for ckpt in (False, True):
-        lay = choose_layout(cfg, n, gpu.memory_gb, seq, global_batch, ckpt)
+        lay = best_layout(cfg, gpu, n, seq, global_batch, ckpt, precision, eff)
         mem = memory_per_gpu(cfg, lay)
-        t = step_time(cfg, lay, gpu, mfu, precision)
+        t = step_time(cfg, lay, gpu, mfu, precision, eff=eff)
         steps = tokens / t["tokens_per_step"]
         out["rows"].append({"checkpointing": ckpt, "layout": asdict(lay), "memory": mem,
-                            "fits": mem["total"] <= gpu.memory_gb * 1e9 * USABLE_MEMORY,
+                            "fits": _fits(cfg, lay, gpu.memory_gb),
                             "largest_micro_batch": largest_micro_batch(cfg, lay, gpu.memory_gb),
                             **t, "days": steps * t["step_s"] / 86400,
                             "compute_only_days": steps * t["compute_s"] / 86400})
     net, net_src = network_of(gpu)
     out["assumptions"] = {
         "flops_per_token": "6 x non-embedding params + 12 x layers x hidden x seq_len (model FLOPs)",
-        "bytes_per_param": "bf16 params 2 + bf16 grads 2 + FP32 master and Adam moments 12 (ZeRO-1 over dp)",
+        "time": (f"MFU {mfu:g} end to end: model FLOPs / (n x peak x MFU), nothing added" if mfu is not None else
+                 f"breakdown: compute at {eff:.3f} of peak ({eff_from}), x 4/3 under full recomputation (8N vs 6N), "
+                 "pipeline bubble, TP and ZeRO-1 communication exposed, FSDP's prefetched"),
+        "bytes_per_param": "bf16 params 2 + bf16 grads 2 + FP32 master and Adam moments 12 (ZeRO-1 over dp; "
+                           "FSDP/ZeRO-3 shards all 16 over dp)",
         "activations": "Korthikanti et al. 2022 sbh(34 + 5as/h)/t per layer, flash attention (no 5as/h term), "
                        "sequence parallel; full checkpointing 2sbh/t",
-        "layout": "TP within a node (<= 8), fewest pipeline stages that fit, DP over the rest; 1F1B schedule",
+        "layout": "the fastest that fits: FSDP over all GPUs, or TP within a node (<= 8, NVLink only) with a "
+                  "pipeline depth that fits and DP over the rest (interleaved 1F1B, one layer per chunk); PCIe cards "
+                  "get no TP",
         "global_batch": f"{global_batch} sequences of {seq} tokens",
-        "nvlink_gbs_one_way": (gpu.nvlink_gbs or 0) / 2 or None,
+        "nvlink_gbs_one_way": (gpu.nvlink_gbs or 0) / 2 if nvlink_spans(gpu, min(n, GPUS_PER_NODE)) else None,
         "network_gbs_per_gpu": net, "network_source": net_src,
-        "communication": "ring collectives, none hidden behind compute (an upper bound on its cost)",
         "usable_memory": USABLE_MEMORY, "peak_tflops": gpu.peak(precision),
     }
     return out
-
-
-def measured_mfu(results: list[dict], precision: str) -> tuple[float, str]:
-    """The best MFU stored by an ok, finite llm-train result at this precision, and where it came from."""
-    mine = [r for r in results if r.get("workload") == "llm-train" and r.get("status") == "ok"
-            and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
-            and isinstance((r.get("extra") or {}).get("mfu"), (int, float))]
-    if not mine:
-        raise UserError(f"--mfu measured: no llm-train result at {precision} with an MFU is stored "
-                        "(run llm-train on a catalog GPU, or give --mfu 0.4)")
-    best = max(mine, key=lambda r: r["extra"]["mfu"])
-    where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
-             f"{best['extra'].get('shape')}, result {best.get('id')}")
-    return best["extra"]["mfu"], where

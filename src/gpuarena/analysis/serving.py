@@ -9,9 +9,8 @@ and the advise verb format it.
   the same device, computed when read (a later membw run counts).
 - ``kv_concurrency``: the most sequences whose KV cache fits at a context length
   beside the weights and a stated overhead, for any memory size.
-- ``advise``: the catalog ranked for serving a model at a context length:
-  what fits, and decode speed from the bandwidth-bound projection
-  (time per step = max(bytes read / bandwidth, FLOPs / peak)).
+- ``advise``: the catalog ranked for serving a request mix (prompt and output lengths) on N
+  GPUs: what fits, sustained tokens/s and TTFT from the serving model (serving_model.py).
 """
 
 from __future__ import annotations
@@ -19,6 +18,8 @@ from __future__ import annotations
 import math
 
 from gpuarena.analysis import rows as R
+from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
@@ -26,7 +27,8 @@ from gpuarena.errors import UserError
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
 OVERHEAD_FRACTION = 0.10
 DEFAULT_CONTEXT = 8192
-ADVISE_KEYS = {"context": int, "shape": str, "hf_config": str, "precision": str, "batch": int, "overhead": float}
+DEFAULT_OUTPUT = 128           # llm-serve's new_tokens default
+ADVISE_KEYS = {"context": int, "prompt": int, "output": int, "shape": str, "hf_config": str, "precision": str, "batch": int, "overhead": float}
 
 
 def _model():
@@ -34,14 +36,6 @@ def _model():
     from gpuarena.workloads.llm import model
 
     return model
-
-
-def weights_bytes(cfg, precision: str = "bf16") -> float:
-    """Bytes of the weights: bf16 everywhere, or FP8 linear layers beside a bf16 embedding table."""
-    total, dense = _model().param_counts(cfg)
-    if precision == "fp8":
-        return dense * 1 + (total - dense) * 2
-    return total * 2
 
 
 def kv_concurrency(cfg, memory_bytes: float, context: int, precision: str = "bf16",
@@ -90,17 +84,6 @@ def decode_share(r: dict, results: list[dict]) -> float | None:
     return got / bw if bw and got else None
 
 
-def prefill_mfu(r: dict) -> float | None:
-    """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
-    g = catalog.find(r.get("device_name") or "")
-    got = (r.get("extra") or {}).get("prefill_tflops")
-    try:
-        peak = g.peak(r.get("precision") or "") if g and got else None
-    except UserError:          # a precision the catalog has no column for
-        return None
-    return got / peak if peak else None
-
-
 def _setting(r: dict) -> tuple:
     p = r.get("params") or {}
     model = p.get("hf_config") or p.get("shape")
@@ -138,27 +121,13 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
     return out
 
 
-def measured_bandwidth_share(results: list[dict]) -> tuple[float, str] | None:
-    """The best decode bandwidth over its GPU's datasheet bandwidth among full-size results:
-    the share the projection carries to other GPUs (with its origin)."""
-    best = None
-    for r in _ok(results):
-        g = catalog.find(r.get("device_name") or "")
-        got = r["extra"].get("decode_bandwidth_gbs")
-        if r.get("size") == "tiny" or not g or not g.memory_bandwidth_gbs or not got:
-            continue
-        share = got / g.memory_bandwidth_gbs
-        if best is None or share > best[0]:
-            best = (share, f"{g.short}, {r['variant']}, batch {r['extra'].get('batch')}")
-    return best
-
-
 # --- advise ---------------------------------------------------------------------------
 
 def parse_sets(items: list[str]) -> dict:
-    """advise --set KEY=VALUE for llm-serve: context, shape, hf_config, precision, batch, overhead."""
-    out = {"context": DEFAULT_CONTEXT, "shape": "llama3-8b", "hf_config": "", "precision": "bf16",
-           "batch": 0, "overhead": OVERHEAD_FRACTION}
+    """advise --set KEY=VALUE for llm-serve: context, prompt, output, shape, hf_config, precision,
+    batch, overhead.  context = prompt + output (output defaults to llm-serve's 128 new tokens)."""
+    out = {"context": None, "prompt": None, "output": DEFAULT_OUTPUT, "shape": "llama3-8b", "hf_config": "",
+           "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION}
     for item in items:
         k, sep, v = item.partition("=")
         k = k.strip()
@@ -168,91 +137,110 @@ def parse_sets(items: list[str]) -> dict:
             out[k] = ADVISE_KEYS[k](v.strip())
         except ValueError:
             raise UserError(f"--set {item!r}: expected {ADVISE_KEYS[k].__name__}") from None
-    if out["context"] < 1 or out["batch"] < 0:
-        raise UserError("--set context must be >= 1 and batch >= 0")
+    if out["prompt"] is None:
+        out["context"] = out["context"] or DEFAULT_CONTEXT
+        out["prompt"] = out["context"] - out["output"]
+    elif out["context"] is not None and out["context"] != out["prompt"] + out["output"]:
+        raise UserError(f"--set context={out['context']} is not prompt + output = {out['prompt'] + out['output']}")
+    out["context"] = out["prompt"] + out["output"]
+    if out["prompt"] < 1 or out["output"] < 1 or out["batch"] < 0:
+        raise UserError("--set prompt and output must be >= 1 (context > output) and batch >= 0")
     if not 0 <= out["overhead"] < 1:
         raise UserError("--set overhead is a fraction of memory in [0, 1)")
-    if out["precision"] not in ("bf16", "fp8"):
-        raise UserError(f"--set precision={out['precision']!r}: bf16 or fp8")
+    if out["precision"] not in M.PRECISIONS:
+        raise UserError(f"--set precision={out['precision']!r}: bf16, fp16 or fp8")
     return out
 
 
-def sets_for(model: str, context: int) -> list[str]:
+def sets_for(model: str, context: int, output: int | None = None) -> list[str]:
     """advise's --set items for a model named as llm-serve stores it (a shape or a config path)."""
     key = "shape" if model in _model().SHAPES else "hf_config"
-    return [f"context={context}", f"{key}={model}"]
+    return [f"context={context}", f"{key}={model}"] + ([f"output={output}"] if output else [])
 
 
-def advise(results: list[dict], sets: list[str], min_memory: float | None = None) -> dict:
-    """The catalog ranked for serving: GPUs that hold the weights and at least one sequence,
-    fastest projected decode (tokens/s at the largest batch that fits, or at --set batch) first."""
+def _row(cfg, g, s: dict, tp: int, sh: M.Shares, excluded: list[dict]) -> dict | None:
+    why = M.refusal(g, s["precision"], cfg, tp)
+    most = 0 if why else M.max_batch(cfg, g, s["precision"], tp, s["context"], s["overhead"])
+    if not why and most < max(1, s["batch"]):
+        need = M.memory_per_gpu(cfg, s["precision"], tp, max(1, s["batch"]), s["context"])
+        why = (f"weights {M.weights_bytes(cfg, s['precision']) / 1e9:.1f} GB + {max(1, s['batch'])} sequence(s) of KV "
+               f"at {s['context']:,} tokens need {need / 1e9:.1f} GB per GPU over {tp} GPU(s); "
+               f"{1 - s['overhead']:.0%} of {g.memory_gb:g} GB is usable" + ("" if tp > 1 else "; try --gpus N"))
+    if why:
+        excluded.append({"gpu": g.name, "reason": why})
+        return None
+    batch = s["batch"] or most
+    args = (cfg, g, s["precision"], tp)
+    full = M.request(*args, batch, s["prompt"], s["output"], sh.decode, sh.prefill)
+    one = M.request(*args, 1, s["prompt"], s["output"], sh.decode, sh.prefill)
+    usd = g.cloud.usd * tp if g.cloud.usd else None
+    return {"gpu": g.name, "gpus": tp, "memory_gb": g.memory_gb, "bandwidth_gbs": g.memory_bandwidth_gbs,
+            "max_batch": most, "batch": batch, "tokens_per_s": full["tokens_per_s"],
+            "decode_tokens_per_s": full["decode_tokens_per_s"], "tpot_ms": full["tpot_ms"],
+            "ttft_s": full["ttft_s"], "ttft_s_batch1": one["ttft_s"], "bound": full["bound"],
+            "comm_ms": full["comm_ms"], "tokens_per_s_batch1": one["decode_tokens_per_s"],
+            "tpot_ms_batch1": one["tpot_ms"], "usd_per_hour": usd,
+            "tokens_per_usd": full["tokens_per_s"] * 3600 / usd if usd else None, "note": sh.carried(g)}
+
+
+def advise(results: list[dict], sets: list[str], min_memory: float | None = None, gpus: int = 1,
+           include_consumer: bool = False, overrides: dict | None = None) -> dict:
+    """The catalog ranked for serving a request mix on ``gpus`` GPUs (tensor parallel): GPUs that
+    hold the weights and at least one sequence, most sustained tokens/s (prefill included) first.
+    Priced by cloud $/GPU-hour (``overrides``: load_prices); GeForce cards only when asked."""
     s = parse_sets(sets)
+    if not 1 <= gpus <= M.MAX_TP:
+        raise UserError(f"--gpus {gpus}: llm-serve is modelled as tensor parallel within one node (1-{M.MAX_TP})")
     cfg = _model().resolve_shape(s["shape"], s["hf_config"])
-    shared = measured_bandwidth_share(results)
-    share, share_from = shared if shared else (1.0, "datasheet bandwidth, no full-size llm-serve result stored")
-    rows, excluded = [], []
-    for g in catalog.load():
+    sh = M.shares(results)
+    rows, excluded = [], ([] if include_consumer else catalog.consumer_excluded())
+    for g in catalog.priced(overrides, "cloud", include_consumer):
         if min_memory and g.memory_gb < min_memory:
             excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
             continue
-        if not g.memory_bandwidth_gbs:
-            excluded.append({"gpu": g.name, "reason": "no memory bandwidth in the catalog"})
-            continue
-        kv = kv_concurrency(cfg, g.memory_gb * 1e9, s["context"], s["precision"], s["overhead"])
-        if kv["max_batch"] < max(1, s["batch"]):
-            excluded.append({"gpu": g.name, "reason": f"weights {kv['weights_bytes'] / 1e9:.1f} GB + "
-                             f"{max(1, s['batch'])} x {kv['kv_bytes_per_sequence'] / 1e9:.2f} GB KV do not fit in "
-                             f"{1 - s['overhead']:.0%} of {g.memory_gb:g} GB"})
-            continue
-        peak = g.peaks.get(s["precision"]) or g.peaks.get("bf16")
-        batch = s["batch"] or kv["max_batch"]
-        one = projected_decode(cfg, g.memory_bandwidth_gbs, peak, 1, s["context"], s["precision"], share)
-        full = projected_decode(cfg, g.memory_bandwidth_gbs, peak, batch, s["context"], s["precision"], share)
-        rows.append({"gpu": g.name, "memory_gb": g.memory_gb, "bandwidth_gbs": g.memory_bandwidth_gbs,
-                     "max_batch": kv["max_batch"], "batch": batch, "tokens_per_s": full["tokens_per_s"],
-                     "tpot_ms": full["tpot_ms"], "bound": full["bound"], "tokens_per_s_batch1": one["tokens_per_s"],
-                     "tpot_ms_batch1": one["tpot_ms"],
-                     "usd_per_hour": g.cloud.usd, "tokens_per_usd": (full["tokens_per_s"] * 3600 / g.cloud.usd
-                                                                    if g.cloud.usd else None)})
+        row = _row(cfg, g, s, gpus, sh, excluded)
+        if row:
+            rows.append(row)
     if not rows:
-        raise UserError("no catalog GPU holds this model at this context: "
-                        + "; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]))
+        raise UserError(f"no catalog GPU serves this model at this context on {gpus} GPU(s): "
+                        + "; ".join(f"{catalog.match(e['gpu']).short}: {e['reason']}" for e in excluded[:3]))
     rows.sort(key=lambda x: -x["tokens_per_s"])
     for i, x in enumerate(rows, 1):
         x["rank"] = i
     return {"workload": "llm-serve", "model": s["hf_config"] or s["shape"], "context": s["context"],
-            "precision": s["precision"], "overhead_fraction": s["overhead"], "bandwidth_share": share,
-            "bandwidth_share_from": share_from, "rows": rows, "excluded": excluded,
-            "explanation": explain(rows, s, share, share_from, cfg)}
+            "prompt": s["prompt"], "output": s["output"], "gpus": gpus,
+            "precision": s["precision"], "overhead_fraction": s["overhead"], "bandwidth_share": sh.decode,
+            "bandwidth_share_from": sh.decode_from, "prefill_mfu": sh.prefill, "prefill_mfu_from": sh.prefill_from,
+            "rows": rows, "excluded": excluded, "explanation": explain(rows, s, sh, cfg, gpus)}
 
 
-def explain(rows: list[dict], s: dict, share: float, share_from: str, cfg) -> str:
+def explain(rows: list[dict], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
     top, fast1 = rows[0], max(rows, key=lambda x: x["tokens_per_s_batch1"])
     most = max(rows, key=lambda x: x["max_batch"])
     per_seq = _model().kv_cache_bytes(cfg, 1, s["context"]) / 1e9
-    also = [f"holds the most sequences ({most['max_batch']})" if most is top else "",
-            f"is fastest at batch 1 ({fast1['tpot_ms_batch1']:.1f} ms per token)" if fast1 is top else ""]
-    also = [a for a in also if a]
+    on = f" on {gpus} GPUs (tensor parallel)" if gpus > 1 else ""
     text = (f"Serving {s['hf_config'] or s['shape']} ({s['precision']} weights, "
-            f"{weights_bytes(cfg, s['precision']) / 1e9:.1f} GB) at a {s['context']:,}-token context needs "
-            f"{per_seq:.2f} GB of KV cache per sequence. The {top['gpu']} decodes the most tokens/s "
-            f"({top['tokens_per_s']:,.0f} at batch {top['batch']}, {top['bound']}-bound)"
-            + (f" and {' and '.join(also)}" if also else "") + ".")
+            f"{M.weights_bytes(cfg, s['precision']) / 1e9:.1f} GB){on}, requests of {s['prompt']:,} prompt + "
+            f"{s['output']:,} output tokens, needs {per_seq:.2f} GB of KV cache per sequence. The {top['gpu']} "
+            f"sustains the most tokens/s ({top['tokens_per_s']:,.0f} at batch {top['batch']}, prefill included; "
+            f"TTFT {top['ttft_s']:.2f} s for the batch, {top['ttft_s_batch1'] * 1e3:,.0f} ms alone).")
     if most is not top:
         text += f" The {most['gpu']} holds the most sequences ({most['max_batch']})."
     if fast1 is not top:
-        text += f" At batch 1 the {fast1['gpu']} is fastest ({fast1['tpot_ms_batch1']:.1f} ms per token)."
-    text += (" Decode reads every weight and the live KV cache each "
-            f"step, so tokens/s ~ batch x bandwidth / bytes per step until the FLOPs bound; bandwidth is the "
-            f"datasheet's x {share:.0%} ({share_from}); {s['overhead']:.0%} of memory is kept back for the "
-            f"CUDA context, activations and fragmentation. A projection: measure before buying.")
+        text += f" At batch 1 the {fast1['gpu']} decodes fastest ({fast1['tpot_ms_batch1']:.1f} ms per token)."
+    text += (" Decode reads every weight and the live KV cache each step (tokens/s ~ batch x bandwidth / bytes "
+             f"per step until the FLOPs bound); bandwidth is the datasheet's x {sh.decode:.0%} ({sh.decode_from}); "
+             f"prefill runs at {sh.prefill:.0%} of the dense peak ({sh.prefill_from})"
+             + ("; tensor parallel adds two all-reduces per layer (30 us each plus the ring volume over NVLink "
+                "or PCIe)" if gpus > 1 else "")
+             + f"; {s['overhead']:.0%} of memory is kept back. A projection: measure before buying.")
     return text
 
 
 COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("memory_gb", "GB"), ("bandwidth_gbs", "GB/s"),
-           ("max_batch", "max sequences"), ("batch", "batch"), ("tokens_per_s", "tokens/s"), ("tpot_ms", "ms/token"),
-           ("bound", "bound"), ("tokens_per_s_batch1", "tokens/s at 1"), ("usd_per_hour", "cloud $/h"),
-           ("tokens_per_usd", "tokens per $")]
+           ("max_batch", "max sequences"), ("batch", "batch"), ("tokens_per_s", "tokens/s"), ("ttft_s", "TTFT s"),
+           ("tpot_ms", "ms/token"), ("bound", "bound"), ("tokens_per_s_batch1", "tokens/s at 1"),
+           ("usd_per_hour", "cloud $/h"), ("tokens_per_usd", "tokens per $"), ("note", "note")]
 
 
 def render(result: dict, fmt: str) -> str:
@@ -262,4 +250,5 @@ def render(result: dict, fmt: str) -> str:
         return table([], [], "json", data=result)
     notes = [result["explanation"]] + [f"not ranked: {e['gpu']}: {e['reason']}" for e in result["excluded"]]
     return table(COLUMNS, result["rows"], fmt, notes=notes,
-                 title=f"GPUs for serving {result['model']} at {result['context']:,} tokens of context")
+                 title=f"GPUs for serving {result['model']}: {result['prompt']:,} + {result['output']:,} tokens"
+                 + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else ""))

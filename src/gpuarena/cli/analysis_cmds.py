@@ -98,6 +98,9 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           what: str = typer.Option("allreduce", "--what", help="with --vs and --gpus: allreduce or step time", metavar="WHAT"),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="CSV with gpu,workload,precision,batch_size,"
                                                  "throughput|latency|scaling[,seq_len,image_size,steps,gpus,source]", metavar="FILE"),
+          sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
+                                         help="llm-serve: shape=, hf_config=, prompt_len=, new_tokens=; "
+                                         "llm-train: shape=, hf_config="),
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
@@ -116,6 +119,13 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
         if vs is None or ratio is None or gpu is None or workload is None:
             raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
         lo, hi = RT.parse_range(ratio)
+        if workload == "llm-serve":   # the serving model's ratio at the claim's conditions
+            from gpuarena.analysis.llm_claims import check_serving_ratio
+            from gpuarena.cli.llm_cmds import llm_claim_sets
+
+            cond = {"precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
+            _out(RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt))
+            return
         if gpus and gpus > 1:
             if what not in ("allreduce", "step"):
                 raise UserError(f"--what {what!r}: allreduce or step")
@@ -137,6 +147,10 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
             raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput, "
                             "--latency or --scaling (or --csv)")
         claims = [one]
+    if sets:
+        from gpuarena.cli.llm_cmds import llm_claim_sets
+
+        claims = [{**c, **llm_claim_sets(sets, c.get("workload"))} for c in claims]
     for c in claims:
         _check_claim_input(c)
     _out(C.render(C.check_claims(claims, store), fmt))
@@ -148,6 +162,8 @@ def _check_claim_input(c: dict) -> None:
     from gpuarena.analysis.precision import request_of
     from gpuarena.workloads import registry
 
+    if c.get("workload") == "llm-serve" and c.get("batch_size") in (None, ""):
+        c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
         bs = int(str(c.get("batch_size")).strip())
         nums = {k: float(str(c[k]).strip()) for k in ("throughput", "latency", "scaling", "gpus")
@@ -161,7 +177,7 @@ def _check_claim_input(c: dict) -> None:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
-    if wl.launcher == "torchrun":
+    if wl.launcher == "torchrun" and wl.name != "llm-train":   # llm-train claims are tokens/s over all GPUs
         raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
                         "(e.g. resnet50-train) per GPU")
 
@@ -185,7 +201,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            throughput: Optional[float] = typer.Option(None, "--throughput", metavar="ITEMS_PER_S", help="single-GPU items/s if none stored"),
            model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="ddp-train: resnet50 or bert-large"),
            variant: Optional[str] = typer.Option(None, "--variant", metavar="VARIANT", help="ddp-train variant (default seed)"),
-           bucket_mb: float = typer.Option(25.0, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message)"),
+           bucket_mb: Optional[float] = typer.Option(None, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message; default 25)"),
            tokens: Optional[float] = typer.Option(None, "--tokens", metavar="TOKENS", help="llm-train: training tokens, e.g. 300e9"),
            mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured'"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
@@ -202,13 +218,18 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
+    if workload == "llm-serve":
+        raise UserError("whatif -w llm-serve: serving on N GPUs is tensor parallel, modelled by "
+                        "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
     if workload == "llm-train":
-        from gpuarena.cli.llm_cmds import whatif_llm
+        from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
 
+        refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
+                         "--throughput": throughput, "--bucket-mb": bucket_mb})
         _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
         return
     _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
-                               variant, bucket_mb), fmt))
+                               variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
 
 @app.command()
@@ -219,8 +240,8 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            precision: Optional[str] = typer.Option(None, "--precision", help="rank only this precision class", metavar="PRECISION"),
            validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
                                          "against the published cross-GPU figures"),
-           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, shape=, hf_config=, precision=, "
-                                          "batch=, overhead=", metavar="KEY=VALUE"),
+           sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, prompt=, output=, shape=, "
+                                          "hf_config=, precision=, batch=, overhead=", metavar="KEY=VALUE"),
            include_consumer: bool = typer.Option(False, "--include-consumer",
                                                  help="rank consumer (GeForce) cards beside data-centre ones"),
            basis: str = BASIS,
@@ -248,8 +269,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if workload == "llm-serve":   # what fits and how fast it decodes: the memory and bandwidth model
-        _out(_advise_serving(sets, min_memory, db, fmt))
+    if workload == "llm-serve":   # what fits, TTFT and sustained tokens/s: the serving model
+        from gpuarena.cli.llm_cmds import advise_serving
+
+        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,
+                            include_consumer, basis))
         return
     if sets:
         raise UserError("--set is for advise -w llm-serve")
@@ -260,17 +284,6 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
                            precision, include_consumer, basis), fmt))
-
-
-def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
-    import os
-
-    from gpuarena.analysis import serving as S
-    from gpuarena.store.db import default_path
-
-    path = db or default_path()
-    results = open_store(path, readonly=True).results() if os.path.exists(path) else []
-    return S.render(S.advise(results, sets, min_memory), fmt)
 
 
 @app.command()

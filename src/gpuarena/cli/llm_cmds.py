@@ -1,28 +1,104 @@
-"""`gpuarena whatif -w llm-train`: the large-model memory and time plan (analysis/llm_plan.py)."""
+"""The LLM branches of the decision verbs: `whatif -w llm-train` (analysis/llm_plan.py) and
+`advise -w llm-serve` (analysis/serving.py).  Every option the verb accepts is used here or
+refused with the reason; none is ignored."""
 
 from __future__ import annotations
 
 from gpuarena.errors import UserError
 
-DEFAULT_MFU = 0.4
+
+def _results(db: str | None) -> list[dict]:
+    import os
+
+    from gpuarena.cli.common import open_store
+    from gpuarena.store.db import default_path
+
+    path = db or default_path()
+    return open_store(path, readonly=True).results() if os.path.exists(path) else []
+
+
+def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precision: str | None,
+                   budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str,
+                   include_consumer: bool = False, basis: str = "cloud") -> str:
+    from gpuarena.analysis import serving as S
+    from gpuarena.data.catalog import load_prices
+
+    unused = [name for name, v in (("--budget", budget), ("--hours", hours)) if v is not None]
+    if unused:
+        raise UserError(f"{', '.join(unused)}: advise -w llm-serve ranks by sustained tokens/s and prices it by "
+                        "the cloud $/GPU-hour (--prices to override); it takes no budget")
+    if basis != "cloud":
+        raise UserError(f"--price-basis {basis}: advise -w llm-serve prices tokens by the cloud $/GPU-hour")
+    if precision is not None:
+        if any(x.strip().startswith("precision=") for x in sets):
+            raise UserError("give the weights' precision once: --precision or --set precision=")
+        sets = [*sets, f"precision={precision.strip().lower()}"]
+    return S.render(S.advise(_results(db), sets, min_memory, gpus, include_consumer, load_prices(prices)), fmt)
+
+
+def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
+    """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
+    from gpuarena.analysis.llm_claims import SERVE_KEYS, TRAIN_KEYS
+
+    keys = {"llm-serve": SERVE_KEYS, "llm-train": TRAIN_KEYS}.get(workload or "")
+    if keys is None:
+        raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=) and "
+                        "llm-train claims (shape=, hf_config=)")
+    out = {}
+    for item in sets:
+        k, sep, v = item.partition("=")
+        if not sep or k.strip() not in keys:
+            raise UserError(f"--set {item!r}: an {workload} claim takes {', '.join(f'{x}=' for x in keys)}")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def refuse_unused(**given) -> None:
+    """whatif -w llm-train plans from the model, the GPU, the count, the tokens and the MFU: the
+    data-parallel options mean nothing to it."""
+    used = [k for k, v in given.items() if v is not None]
+    if used:
+        raise UserError(f"{', '.join(used)}: not used by whatif -w llm-train (the plan takes --model, --gpu, "
+                        "--n, --tokens, --mfu and --variant); leave them out")
+
+
+def _precision(variant: str | None) -> tuple[str, bool | None]:
+    """The precision and checkpointing a llm-train variant names; unknown components refused."""
+    from gpuarena.workloads import registry
+
+    if not variant:
+        return "bf16", None
+    known = registry.get("llm-train").variants
+    parts = [p.strip() for p in variant.split("+") if p.strip()]
+    bad = [p for p in parts if p not in known]
+    if bad:
+        raise UserError(f"--variant {variant!r}: {', '.join(bad)} is not an llm-train variant "
+                        f"({', '.join(known)})")
+    if "seed" in parts or "tf32" in parts:
+        raise UserError(f"--variant {variant!r}: the plan models bf16 or fp8 training (seed and tf32 run FP32/TF32)")
+    return ("fp8" if "fp8" in parts else "bf16"), ("activation-checkpointing" in parts or None)
 
 
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
                variant: str | None, store, fmt: str) -> str:
-    from gpuarena.analysis import llm_claims, llm_plan
+    from gpuarena.analysis import llm_advice, llm_claims, llm_plan
 
-    precision = "fp8" if variant and "fp8" in variant.split("+") else "bf16"
-    if mfu in (None, ""):
-        share, source = DEFAULT_MFU, "assumed (give --mfu or --mfu measured)"
-    elif mfu == "measured":
-        share, source = llm_plan.measured_mfu(store.results() if store is not None else [], precision)
-    else:
-        try:
-            share, source = float(mfu), "given"
-        except ValueError:
-            raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
-    plans = [llm_plan.plan(model or "gpt3-175b", tokens if tokens is not None else 300e9, gpu, n, share,
-                           precision, mfu_from=source) for n in counts]
+    precision, _ = _precision(variant)
+    model = model or "gpt3-175b"
+    results = store.results() if store is not None else []
+    plans = []
+    for n in counts:
+        if mfu in (None, ""):
+            share, source = None, "not given: the plan's own breakdown"
+        elif mfu == "measured":
+            share, source = llm_advice.measured_mfu(results, precision, model, n)
+        else:
+            try:
+                share, source = float(mfu), "given (end to end, as papers quote it)"
+            except ValueError:
+                raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
+        plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
+                                   mfu_from=source, efficiency=llm_advice.compute_efficiency(results, precision)))
     if fmt == "json":
         return llm_claims.render_plan({"plans": plans}, "json")
     return "\n".join(llm_claims.render_plan(p, fmt) for p in plans)

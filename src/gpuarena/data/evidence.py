@@ -4,8 +4,8 @@ published_claims.csv: figures published by MLPerf, NVIDIA (DeepLearningExamples,
 Megatron-LM, TensorRT-LLM), PyTorch (torchtitan, gpt-fast), Lambda and the two seed articles,
 plus claims built to be caught (issue 22), each with the conditions its source states, the
 verdict an expert gives it (plausible, implausible, impossible) and why.  Its first columns
-are those `gpuarena check --csv` reads; `model`, `prompt_len` and `new_tokens` carry the LLM
-conditions check does not read yet.
+are those `gpuarena check --csv` reads, `model`, `prompt_len` and `new_tokens` (the LLM
+conditions) included.
 
 holdout_ratios.csv: cross-GPU throughput ratios (gpu_b over gpu_a, same engine, same GPU
 count) from sources no projection fit uses: MLPerf Training time-to-train, MLPerf Inference
@@ -29,7 +29,7 @@ HOLDOUT_CSV = DATA / "holdout_ratios.csv"
 VERDICTS = ("plausible", "implausible", "impossible")
 # the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
 CHECK_COLUMNS = ("gpu", "workload", "precision", "batch_size", "throughput", "latency", "seq_len", "image_size",
-                 "steps", "gpus", "scaling", "source")
+                 "steps", "gpus", "scaling", "model", "prompt_len", "new_tokens", "source")
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,26 @@ def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
 
 def check_claim(claim: dict, store=None) -> dict:
     """One claim {gpu, workload, precision, batch_size, throughput | latency[, seq_len, image_size, steps,
-    gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output)."""
+    gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output).
+
+    A loosely named GPU that fits several catalog cards ("H100": SXM5 and PCIe) is judged on each; when
+    every variant gives the same verdict that is the answer (the row says it held for all of them),
+    otherwise the ambiguity is refused with each variant's verdict."""
+    cands = catalog.candidates(claim.get("gpu") or "")
+    if len(cands) > 1:
+        rows = [_check_one({**claim, "gpu": g.name}, store) for g in cands]
+        verdicts = {r["verdict"] for r in rows}
+        names = ", ".join(g.short for g in cands)
+        if len(verdicts) == 1:
+            worst = rows[0]
+            return {**worst, "reason": f"{claim['gpu']} names {names}: {worst['verdict']} on every one; "
+                                       f"{worst['reason']}", "judged_on": [g.name for g in cands]}
+        raise UserError(f"GPU {claim['gpu']!r} is ambiguous and the verdict depends on which: "
+                        + "; ".join(f"{r['gpu']}: {r['verdict']}" for r in rows) + "; name one")
+    return _check_one(claim, store)
+
+
+def _check_one(claim: dict, store=None) -> dict:
     if claim.get("workload") in ("llm-serve", "llm-train"):   # the serving model; MFU of a training claim
         from gpuarena.analysis.llm_claims import check_serving, check_training
 

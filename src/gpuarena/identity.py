@@ -61,7 +61,8 @@ def comparable(a: dict, b: dict) -> bool:
 # walk down to ``Workload``).  Of the shared ``Workload`` base, the methods in TIMED_PATH --
 # those the runner calls, or whose result it stores, while measuring -- are covered for each
 # workload that inherits them or reaches them through ``super()``; a change there changes the
-# fingerprint of exactly the workloads whose figures it changes.  The other base methods
+# fingerprint of exactly the workloads whose figures it changes.  So do the methods of the
+# dataclasses a class fact holds (Param.parse, which coerces a given value).  The other base methods
 # (fingerprint, param_map, canonical_variant, executed/peak precision, param_count) name or
 # analyse a result but do not shape the measurement, and stay out.
 
@@ -164,6 +165,13 @@ class _Walk:
             else:
                 self.value(value)
 
+    def instances(self, value) -> None:
+        """The methods of our dataclass instances among a class fact (Param.parse turns a
+        given value into the one that runs)."""
+        for x in value if isinstance(value, (tuple, list)) else (value,):
+            if dataclasses.is_dataclass(x) and not isinstance(x, type):
+                self.value(type(x))
+
     def value(self, value) -> None:
         """A helper function, or every method of a helper class (a KV cache, an optimizer wrapper)."""
         if isinstance(value, types.FunctionType) and self.ours(value):
@@ -213,6 +221,7 @@ def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
                 walk.function(fn)
             elif not attr.startswith(("__", "_abc")):
                 walk.parts[f"attr:{attr}"] = repr(_canonical(list(member) if attr in DESCRIBED else member))
+                walk.instances(member)
     for fn in _base_methods_used(cls, stop):
         walk.function(fn)
     for w in wrapped:

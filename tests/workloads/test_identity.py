@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpuarena.identity import comparable, why_not_comparable
 from gpuarena.workloads import registry
-from gpuarena.workloads.base import Workload
+from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.resnet50 import ResNet50Train
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "fingerprints.json"
@@ -118,6 +118,10 @@ def _items_per_step_changed(self) -> float:
     return 2.0 * float(self.p.get("batch_size", 1))
 
 
+def _parse_changed(self, raw):
+    return self.type(raw)
+
+
 def test_inherited_base_behaviour_counts(monkeypatch):
     """Workload.items_per_step shapes the throughput of those that inherit it, not of those that
     override it (matmul counts FLOPs per step itself)."""
@@ -127,6 +131,9 @@ def test_inherited_base_behaviour_counts(monkeypatch):
     monkeypatch.setattr(Workload, "items_per_step", _items_per_step_changed)
     assert resnet.fingerprint() != before[0]
     assert matmul.fingerprint() == before[1]
+    monkeypatch.undo()
+    monkeypatch.setattr(Param, "parse", _parse_changed)     # how a given value becomes the one that runs
+    assert resnet.fingerprint() != before[0] and matmul.fingerprint() != before[1]
 
 
 class ToyTrain(ResNet50Train):

@@ -41,6 +41,14 @@ def tco(purchase_usd: float, power_w: float, n_gpus: int, years: float, kwh_pric
     return {"purchase": purchase, "energy": energy, "hosting": hosting, "total": purchase + energy + hosting}
 
 
+def usd_per_million_tokens(usd_per_gpu_hour: float | None, tokens_per_s: float | None, gpus: int = 1) -> float | None:
+    """Dollars per million tokens from a price per GPU-hour: gpus x price / (tokens/s x 3600) x 1e6.
+    None without a price or without tokens (a load at which no request met the SLO)."""
+    if not usd_per_gpu_hour or not tokens_per_s or tokens_per_s <= 0:
+        return None
+    return gpus * usd_per_gpu_hour / (tokens_per_s * 3600) * 1e6
+
+
 def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting: float) -> None:
     if not 0 < years <= 30:
         raise UserError(f"--years {years}: must be in (0, 30]")
@@ -118,7 +126,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
 
 def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
          hosting: float) -> dict:
-    n_dev = r.get("gpus") or 1
+    extra = r.get("extra") or {}
+    n_dev = (r.get("gpus") or 1) * (extra.get("server_gpus") or 1)   # endpoint-serve: the server's GPUs
     thr = r["throughput_median"] / n_dev            # per GPU
     measured_power = r.get("power_w_mean")
     power = measured_power if measured_power else g.tdp_w
@@ -151,6 +160,8 @@ def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price
     if basis == "cloud" and usd is not None:
         row["fleet_usd"] = usd * gpus * HOURS_PER_YEAR * years
         row["usd_per_million_items"] = usd / (thr * 3600) * 1e6
+        if "goodput_tokens_per_s" in extra:   # a served endpoint: only tokens of requests within every SLO count
+            row["usd_per_million_tokens_at_slo"] = usd_per_million_tokens(usd, extra["goodput_tokens_per_s"], n_dev)
     elif basis == "purchase" and usd is not None and power:
         t = tco(usd, power, gpus, years, kwh_price, pue, hosting)
         row.update({"tco_purchase": t["purchase"], "tco_energy": t["energy"], "tco_hosting": t["hosting"],
@@ -200,4 +211,10 @@ def render(result: dict, fmt: str) -> str:
     notes += [f"check: {f}" for f in result["flags"]]
     kind = "cloud $/GPU-hour" if basis == "cloud" else f"{a['market']} purchase $"
     title = f"Cost ({kind}" + (f", baseline {a['baseline']})" if a["baseline"] else ")")
-    return _render(COLUMNS[basis], rows, fmt, title=title, notes=notes)
+    columns = COLUMNS[basis]
+    if basis == "cloud" and any(r.get("usd_per_million_tokens_at_slo") is not None for r in rows):
+        at = [c for c, _ in columns].index("usd_per_million_items") + 1
+        columns = columns[:at] + [("usd_per_million_tokens_at_slo", "$/M tokens at SLO")] + columns[at:]
+        notes.append("$/M tokens at SLO: the cloud price over the output tokens of requests that met every SLO "
+                     "(endpoint-serve's goodput)")
+    return _render(columns, rows, fmt, title=title, notes=notes)

@@ -149,4 +149,7 @@ def engine_of(r: dict) -> str:
     MXNet, ...); a measured one is PyTorch, compiled or not.  Figures of two classes are not compared."""
     if r.get("source") == "published":
         return (r.get("extra") or {}).get("engine") or "as published"
+    served = (r.get("extra") or {}).get("engine")   # endpoint-serve: the server's engine and version
+    if isinstance(served, str) and served:
+        return served
     return "PyTorch compiled" if "compile" in str(r.get("variant") or "").split("+") else "PyTorch eager"

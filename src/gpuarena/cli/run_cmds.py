@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
-from gpuarena.cli.run_guard import check_environment, plan_cases, release
+from gpuarena.cli.run_guard import check_environment, drives_local_server, plan_cases, release, server_environment
 from gpuarena.errors import UserError
 
 
@@ -162,7 +162,8 @@ def run(
         todo = cases
         suite_name = spec.name
         run_id = None
-    if device.startswith("cuda"):  # a CPU run is never checked (see measure/busy.py)
+    # a CPU run is never checked (see measure/busy.py); a server endpoint-serve drives is meant to be there
+    if device.startswith("cuda") and not drives_local_server(todo):
         from gpuarena.measure.busy import busy_message
 
         msg = busy_message(device)
@@ -174,6 +175,9 @@ def run(
         store = open_store(db)  # only now: a refused command leaves no database behind
     clean_stale_workdirs()  # case folders of runners killed before they could clean up
     fp = fingerprint()
+    servers = server_environment(todo)
+    if servers:
+        fp["servers"] = servers
     env_id = store.env_id(fp, fingerprint_hash(fp))
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])

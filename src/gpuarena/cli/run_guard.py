@@ -48,3 +48,25 @@ def check_environment() -> None:
         pass_through()
     except (UserError, ValueError) as exc:
         raise UserError(f"GPUARENA_TORCHRUN_ARGS: {str(exc)[:200]}") from None
+
+
+def server_environment(cases: list) -> list[dict]:
+    """What the servers a plan drives say about themselves (a workload's ``environment``
+    classmethod, endpoint-serve's engine and models): part of the run's environment fingerprint."""
+    from gpuarena.workloads import registry
+
+    seen, out = set(), []
+    for c in cases:
+        env = getattr(registry.get(c.workload), "environment", None)
+        key = (c.workload, c.params.get("base_url"), c.params.get("engine"))
+        if env is not None and key not in seen:
+            seen.add(key)
+            out.append(env(c.params))
+    return out
+
+
+def drives_local_server(cases: list) -> bool:
+    """Every case measures a server on this GPU (endpoint-serve): the GPU is busy by design."""
+    from gpuarena.workloads import registry
+
+    return bool(cases) and all(getattr(registry.get(c.workload), "drives_server", False) for c in cases)

@@ -16,7 +16,7 @@ from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
 from gpuarena.report import headline as H
 from gpuarena.report import multigpu
-from gpuarena.report import llm_section as _llm, serving
+from gpuarena.report import endpoint_section, llm_section as _llm, serving
 from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
                                    ok, params_text, varying_params)
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
@@ -42,7 +42,8 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
                 an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
-    sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
+    sections += [_llm.llm_section(rows), serving.section(rows, store), endpoint_section.section(rows),
+                 multi_gpu_section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections, rows)

@@ -72,7 +72,8 @@ class Case(BaseModel):
                           sort_keys=True, separators=(",", ":"))
 
     def label(self) -> str:
-        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances"))
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances",
+                                                                   "rate", "concurrency"))
         n = f" x{self.gpus}" if self.gpus > 1 else ""
         return f"{self.workload} [{self.variant}] {ps}{n}".strip()
 
@@ -149,7 +150,7 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                     for variant in variants:
                         cases.append(Case(
                             workload=wl.name, variant=variant, params=params,
-                            repeats=method.repeats or DEFAULT_REPEATS,
+                            repeats=method.repeats or getattr(wl, "default_repeats", None) or DEFAULT_REPEATS,
                             warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
                             steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
                             timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,

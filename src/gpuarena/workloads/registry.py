@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
     "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",
     "llm-serve": "gpuarena.workloads.llm.serve:LLMServe",
+    "endpoint-serve": "gpuarena.workloads.endpoint.serve:EndpointServe",
     "resnet50-infer": "gpuarena.workloads.resnet50_infer:ResNet50Infer",
     "matmul": "gpuarena.workloads.micro:Matmul",
     "membw": "gpuarena.workloads.micro:MemBandwidth",

@@ -1,0 +1,62 @@
+"""Verbs of served endpoints: `gpuarena serve-tiny`, a small OpenAI-compatible server to point
+endpoint-serve at (workloads/endpoint/tiny_server.py), and `gpuarena engines`, the served engines
+side by side (analysis/endpoints.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from gpuarena.cli import app
+from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.errors import UserError
+
+
+@app.command("serve-tiny")
+def serve_tiny(
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="address to listen on"),
+    port: int = typer.Option(8000, "--port", metavar="PORT", help="port (0: any free one, printed)"),
+    shape: str = typer.Option("tiny", "--shape", metavar="SHAPE", help="decoder shape (llm/model.py SHAPES)"),
+    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", metavar="NAME",
+                                              help="require the key held by this environment variable"),
+    threads: int = typer.Option(1, "--threads", metavar="N", help="CPU threads for the model"),
+) -> None:
+    """Serve the project's Llama-style decoder (random weights) over the OpenAI API, streamed."""
+    import asyncio
+
+    from gpuarena.workloads.endpoint import tiny_server
+    from gpuarena.workloads.llm.model import SHAPES
+
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port {port}: must be between 0 and 65535")
+    if shape not in SHAPES:
+        raise UserError(f"--shape {shape!r}: known shapes are {', '.join(SHAPES)}")
+    if not 1 <= threads <= 1024:
+        raise UserError(f"--threads {threads}: must be between 1 and 1024")
+    key = None
+    if api_key_env:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise UserError(f"--api-key-env {api_key_env}: that environment variable is not set")
+    try:
+        asyncio.run(tiny_server.serve(host, port, shape, key, threads))
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE",
+                                                 help="YAML file of price overrides (see data/article_prices.yaml)"),
+            db: Optional[str] = DbOption,
+            fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")) -> None:
+    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens."""
+    from gpuarena.analysis import endpoints
+    from gpuarena.data.catalog import load_prices
+
+    check_format(fmt, ("table", "md", "json"))
+    rows = endpoints.table(open_store(db, readonly=True), load_prices(prices))
+    typer.echo(endpoints.render(rows, fmt), nl=False)

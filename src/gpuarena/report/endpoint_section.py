@@ -1,0 +1,35 @@
+"""The report's served-engines section: endpoint-serve results side by side, like for like
+(analysis/endpoints.py groups them and computes every figure; this only lays them out)."""
+
+from __future__ import annotations
+
+from gpuarena.analysis.endpoints import WORKLOAD, engine_rows
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num, pct
+
+
+def _n(x) -> str:
+    return fmt_num(x) if isinstance(x, (int, float)) else "-"
+
+
+def section(rows: list[dict]) -> Section | None:
+    served = engine_rows([r for r in rows if r.get("workload") == WORKLOAD])
+    if not served:
+        return None
+    s = Section("endpoint-serve", "Served engines: throughput, latency and goodput at an SLO")
+    s.paragraphs.append(
+        "endpoint-serve drives a running OpenAI-compatible server (vLLM, SGLang, transformers serve, ...) with "
+        "streamed requests. TTFT, TPOT, ITL and E2E are defined as in vLLM's benchmarks/benchmark_serving.py; "
+        "goodput counts the requests that met both SLOs; within SLO is their share of all requests sent. "
+        "Rows of one setting asked the same thing of each server. $/M tokens: the catalog's cloud price per "
+        "GPU-hour over the output tokens delivered within the SLO (docs/serving-endpoints.md).")
+    table = [[x["setting"], x["gpu"], x["engine"], _n(x["rate"]) if x["rate"] not in (None, float("inf"))
+              else "all at once", _n(x["output_tokens_per_s"]), _n(x["goodput_requests_per_s"]),
+              pct(x["slo_attainment"]), _n(x["ttft_ms_p50"]), _n(x["ttft_ms_p99"]), _n(x["tpot_ms_p50"]),
+              _n(x["tpot_ms_p99"]), _n(x["e2e_ms_p99"]), _n(x["joules_per_token"]),
+              _n(x["usd_per_million_tokens_at_slo"]), str(x["failed"] or 0)] for x in served]
+    s.tables.append(Table("endpoint-serve-table", [
+        ("setting", PROSE), ("GPU", TEXT), ("engine", TEXT), ("req/s sent", NUMERIC), ("output tok/s", NUMERIC),
+        ("goodput req/s", NUMERIC), ("within SLO", NUMERIC), ("TTFT p50 ms", NUMERIC), ("TTFT p99 ms", NUMERIC),
+        ("TPOT p50 ms", NUMERIC), ("TPOT p99 ms", NUMERIC), ("E2E p99 ms", NUMERIC), ("J/token", NUMERIC),
+        ("cloud $/M tok at SLO", NUMERIC), ("failed", NUMERIC)], table, "served engines"))
+    return s

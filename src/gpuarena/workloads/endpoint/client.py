@@ -1,0 +1,197 @@
+"""One streamed request to an OpenAI-compatible server, timed as the client sees it.
+
+The request body is what vLLM's serving benchmark sends (``stream``, ``stream_options:
+{include_usage: true}``, ``max_tokens``, ``ignore_eos`` so every request generates its full
+length; ``temperature`` 0).  The answer is read as server-sent events line by line: ``data:
+{json}`` chunks carry text in ``choices[0].text`` (completions) or ``choices[0].delta.content``
+(chat), a chunk with ``usage`` gives the server's token counts, ``data: [DONE]`` ends the
+stream (or, from a server that sends none, a clean close after a chunk with a finish_reason).
+Anything else ends the request as one of ``metrics.ERROR_KINDS``, with the first line of what
+went wrong: a benchmark of a misbehaving server counts failures, it never hangs
+(``request_timeout_s`` bounds each request, connection included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import aiohttp
+
+from gpuarena.workloads.endpoint.metrics import Record
+
+PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+MAX_DETAIL = 200
+
+
+def payload(api: str, model: str, prompt, max_tokens: int | None, ignore_eos: bool) -> dict:
+    """The JSON body of one request.  ``prompt``: text, or (chat) a list of messages."""
+    body: dict = {"model": model, "stream": True, "stream_options": {"include_usage": True},
+                  "temperature": 0.0}
+    if api == "chat":
+        body["messages"] = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+    else:
+        body["prompt"] = prompt
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if ignore_eos:
+        body["ignore_eos"] = True
+    return body
+
+
+def headers(api_key: str | None) -> dict:
+    h = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    if api_key:
+        h["Authorization"] = f"Bearer {api_key}"
+    return h
+
+
+def _first_line(text: str) -> str:
+    line = next((x for x in str(text).strip().splitlines() if x.strip()), "")
+    return " ".join(line.split())[:MAX_DETAIL]
+
+
+def _error_message(text: str) -> str:
+    """The message of an error body: OpenAI's {"error": {"message"}}, FastAPI's {"detail"}, else its first line."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return _first_line(text)
+    err = body.get("error", body) if isinstance(body, dict) else body
+    msg = (err.get("message") or err.get("detail")) if isinstance(err, dict) else err
+    return _first_line(msg if isinstance(msg, str) else text)
+
+
+def chunk_text(event: dict, api: str) -> str | None:
+    """The text a chunk carries ('' for none); None when the chunk is not the API's shape."""
+    choices = event.get("choices")
+    if not isinstance(choices, list):
+        return None
+    if not choices:
+        return ""             # the usage chunk: no choices
+    first = choices[0]
+    if not isinstance(first, dict):
+        return None
+    if api == "chat":
+        delta = first.get("delta")
+        if not isinstance(delta, dict):
+            return None
+        text = delta.get("content") or delta.get("reasoning_content") or ""
+    else:
+        text = first.get("text") or ""
+    return text if isinstance(text, str) else None
+
+
+class _Failed(Exception):
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> None:
+    """A complete stream: its end-to-end time and token counts (the server's usage when it gave one)."""
+    if counted == 0:
+        raise _Failed("empty", "the stream ended without any generated text")
+    rec.e2e = last - t0
+    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+        rec.output_tokens, rec.tokens_from = usage["completion_tokens"], "usage"
+        if isinstance(usage.get("prompt_tokens"), int):
+            rec.prompt_tokens = usage["prompt_tokens"]
+    else:
+        rec.output_tokens = counted
+    rec.ok = True
+
+
+async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
+    """Fill ``rec`` from an SSE body; raise _Failed on a bad event or an early end.  The stream is
+    complete at ``data: [DONE]``, or when it closes cleanly after a chunk with a finish_reason
+    (``transformers serve`` sends no [DONE])."""
+    last = None
+    counted = events = 0
+    usage = None
+    finished = False
+    async for raw in resp.content:
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line or line.startswith(":") or not line.startswith("data:"):
+            continue          # blank separators, comments, event:/id:/retry: fields
+        events += 1
+        data = line[5:].strip()
+        if data == "[DONE]":
+            _finish(rec, counted, usage, last, t0)
+            return
+        try:
+            event = json.loads(data)
+        except json.JSONDecodeError:
+            raise _Failed("malformed", f"an event is not JSON: {data[:80]!r}") from None
+        if not isinstance(event, dict):
+            raise _Failed("malformed", f"an event is not a JSON object: {data[:80]!r}")
+        if "error" in event:
+            err = event["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise _Failed("stream_error", f"error event: {_first_line(msg)}")
+        if event.get("usage"):
+            usage = event["usage"]
+        text = chunk_text(event, api)
+        if text is None:
+            raise _Failed("malformed", f"an event has no {api} choices: {data[:80]!r}")
+        finished = finished or any(isinstance(c, dict) and c.get("finish_reason") for c in event["choices"])
+        if text:
+            now = time.perf_counter()
+            if last is None:
+                rec.ttft = now - t0
+            else:
+                rec.gaps.append(now - last)
+            last = now
+            counted += 1
+    if not events:
+        raise _Failed("malformed", f"the answer is not a server-sent event stream "
+                                   f"(Content-Type {resp.headers.get('Content-Type', 'none')})")
+    if not finished:
+        raise _Failed("stream_cut", f"the stream ended after {counted} chunk(s) without [DONE] or a finish_reason")
+    _finish(rec, counted, usage, last, t0)
+
+
+async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, hdrs: dict,
+               timeout_s: float, sent: float) -> Record:
+    """One request; never raises for what the server does (the record says what went wrong)."""
+    rec = Record(sent=sent, asked=body.get("max_tokens"))
+    t0 = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with session.post(url, json=body, headers=hdrs) as resp:
+                if resp.status != 200:
+                    text = await resp.text(errors="replace")
+                    kind = "http_5xx" if resp.status >= 500 else "http_4xx"
+                    raise _Failed(kind, f"HTTP {resp.status}: {_error_message(text) or resp.reason}")
+                await _read_stream(resp, api, rec, t0)
+    except _Failed as f:
+        rec.error, rec.detail = f.kind, f.detail
+    except TimeoutError:
+        rec.error, rec.detail = "timeout", f"no complete answer within {timeout_s:g} s"
+    except aiohttp.ClientConnectorError as e:
+        rec.error, rec.detail = "connect", _first_line(f"{url}: {e.os_error or e}")
+    except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as e:
+        rec.error, rec.detail = "stream_cut", _first_line(f"{e.__class__.__name__}: {e}")
+    except aiohttp.ClientResponseError as e:
+        rec.error, rec.detail = "malformed", _first_line(f"{e.__class__.__name__}: {e.message}")
+    except (aiohttp.http_exceptions.HttpProcessingError, ValueError) as e:   # aiohttp caps a line (LineTooLong)
+        rec.error, rec.detail = "malformed", _first_line(f"an event line longer than the reader takes: {e}")
+    except (aiohttp.ClientError, OSError) as e:
+        rec.error, rec.detail = "connect", _first_line(f"{e.__class__.__name__}: {e}")
+    if not rec.ok:
+        rec.gaps = []
+        rec.ttft = rec.e2e = None
+    return rec
+
+
+async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout_s: float = 5.0):
+    """GET a small JSON document, or None when there is none (a probe, never an error)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with session.get(url, headers=hdrs) as resp:
+                if resp.status != 200:
+                    return None
+                return json.loads(await resp.text(errors="replace"))
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+        return None

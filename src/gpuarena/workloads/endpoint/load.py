@@ -1,0 +1,161 @@
+"""What is sent and when: the prompts, the arrival process, one pass of requests, the engine probe.
+
+Prompts of a fixed length are random common English words, one token each in the usual BPE and
+SentencePiece vocabularies (a word after a space is one piece), drawn per request from a seeded
+generator so that no two prompts share a prefix a server could cache; the server's ``usage``
+says how many tokens it saw.  A user's JSONL file gives one request per line instead.
+
+Arrivals follow vLLM's serving benchmark: at rate ``inf`` every request is sent at once, else
+the gaps between sends are exponential (a Poisson process) of mean 1/rate; ``concurrency`` > 0
+caps the requests in flight (vLLM's ``--max-concurrency``), which with rate ``inf`` is a fixed
+concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from gpuarena.errors import UserError
+from gpuarena.workloads.endpoint import client
+from gpuarena.workloads.endpoint.metrics import Record
+
+WORDS = ("the of and to in is was for on are with as his they be at one have this from or had by "
+         "word but what some we can out other were all there when up use your how said an each she "
+         "which do their time if will way about many then them write would like so these her long "
+         "make thing see him two has look more day could go come did number sound no most people my "
+         "over know water than call first who may down side been now find any new work part take get "
+         "place made live where after back little only round man year came show every good me give "
+         "our under name very through just form sentence great think say help low line differ turn "
+         "cause much mean before move right boy old too same tell does set three want air well also "
+         "play small end put home read hand port large spell add even land here must big high such").split()
+MAX_PROMPTS_BYTES = 256 << 20      # a prompts file larger than this is refused, not read
+
+
+def random_prompts(n: int, length: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(length)) for _ in range(n)]
+
+
+def read_prompts(path: str) -> list[dict]:
+    """A JSONL file: one object per line with "prompt" (text) or "messages" (chat), and
+    optionally "max_tokens" (else output_len).  A UserError names the first bad line."""
+    p = Path(path).expanduser()
+    try:
+        if p.stat().st_size > MAX_PROMPTS_BYTES:
+            raise UserError(f"prompts_file {path}: larger than {MAX_PROMPTS_BYTES >> 20} MB")
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"prompts_file {path}: cannot read it ({e.__class__.__name__})") from None
+    out = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise UserError(f"prompts_file {path}, line {i}: not JSON") from None
+        if not isinstance(row, dict):
+            raise UserError(f"prompts_file {path}, line {i}: not a JSON object")
+        prompt = row.get("prompt", row.get("messages"))
+        ok = isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(
+            isinstance(m, dict) and isinstance(m.get("content"), str) for m in prompt))
+        if not ok:
+            raise UserError(f"prompts_file {path}, line {i}: needs \"prompt\" (text) or \"messages\" "
+                            "(a list of {\"role\", \"content\"})")
+        mt = row.get("max_tokens", row.get("output_len"))
+        if mt is not None and (not isinstance(mt, int) or isinstance(mt, bool) or mt < 1):
+            raise UserError(f"prompts_file {path}, line {i}: max_tokens must be a positive integer")
+        out.append({"prompt": prompt, "max_tokens": mt})
+    if not out:
+        raise UserError(f"prompts_file {path}: no prompts in it")
+    return out
+
+
+def parse_rate(raw: str) -> float | str:
+    """'inf', 'sweep' or a positive number of requests per second."""
+    text = str(raw).strip().lower()
+    if text in ("inf", "sweep"):
+        return float("inf") if text == "inf" else "sweep"
+    try:
+        rate = float(text)
+    except ValueError:
+        raise UserError(f"rate={raw!r}: expected requests per second, 'inf' or 'sweep'") from None
+    if not (rate > 0 and rate != float("inf")):
+        raise UserError(f"rate={raw!r}: must be a positive number of requests per second")
+    return rate
+
+
+def gaps(n: int, rate: float, seed: int) -> list[float]:
+    """Seconds to wait after each send: 0 at rate inf, else exponential of mean 1/rate."""
+    if rate == float("inf"):
+        return [0.0] * n
+    rng = random.Random(seed)
+    return [rng.expovariate(rate) for _ in range(n)]
+
+
+async def _pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float, concurrency: int,
+                timeout_s: float, seed: int) -> tuple[list[Record], float]:
+    sem = asyncio.Semaphore(concurrency) if concurrency > 0 else None
+    conn = aiohttp.TCPConnector(limit=0, force_close=False)
+    async with aiohttp.ClientSession(connector=conn, trust_env=False) as session:
+        t0 = time.perf_counter()
+
+        async def one(body):
+            if sem is None:
+                return await client.send(session, url, api, body, hdrs, timeout_s, time.perf_counter() - t0)
+            async with sem:
+                return await client.send(session, url, api, body, hdrs, timeout_s, time.perf_counter() - t0)
+
+        tasks = []
+        for body, wait in zip(bodies, gaps(len(bodies), rate, seed)):
+            tasks.append(asyncio.create_task(one(body)))
+            if wait:
+                await asyncio.sleep(wait)
+        records = await asyncio.gather(*tasks)
+        return list(records), time.perf_counter() - t0
+
+
+def run_pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float, concurrency: int,
+             timeout_s: float, seed: int) -> tuple[list[Record], float]:
+    """Send every body at the given rate; (records in send order, seconds from first send to last answer)."""
+    return asyncio.run(_pass(url, api, bodies, hdrs, rate, concurrency, timeout_s, seed))
+
+
+async def _probe(base: str, hdrs: dict) -> dict:
+    async with aiohttp.ClientSession(trust_env=False) as session:
+        version = await client.get_json(session, base + "/version", hdrs)
+        models = await client.get_json(session, base + "/v1/models", hdrs)
+    out: dict = {"reachable": version is not None or models is not None}
+    if isinstance(version, dict) and isinstance(version.get("version"), str):
+        out["version"] = version["version"][:60]
+    data = models.get("data") if isinstance(models, dict) else None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        out["models"] = [str(m.get("id"))[:200] for m in data[:20] if isinstance(m, dict)]
+        owner = data[0].get("owned_by")
+        if isinstance(owner, str) and owner.strip():
+            out["owned_by"] = owner.strip()[:60]
+    return out
+
+
+def probe(base: str, hdrs: dict) -> dict:
+    """What the server says about itself: {"reachable", "version"?, "models"?, "owned_by"?}."""
+    return asyncio.run(_probe(base, hdrs))
+
+
+def split_url(base: str) -> tuple[str, str]:
+    """(scheme://host:port/prefix without a trailing slash, host); UserError when it is no http URL."""
+    u = urlsplit(str(base).strip())
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise UserError(f"base_url={base!r}: expected http://HOST:PORT (the server's address, "
+                        "without /v1/completions)")
+    path = u.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[:-3]
+    return f"{u.scheme}://{u.netloc}{path}", u.hostname

@@ -1,0 +1,107 @@
+"""A real HTTP server that misbehaves on purpose, for endpoint-serve's bad-input tests.
+
+Each path prefix is one behaviour in front of the usual OpenAI routes (``/v1/models`` answers
+everywhere, so the model name is learnt):
+  /ok        a well-behaved stream (3 tokens, with usage)
+  /nousage   a well-behaved stream without a usage chunk
+  /fail500   every completion is HTTP 500
+  /flaky     every second completion is HTTP 500, the others are /ok
+  /malformed a stream whose second event is not JSON
+  /cut       the connection is dropped after one token, without [DONE]
+  /hang      one token, then nothing until the client gives up
+  /errevent  an error event in the middle of the stream
+  /longline  an event line of 1.5 MB
+  /json      one JSON answer where a stream was asked for
+It runs on its own event loop in a daemon thread of the test process; the runner's child
+process reaches it over localhost like any server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+from aiohttp import web
+
+MODEL = "fault-model"
+
+
+def _chunk(text: str) -> bytes:
+    return b"data: " + json.dumps({"object": "text_completion", "model": MODEL,
+                                   "choices": [{"index": 0, "text": text, "finish_reason": None}]}).encode() + b"\n\n"
+
+
+def make_app() -> web.Application:
+    calls = {"flaky": 0}
+
+    async def models(request):
+        return web.json_response({"object": "list", "data": [{"id": MODEL, "owned_by": "faults"}]})
+
+    async def good(request, usage: bool = True):
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for word in (" a", " b", " c"):
+            await resp.write(_chunk(word))
+        if usage:
+            await resp.write(b'data: {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3}}\n\n')
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def complete(request):
+        mode = request.match_info["mode"]
+        if mode == "ok":
+            return await good(request)
+        if mode == "nousage":
+            return await good(request, usage=False)
+        if mode == "json":
+            return web.json_response({"choices": [{"index": 0, "text": " a b c"}]})
+        if mode == "flaky":
+            calls["flaky"] += 1
+        if mode == "fail500" or (mode == "flaky" and calls["flaky"] % 2 == 0):
+            return web.json_response({"error": {"message": "engine overloaded\nsecond line"}}, status=500)
+        if mode == "flaky":
+            return await good(request)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(_chunk(" a"))
+        if mode == "malformed":
+            await resp.write(b"data: {this is not json\n\n")
+        elif mode == "errevent":
+            await resp.write(b'data: {"error": {"message": "CUDA out of memory", "code": 500}}\n\n')
+        elif mode == "cut":
+            request.transport.close()          # the connection dropped mid-stream
+            return resp
+        elif mode == "longline":
+            await resp.write(b"data: " + b"x" * 1_500_000 + b"\n\n")
+        elif mode == "hang":
+            await asyncio.sleep(3600)
+        await resp.write(b"data: [DONE]\n\n")
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/{mode}/v1/models", models)
+    app.router.add_post("/{mode}/v1/completions", complete)
+    return app
+
+
+def start() -> int:
+    """Start the server in a daemon thread; its port."""
+    ready = threading.Event()
+    port: list[int] = []
+
+    def main():
+        async def run():
+            runner = web.AppRunner(make_app(), access_log=None, shutdown_timeout=0.1)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            port.append(runner.addresses[0][1])
+            ready.set()
+            await asyncio.Event().wait()
+
+        asyncio.run(run())
+
+    threading.Thread(target=main, daemon=True, name="endpoint-faults").start()
+    ready.wait(30)
+    return port[0]

@@ -3,8 +3,9 @@
 Two results are comparable when they ran the same workload name at the same explicit
 ``version`` under the same measurement protocol.  The source hash of a workload
 (``fingerprint``) is provenance only: it tells what code ran, and tests/golden keeps it
-in step with ``version`` (a changed fingerprint without a version bump fails a test),
-so comparability never depends on a hash -- stored bundles from before this scheme,
+in step with ``version`` (the golden holds the fingerprint of every version a workload has
+had: a changed fingerprint at an unchanged version fails a test, and so does a version bump
+whose fingerprint was not recorded), so comparability never depends on a hash -- stored bundles from before this scheme,
 whose ``code_hash`` was a hash of the whole module, stay comparable.
 
 Importable without torch: analysis uses ``comparable``; workloads/base.py uses
@@ -49,6 +50,36 @@ def comparable(a: dict, b: dict) -> bool:
 
 
 # --- fingerprints ---------------------------------------------------------------
+#
+# What a fingerprint covers: the code and class facts that shape a stored figure.
+# What it leaves out, so that editing them never asks for a golden regeneration:
+# * prose: docstrings, comments (not in the AST), the ``description`` and ``source`` class
+#   texts, each Param's ``doc``, the descriptions of the variants (their names stay);
+# * ``version``: the golden file keys fingerprints by it (tests/golden/fingerprints.json);
+# * ANALYSIS_ONLY methods (below).
+# Inherited behaviour: methods from a workload's own intermediate bases are covered (the MRO
+# walk down to ``Workload``).  Of the shared ``Workload`` base, the methods in TIMED_PATH --
+# those the runner calls, or whose result it stores, while measuring -- are covered for each
+# workload that inherits them or reaches them through ``super()``; a change there changes the
+# fingerprint of exactly the workloads whose figures it changes.  So do the methods of the
+# dataclasses a class fact holds (Param.parse, which coerces a given value).  The other base methods
+# (fingerprint, param_map, canonical_variant, executed/peak precision, param_count) name or
+# analyse a result but do not shape the measurement, and stay out.
+
+PROSE_ATTRS = frozenset({"description", "source"})
+PROSE_FIELDS = frozenset({"doc"})             # Param.doc: dataclass fields left out of a hash
+DESCRIBED = frozenset({"variants"})           # {name: description}: the names count, in order
+
+# Class methods that feed analysis alone (no stored figure depends on them): outside a
+# workload's identity, so refining the roofline's traffic estimate does not re-key results.
+ANALYSIS_ONLY = frozenset({"bytes_per_item"})
+
+# Methods of the shared base class that shape the timed path (runner/measure_case.py, rank.py).
+TIMED_PATH = frozenset({"resolve_params", "parse_variant", "items_per_step", "flops_per_item", "flops",
+                        "precision", "check", "extra", "uses_compile", "unit_name", "finalize"})
+
+_SKIPPED_ATTRS = PROSE_ATTRS | ANALYSIS_ONLY | {"version"}
+
 
 def _canonical(obj):
     """A hash-stable rendering: sets sorted (string hashing is randomised per process)."""
@@ -61,7 +92,8 @@ def _canonical(obj):
     if isinstance(obj, type):
         return f"{obj.__module__}.{obj.__qualname__}"
     if dataclasses.is_dataclass(obj):
-        return _canonical({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+        return _canonical({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
+                           if f.name not in PROSE_FIELDS})
     return repr(obj)
 
 
@@ -92,80 +124,107 @@ def _unwrap(member):
     return member
 
 
-def _ours(obj) -> bool:
-    return (getattr(obj, "__module__", "") or "").split(".")[0] in _OWN_PACKAGES
+class _Walk:
+    """One fingerprint's collection: the parts found so far and the packages counted as ours
+    (gpuarena and the workload's own package, so a plugin's helpers are covered too)."""
+
+    def __init__(self, own: set[str]):
+        self.parts: dict[str, str] = {}
+        self.seen: set = set()
+        self.own = own
+
+    def ours(self, obj) -> bool:
+        return (getattr(obj, "__module__", "") or "").split(".")[0] in self.own
+
+    def ours_module(self, mod) -> bool:
+        # module.attr of our own helper modules (par.apply_fsdp), except the registry: its name
+        # table would tie every workload's identity to the list of the others
+        return mod.__name__.split(".")[0] in self.own and mod.__name__ != "gpuarena.workloads.registry"
+
+    def function(self, fn) -> None:
+        """The function's AST, then (transitively) the module-level helpers and constants it names."""
+        if id(fn) in self.seen:
+            return
+        self.seen.add(id(fn))
+        got = _function_ast(fn)
+        if got is None:
+            return
+        dumped, tree = got
+        self.parts[f"fn:{fn.__module__}.{fn.__qualname__}"] = dumped
+        env = getattr(fn, "__globals__", {})
+        dotted = {(n.value.id, n.attr) for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        for name in sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}):
+            value = env.get(name)
+            if isinstance(value, types.ModuleType) and self.ours_module(value):
+                for attr in sorted(a for base, a in dotted if base == name):
+                    self.value(getattr(value, attr, None))
+            elif isinstance(value, (int, float, str, tuple, dict, frozenset)) and not isinstance(value, bool) \
+                    and name.isupper():
+                self.parts[f"const:{fn.__module__}.{name}"] = repr(_canonical(value))
+            else:
+                self.value(value)
+
+    def instances(self, value) -> None:
+        """The methods of our dataclass instances among a class fact (Param.parse turns a
+        given value into the one that runs)."""
+        for x in value if isinstance(value, (tuple, list)) else (value,):
+            if dataclasses.is_dataclass(x) and not isinstance(x, type):
+                self.value(type(x))
+
+    def value(self, value) -> None:
+        """A helper function, or every method of a helper class (a KV cache, an optimizer wrapper)."""
+        if isinstance(value, types.FunctionType) and self.ours(value):
+            self.function(value)
+        elif isinstance(value, type) and self.ours(value) and id(value) not in self.seen:
+            self.seen.add(id(value))
+            for member in vars(value).values():
+                member = _unwrap(member)
+                if isinstance(member, types.FunctionType):
+                    self.function(member)
 
 
-_OWN_PACKAGES: set[str] = {"gpuarena"}
-
-
-def _collect(fn, parts: dict[str, str], seen: set) -> None:
-    """The function's AST, then (transitively) the module-level helpers and constants it names."""
-    if id(fn) in seen:
-        return
-    seen.add(id(fn))
+def _calls_super(fn, attr: str) -> bool:
+    """Whether a method reaches its base's ``attr`` through ``super().attr``."""
     got = _function_ast(fn)
-    if got is None:
-        return
-    dumped, tree = got
-    parts[f"fn:{fn.__module__}.{fn.__qualname__}"] = dumped
-    env = getattr(fn, "__globals__", {})
-    # module.attr of our own helper modules (par.apply_fsdp), except the registry: its name table
-    # would tie every workload's identity to the list of the others
-    dotted = {(n.value.id, n.attr) for n in ast.walk(tree)
-              if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    for name in sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}):
-        value = env.get(name)
-        if isinstance(value, types.ModuleType) and _ours_module(value):
-            for attr in sorted(a for base, a in dotted if base == name):
-                _collect_value(getattr(value, attr, None), parts, seen)
-        elif isinstance(value, (int, float, str, tuple, dict, frozenset)) and not isinstance(value, bool) \
-                and name.isupper():
-            parts[f"const:{fn.__module__}.{name}"] = repr(_canonical(value))
-        else:
-            _collect_value(value, parts, seen)
+    return got is not None and any(
+        isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Name) and n.value.func.id == "super" for n in ast.walk(got[1]))
 
 
-def _ours_module(mod) -> bool:
-    return mod.__name__.split(".")[0] in _OWN_PACKAGES and mod.__name__ != "gpuarena.workloads.registry"
-
-
-def _collect_value(value, parts: dict[str, str], seen: set) -> None:
-    """A helper function, or every method of a helper class (a KV cache, an optimizer wrapper)."""
-    if isinstance(value, types.FunctionType) and _ours(value):
-        _collect(value, parts, seen)
-    elif isinstance(value, type) and _ours(value) and id(value) not in seen:
-        seen.add(id(value))
-        for member in vars(value).values():
-            member = _unwrap(member)
-            if isinstance(member, types.FunctionType):
-                _collect(member, parts, seen)
-
-
-# Class methods that feed analysis alone (no stored figure depends on them): outside a
-# workload's identity, so refining the roofline's traffic estimate does not re-key results.
-ANALYSIS_ONLY = frozenset({"bytes_per_item"})
+def _base_methods_used(cls, stop: type) -> list:
+    """The TIMED_PATH methods of ``stop`` that ``cls`` inherits or calls through ``super()``."""
+    used = []
+    for attr in sorted(TIMED_PATH):
+        if attr not in vars(stop):
+            continue
+        owners = [k for k in cls.__mro__ if attr in vars(k)]
+        overrides = [_unwrap(vars(k)[attr]) for k in owners[:owners.index(stop)]]
+        if not overrides or any(_calls_super(fn, attr) for fn in overrides):
+            used.append(_unwrap(vars(stop)[attr]))
+    return used
 
 
 def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
-    """Hash of a workload class's own definition: the methods it has (inherited ones too,
-    down to but excluding ``stop``, the shared base), the helpers they call, its class
-    facts, and the fingerprints of the workloads it wraps."""
-    _OWN_PACKAGES.add(cls.__module__.split(".")[0])
-    parts: dict[str, str] = {}
-    seen: set = set()
+    """Hash of a workload class's definition: the methods it has (inherited ones too, down to
+    ``stop``, the shared base, of which the TIMED_PATH methods it uses), the helpers they call,
+    its class facts without their prose, and the fingerprints of the workloads it wraps."""
+    walk = _Walk({"gpuarena", cls.__module__.split(".")[0]})
     for klass in reversed(cls.__mro__):
         if klass is stop or klass is object or not issubclass(klass, stop):
             continue
         for attr, member in sorted(vars(klass).items()):
-            if attr in ANALYSIS_ONLY:
+            if attr in _SKIPPED_ATTRS:
                 continue
             fn = _unwrap(member)
             if isinstance(fn, types.FunctionType):
-                _collect(fn, parts, seen)
+                walk.function(fn)
             elif not attr.startswith(("__", "_abc")):
-                parts[f"attr:{attr}"] = repr(_canonical(member))
+                walk.parts[f"attr:{attr}"] = repr(_canonical(list(member) if attr in DESCRIBED else member))
+                walk.instances(member)
+    for fn in _base_methods_used(cls, stop):
+        walk.function(fn)
     for w in wrapped:
-        parts[f"wraps:{w.name}"] = w.fingerprint()
-    blob = "\n".join(f"{k}={v}" for k, v in sorted(parts.items()))
+        walk.parts[f"wraps:{w.name}"] = w.fingerprint()
+    blob = "\n".join(f"{k}={v}" for k, v in sorted(walk.parts.items()))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -33,7 +33,7 @@ def test_two_nodes_store_one_result_with_world_size_two(tmp_path):
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                       cwd=tmp_path))
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
     rows = {node: Store(str(tmp_path / f"node{node}.db")).results() for node in (0, 1)}
     assert sum(len(r) for r in rows.values()) == 1, {n: [(r["status"], r["error"]) for r in rs]

@@ -11,7 +11,6 @@ import resource
 import signal
 import sqlite3
 import tempfile
-import time
 
 import psutil
 import pytest

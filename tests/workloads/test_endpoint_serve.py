@@ -154,7 +154,7 @@ def test_goodput_arithmetic_by_hand():
 
 def test_sweep_search_is_monotone():
     for edge in (0.3, 1.0, 3.7, 50.0, 1000.0):
-        best, tried = M.search_rate(lambda r: r <= edge, start=1.0, limit=256.0, refine=6)
+        best, tried = M.search_rate(lambda r, edge=edge: r <= edge, start=1.0, limit=256.0, refine=6)
         if edge >= 256:
             assert best == 256
         elif edge < 1 / 8:

@@ -312,7 +312,7 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
         s += (f" What would change it: the {catalog.match(nxt['gpu']).short} ({nxt['basis']}, "
               f"{nxt['throughput'] / fast['throughput']:.0%} of it")
         s += (f", band up to {nxt['high']:,.0f}) measuring above {fast['low']:,.0f}." if nxt["basis"] == "projected"
-              else f") overtaking it in a measurement at the same settings.")
+              else ") overtaking it in a measurement at the same settings.")
     priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
     if priced:
         v = max(priced, key=lambda x: x["per_dollar"])

@@ -20,7 +20,6 @@ DEFAULT_SPREAD, from the project's own H200 sessions: bert-large-infer tf32
 
 from __future__ import annotations
 
-from gpuarena.analysis import physics as C
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError

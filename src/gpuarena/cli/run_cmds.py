@@ -100,7 +100,7 @@ def run(
     from gpuarena.report.html import after_run
     from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
     from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
-    from gpuarena.spec.model import Case, Method, expand
+    from gpuarena.spec.model import Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
 
     console = Console(stderr=True)
@@ -216,7 +216,7 @@ def run(
         release(store, run_id, "interrupted")
         console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
                       soft_wrap=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except Exception:  # anything else ends the run too: never left 'running' by a live-looking owner
         release(store, run_id, "interrupted")
         raise

@@ -139,7 +139,9 @@ class DDPTrain(Workload):
 
     @classmethod
     def wrapped(cls) -> list[type]:
-        return list(registry.ddp_models().values())
+        """The built-in workloads it can wrap, not the plugins': installing a plugin must not
+        change ddp-train's fingerprint on that machine (a plugin's code is its own provenance)."""
+        return [w for w in map(registry.get, registry.REGISTRY) if w.ddp_name]
 
     @classmethod
     def flops(cls, params: dict) -> float | None:

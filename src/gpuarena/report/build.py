@@ -16,6 +16,9 @@ from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
 from gpuarena.report import headline as H
 from gpuarena.report import multigpu
+from gpuarena.report.comparison import comparison
+from gpuarena.report.first_screen import answer
+from gpuarena.report.footnotes import footnote
 from gpuarena.report import llm_section as _llm, serving
 from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
                                    ok, params_text, varying_params)
@@ -38,25 +41,34 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
     if case_id is not None and not any(r["id"] == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
-    sections = [what_was_run(store, runs, rows), an.hardware(rows), an.comparison(store, rows, baseline),
-                an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
+    compared = comparison(store, rows, baseline)
+    also = [compared.title.removeprefix("Comparison with ")] if compared else []
+    if compared:
+        also += [t[3] for t in compared.tables[1].rows]   # the GPUs of the compared rows
+    sections = [answer(store, rows, an.jobs_in(rows), compared), what_was_run(store, runs, rows),
+                an.hardware(rows, also), compared, an.claims(store), an.cost(store, rows, baseline),
+                an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
     sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
-    explain_flags(sections, rows)
+    explain_flags(sections[1:], rows)
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"
-    subtitle = f"{len(rows)} results from {', '.join(r['suite'] for r in runs) or 'stored results'}"
-    tiles = headline(rows)
-    compared = next((s for s in sections if s.id == "comparison"), None)
+    subtitle = f"{len(rows)} results from {suites_text(runs)}"
     if compared:
         subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
-        for gpu, n, geo, *_ in compared.tables[0].rows:
-            tiles.insert(1, (f"{gpu} vs {compared.title.removeprefix('Comparison with ')}", geo,
-                             f"geometric mean of {n} ratios (see Comparison)"))
-    return Report(title=title, subtitle=subtitle, headline=tiles, sections=sections)
+    return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
+
+
+def suites_text(runs: list[dict]) -> str:
+    """The suites the runs came from; imported bundles counted, not listed one by one."""
+    suites = [r["suite"] for r in runs]
+    imported = [x for x in suites if str(x).startswith("import:")]
+    named = list(dict.fromkeys(x for x in suites if not str(x).startswith("import:")))
+    parts = named + ([f"{len(imported)} imported bundle{'s' if len(imported) > 1 else ''}"] if imported else [])
+    return ", ".join(parts) or "stored results"
 
 
 def _multi_gpu(workload: str) -> bool:

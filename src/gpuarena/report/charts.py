@@ -185,6 +185,12 @@ def _bar_values(g: dict):
     return vals, err
 
 
+def hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str = "",
+          ref: float | None = None) -> str:
+    """Horizontal bars whatever the number of categories (a first-screen chart that reads on a phone)."""
+    return _hbars(chart_id, categories, groups, xlabel, title, ref)
+
+
 def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str,
            ref: float | None) -> str:
     with plt.rc_context(STYLE):

@@ -147,7 +147,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
 
 def drop_column(t: Table, name: str) -> Table:
     keep = [i for i, (header, _) in enumerate(t.columns) if header != name]
-    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note)
+    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note,
+                 t.details)
 
 
 def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:

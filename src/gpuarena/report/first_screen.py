@@ -1,0 +1,195 @@
+"""The first screen: what a GPU buyer reads in ten seconds.  Which GPUs were measured; per
+workload the best finite figure in the article's unit beside what it should be (a published
+like-for-like figure that passes gpuarena check) and the decision (gpuarena advise); one chart
+of speed relative to the measured GPU; and only the cautions that change how a figure may be
+used.  A diverged (NaN) result never appears here: where a workload has only those, the row
+says what to run to get a finite one."""
+
+from __future__ import annotations
+
+from gpuarena.analysis import rows as R
+from gpuarena.analysis.advise import advise, candidates
+from gpuarena.analysis.precision import request_of_variants
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.report import headline as H
+from gpuarena.report.cautions import caution_counts
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
+from gpuarena.workloads import registry
+
+NAN_FIX = {"resnet50-train": "--set loss=cross-entropy"}   # the finite recipe beside the article's
+
+
+def short(gpu: str) -> str:
+    return catalog.match(gpu).short if catalog.find(gpu) else str(gpu).replace("NVIDIA ", "", 1)
+
+
+def finite(r: dict) -> bool:
+    return ok(r) and not (r.get("extra") or {}).get("nan") and not R.is_search(r) and r.get("source") != "published"
+
+
+def figure(r: dict) -> tuple[float, str]:
+    """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
+    extra = r.get("extra") or {}
+    if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
+        v = extra["tokens_per_s_per_gpu"]
+        return v, f"{fmt_num(v)} tokens/s per GPU, MFU {pct(extra.get('mfu'))}"
+    if registry.find(r["workload"]) and registry.find(r["workload"]).multi_gpu and extra.get("scaling_efficiency"):
+        v = extra["scaling_efficiency"]
+        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs"
+    return H.value(r), H.text(r)
+
+
+def best_finite(rows: list[dict]) -> dict | None:
+    good = [r for r in rows if finite(r) and H.value(r) is not None]
+    if not good:
+        return None
+    key = lambda r: figure(r)[0]   # noqa: E731
+    return min(good, key=key) if H.better(good[0]["workload"]) == "min" else max(good, key=key)
+
+
+def expected_figure(store, r: dict) -> dict | None:
+    """What `r` should be: for now the best published figure on the same GPU for the same workload
+    and precision class that gpuarena check calls plausible (advise's candidates are exactly those),
+    preferring the same engine.  The one call site to re-point at analysis.expected when it lands.
+    Returns {value, text, source} in the article's unit, or None."""
+    try:
+        cands = candidates(store, r["workload"])
+    except UserError:
+        return None
+    req = request_of_variants(frozenset(str(r.get("variant") or "seed").split("+")), r.get("precision"))
+    half = {"bf16", "fp16"}
+    same = [c for c in cands if c["basis"] == "published" and c["gpu"].name == R.gpu_of(r)
+            and (c["request"] == req or {c["request"], req} <= half)]
+    if not same:
+        return None
+    engine = "PyTorch compiled" if "compile" in str(r.get("variant")) else "PyTorch eager"
+    c = max(same, key=lambda c: (c["class"][1] == engine, c["throughput"]))
+    if H.is_latency(r["workload"]):
+        v = 1.0 / c["throughput"]
+        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r['workload'], None)}", "source": c["source"],
+                "batch": c["batch_size"]}
+    return {"value": c["throughput"], "text": f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(),
+            "source": c["source"], "batch": c["batch_size"]}
+
+
+def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | None]:
+    """The advice in one line, and the advise result (for the chart)."""
+    cls = registry.find(workload)
+    if cls is not None and cls.advised_by:
+        return f"see {cls.advised_by.split(';')[0]}" if "Serving" not in cls.advised_by else \
+            "see the Serving section (memory and bandwidth model)", None
+    try:
+        result = advise(store, workload)
+    except UserError as exc:
+        if measured is None:
+            return f"no advice: no finite result; run `{run_hint(workload)}`", None
+        return f"no advice: {exc}", None
+    rows = result["rows"]
+    fast = rows[0]
+    unit = H.unit(workload, fast.get("unit"))
+    here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)
+    text = f"fastest: {short(fast['gpu'])} ({fast['basis']}"
+    if here and here is not fast:
+        text += f", {fast['throughput'] / here['throughput']:.2f}x the {short(here['gpu'])}"
+    text += ")"
+    priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
+    if priced:
+        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
+        text += f"; most per dollar: {short(v['gpu'])} ({v['basis']})"
+    del unit
+    return text, result
+
+
+def run_hint(workload: str) -> str:
+    extra = NAN_FIX.get(workload, "")
+    return f"gpuarena run -w {workload}" + (f" {extra}" if extra else "")
+
+
+def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
+    s = Section("answer", "The answer")
+    measured = [r for r in rows if r.get("source") != "published"]
+    gpus = list(dict.fromkeys(R.gpu_of(r) for r in measured if ok(r)))
+    counts = {g: sum(1 for r in measured if R.gpu_of(r) == g) for g in gpus}
+    multi = sorted({r.get("gpus") or 1 for r in measured if ok(r)} - {1})
+    s.paragraphs.append(
+        "Measured here: " + "; ".join(f"{short(g)} ({counts[g]} results)" for g in gpus)
+        + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
+        + ". Each figure is the best finite one measured, in the workload's article unit.")
+    if comparison is not None:
+        for x in comparison.data.get("summary", []):
+            base = comparison.title.removeprefix("Comparison with ")
+            if x["geomean_ratio"]:
+                s.paragraphs.append(
+                    f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
+                    f"{x['n']} ratios" + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)"
+                                          if x["out"] else "") + ".")
+    table, chart_rows = [], []
+    for w in jobs:
+        mine = [r for r in rows if r["workload"] == w and r.get("source") != "published"]
+        best = best_finite(mine)
+        dec, result = decision(store, w, best)
+        if best is None:
+            diverged = any((r.get("extra") or {}).get("nan") for r in mine)
+            table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
+                          "-", "-", dec, "-", "-"])
+            continue
+        v, text = figure(best)
+        exp = expected_figure(store, best)
+        vs = "-"
+        if exp:
+            ratio = exp["value"] / v if H.better(w) == "min" else v / exp["value"]
+            vs = f"{ratio:.2f}x"
+        setting = f"{best['variant']}" + (f", {params_text(best, ['batch_size'])}" if "batch_size" in
+                                          (best.get("params") or {}) else "")
+        table.append([w, text, exp["text"] if exp else "-", vs, dec, setting,
+                      exp["source"] if exp else ""])
+        if result:
+            chart_rows.append((w, best, result))
+    s.tables.append(Table("answer-table", [("workload", TEXT), ("measured here", PROSE), ("expected", TEXT),
+                                           ("vs expected", NUMERIC), ("decision", PROSE), ("setting", TEXT),
+                                           ("expected from", TEXT)], table,
+                          "", "Expected: the best published figure for the same GPU, workload and precision that "
+                          "gpuarena check calls plausible (other engines and batch sizes: a reference, not a "
+                          "target). Decision: gpuarena advise, detailed under Recommendation.",
+                          details=("setting", "expected from")))
+    cautions = caution_counts(measured)
+    if cautions:
+        s.paragraphs.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions)
+                            + " (see Warnings).")
+    chart = relative_chart(chart_rows)
+    if chart:
+        s.charts.append(chart)
+    return s
+
+
+def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
+    """Lambda's chart: per workload, speed relative to the GPU measured here (= 1), for the GPUs
+    the decision names (the fastest, the best per dollar)."""
+    named: list[str] = []
+    for _, best, result in chart_rows:
+        here = R.gpu_of(best)
+        if here not in named:
+            named.insert(0, here)
+        rows = result["rows"]
+        priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
+        for x in [rows[0]] + ([max(priced, key=lambda x: x["items_per_s_per_1000usd"])] if priced else []):
+            if x["gpu"] not in named:
+                named.append(x["gpu"])
+    named = named[:5]
+    cats, groups = [], {g: [] for g in named}
+    for w, best, result in chart_rows:
+        by = {x["gpu"]: x for x in result["rows"]}
+        here = by.get(R.gpu_of(best))
+        if not here:
+            continue
+        cats.append(w)
+        for g in named:
+            groups[g].append(by[g]["throughput"] / here["throughput"] if g in by else None)
+    if not cats or len(named) < 2:
+        return None
+    return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
+                 {"categories": cats, "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""),
+                                                  "values": v} for i, (g, v) in enumerate(groups.items())],
+                  "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
+                 "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here")

@@ -155,7 +155,7 @@ def claims(store, csv_path: str | None = None) -> Section | None:
         "above that peak; implausible = above the best share of peak credibly reached on that workload at that "
         "precision (each reason names its source, finite measurements in this database included).")
     s.tables.append(Table("claims-table", [
-        ("GPU", TEXT), ("workload", TEXT), ("executed as", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
+        ("GPU", TEXT), ("workload", TEXT), ("executed as", PROSE), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
         ("reason", PROSE)],
         [[c["gpu"].replace("NVIDIA ", ""), c["workload"], c["executed_as"], str(c["batch_size"]),
@@ -164,7 +164,7 @@ def claims(store, csv_path: str | None = None) -> Section | None:
           f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"], c["reason"]]
          for c in checked],
         "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates.",
-        details=("executed as", "reason")))
+        details=("reason",)))
     return s
 
 

@@ -45,7 +45,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     also = [compared.title.removeprefix("Comparison with ")] if compared else []
     if compared:
         also += [t[3] for t in compared.tables[1].rows]   # the GPUs of the compared rows
-    sections = [answer(store, rows, an.jobs_in(rows), compared), what_was_run(store, runs, rows),
+    sections = [answer(store, rows, first_jobs(rows), compared), what_was_run(store, runs, rows),
                 an.hardware(rows, also), compared, an.claims(store), an.cost(store, rows, baseline),
                 an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
@@ -60,6 +60,17 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     if compared:
         subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
     return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
+
+
+def first_jobs(rows: list[dict]) -> list[str]:
+    """The workloads the first screen answers for: every job one buys a GPU for, multi-GPU training
+    included (its figure per GPU); not the micro-benchmarks and collectives that bound them."""
+    out = []
+    for w in workloads_in([r for r in rows if ok(r)]):
+        cls = registry.find(w)
+        if cls is None or cls.kind not in ("micro", "collective"):
+            out.append(w)
+    return out
 
 
 def suites_text(runs: list[dict]) -> str:

@@ -76,6 +76,8 @@ def expected_figure(store, r: dict) -> dict | None:
 def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | None]:
     """The advice in one line, and the advise result (for the chart)."""
     cls = registry.find(workload)
+    if cls is not None and cls.multi_gpu and "model" in cls.param_map():
+        return "see Multi-GPU: scaling measured beside the interconnect model", None
     if cls is not None and cls.advised_by:
         return f"see {cls.advised_by.split(';')[0]}" if "Serving" not in cls.advised_by else \
             "see the Serving section (memory and bandwidth model)", None
@@ -117,12 +119,13 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
         + ". Each figure is the best finite one measured, in the workload's article unit.")
     if comparison is not None:
-        for x in comparison.data.get("summary", []):
+        here = set(gpus)
+        for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
             base = comparison.title.removeprefix("Comparison with ")
             if x["geomean_ratio"]:
                 s.paragraphs.append(
                     f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
-                    f"{x['n']} ratios" + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)"
+                    f"{x['n']} ratio{'s' if x['n'] != 1 else ''}" + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)"
                                           if x["out"] else "") + ".")
     table, chart_rows = [], []
     for w in jobs:
@@ -140,8 +143,8 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         if exp:
             ratio = exp["value"] / v if H.better(w) == "min" else v / exp["value"]
             vs = f"{ratio:.2f}x"
-        setting = f"{best['variant']}" + (f", {params_text(best, ['batch_size'])}" if "batch_size" in
-                                          (best.get("params") or {}) else "")
+        setting = f"{best['variant']}" + (f", {params_text(best, ['batch_size'])}"
+                                          if (best.get("params") or {}).get("batch_size") else "")
         table.append([w, text, exp["text"] if exp else "-", vs, dec, setting,
                       exp["source"] if exp else ""])
         if result:
@@ -176,7 +179,7 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
         for x in [rows[0]] + ([max(priced, key=lambda x: x["items_per_s_per_1000usd"])] if priced else []):
             if x["gpu"] not in named:
                 named.append(x["gpu"])
-    named = named[:5]
+    named = named[:4]
     cats, groups = [], {g: [] for g in named}
     for w, best, result in chart_rows:
         by = {x["gpu"]: x for x in result["rows"]}

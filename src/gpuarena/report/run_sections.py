@@ -55,7 +55,7 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                           "apart and excluded; throughput is items per step over each repeat's mean step time, "
                           "with the median and a Student-t 95% interval computed on the log scale (so it never "
                           "goes below zero) over repeats (over process means for a case measured in several "
-                          "processes: --processes)."))
+                          "processes: --processes).", details=("timing",)))
     env_rows = []
     for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
         fp = store.environment(env_id) or {}

@@ -92,7 +92,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
         "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
         "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
-        "are left out; RSS marks a CPU process's peak resident memory."))
+        "are left out; RSS marks a CPU process's peak resident memory.",
+        details=("95% CI", "largest batch that fits", "CV", "of matmul ceiling", "power W", f"J/{H.item(workload)}")))
     if len(devices) == 1:
         table = drop_column(table, "device")
     if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels

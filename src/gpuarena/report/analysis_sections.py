@@ -13,8 +13,7 @@ from gpuarena.analysis.cost import cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, brief_params, fmt_num, prune,
-                                   slug)
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, fmt_num, slug
 
 from gpuarena.report import headline as H
 from gpuarena.report.comparison import short

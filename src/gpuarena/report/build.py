@@ -11,10 +11,8 @@ from __future__ import annotations
 import re
 
 from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.rows import finite_first
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
-from gpuarena.report import headline as H
 from gpuarena.report import multigpu
 from gpuarena.report.comparison import comparison
 from gpuarena.report.first_screen import answer
@@ -26,7 +24,6 @@ from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section
 from gpuarena.workloads import registry
-from gpuarena.workloads.base import param_acts
 
 # --- the report -----------------------------------------------------------------
 
@@ -107,40 +104,6 @@ def workloads_in(rows: list[dict]) -> list[str]:
         if r["workload"] not in out:
             out.append(r["workload"])
     return out
-
-
-def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
-    good = [r for r in rows if ok(r)]
-    tiles = [("results", f"{len(good)} ok", f"of {len(rows)} stored" + (
-        f"; {len(rows) - len(good)} failed, OOM or timed out" if len(good) < len(rows) else ""))]
-    for w in workloads_in(good):
-        mine = [r for r in good if r["workload"] == w]
-        if H.is_latency(w):
-            timed = [r for r in finite_first(mine) if H.value(r) is not None]
-            if timed:
-                best = min(timed, key=H.value)
-                tiles.append((w, H.text(best), f"best: {device_of(best)}, {best['variant']}"
-                              + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {})
-                                 else "")))
-            continue
-        if len({r.get("flops_per_item") for r in mine}) > 1 and all(r.get("tflops") for r in mine):
-            # items of different sizes (matmul shapes): the FLOP rate is the comparable figure
-            best = max(mine, key=lambda r: r["tflops"])
-            # what sets the best apart: its variant where variants differ, its varying parameters
-            what = [best["variant"]] if len({r["variant"] for r in mine}) > 1 else []
-            acting = [k for k in varying_params(mine) if param_acts(k, best["variant"])]
-            what.append(params_text(best, acting) or best.get("precision") or "")
-            tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
-                          f"best: {device_of(best)}, " + ", ".join(x for x in what if x)))
-            continue
-        best = max(finite_first(mine), key=lambda r: r["throughput_median"])
-        tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
-                      f"best: {device_of(best)}, {best['variant']}"
-                      + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")
-                      + (" (its output turned NaN)" if (best.get("extra") or {}).get("nan") else "")))
-    warned = sum(1 for r in rows if r.get("warnings"))
-    tiles.append(("warnings", str(warned), "results carry a warning" if warned != 1 else "result carries a warning"))
-    return tiles
 
 
 def multi_gpu_section(store, rows: list[dict]) -> Section | None:

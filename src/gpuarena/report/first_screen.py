@@ -89,7 +89,6 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
         return f"no advice: {exc}", None
     rows = result["rows"]
     fast = rows[0]
-    unit = H.unit(workload, fast.get("unit"))
     here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)
     text = f"fastest: {short(fast['gpu'])} ({fast['basis']}"
     if here and here is not fast:
@@ -99,7 +98,6 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
     if priced:
         v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
         text += f"; most per dollar: {short(v['gpu'])} ({v['basis']})"
-    del unit
     return text, result
 
 

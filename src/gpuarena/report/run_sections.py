@@ -3,8 +3,6 @@ the telemetry of one case, and the warnings and failures."""
 
 from __future__ import annotations
 
-import re
-
 from gpuarena.errors import UserError
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import cautions

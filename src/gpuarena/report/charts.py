@@ -217,8 +217,9 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
         ax.set_xlabel(xlabel)
         if title:
             ax.set_title(title)
-        if groups:
-            ax.legend(loc="lower right")
+        if groups:   # under the axes, where it cannot cover a bar
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 1.2 / max(8, len(categories) * (n + 0.6))),
+                      ncol=min(3, len(groups)))
         return _svg(fig, chart_id)
 
 

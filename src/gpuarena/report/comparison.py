@@ -13,6 +13,7 @@ from gpuarena.analysis.check import check_claim
 from gpuarena.analysis.compare import compare
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.report import headline as H
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num, prune
 
 
@@ -60,7 +61,7 @@ def counted(store, x: dict, precision_of) -> str:
         if x.get(side) == "published":
             v = published_verdict(store, gpu, x["workload"], precision_of(x, side), R_params(x), value)
             if v != "plausible":
-                return f"{short(gpu)} figure {v} by check"
+                return f"{'baseline' if side == 'baseline_source' else 'figure'} {v} (check)"
     return ""
 
 
@@ -123,17 +124,21 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
     for x, params in zip(ordered, brief):
         ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
+        base_v, value, unit = x["baseline_value"], x["value"], x.get("unit") or ""
+        if H.is_latency(x["workload"]):      # SD v1.5 in its article's unit; the ratio stays a speed ratio
+            base_v, value, unit = 1 / base_v, 1 / value, H.unit(x["workload"], unit)
         rows_out.append([x["workload"], x["variant"], params, short(x["gpu"]), x.get("source") or "",
-                         fmt_num(x["baseline_value"]), fmt_num(x["value"]), x.get("unit") or "",
+                         fmt_num(base_v), fmt_num(value), unit,
                          f"{x['ratio']:.3f}", ci, x["verdict"], x["left_out"] or "counted",
                          "; ".join(f for f in x.get("flags") or [] if f != "NaN")])
     s.tables.append(prune(Table("compare-table", [
         ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
         (short(b), NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
         ("verdict", TEXT), ("in the mean", TEXT), ("flags", TEXT)], rows_out, f"Ratio to {b}",
+        "Ratios are of speed (for SD v1.5, shown in seconds per image, the inverse of the times). "
         "A ratio is called faster or slower only when its 95% interval excludes 1; a published figure has no "
         "repeats, so no interval. Parameters not shown are the workload's defaults (see its section).",
-        details=("unit", "95% CI", "flags", "source"))))
+        details=("source", "95% CI", "flags"))))
     if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
         s.paragraphs.append(
             "Rows marked published are other people's figures, not measured here, so they carry no interval. "

@@ -7,8 +7,9 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.advise import advise, candidates
+from gpuarena.analysis.advise import SETTINGS, advise, candidates
 from gpuarena.analysis.precision import request_of_variants
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -34,49 +35,77 @@ def figure(r: dict) -> tuple[float, str]:
     if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
         v = extra["tokens_per_s_per_gpu"]
         return v, f"{fmt_num(v)} tokens/s per GPU, MFU {pct(extra.get('mfu'))}"
-    if registry.find(r["workload"]) and registry.find(r["workload"]).multi_gpu and extra.get("scaling_efficiency"):
+    if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
         v = extra["scaling_efficiency"]
-        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs"
+        model = (r.get("params") or {}).get("model")
+        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs" + (f" ({model})" if model else "")
     return H.value(r), H.text(r)
+
+
+def wrapper(workload: str) -> bool:
+    """A multi-GPU wrapper of another workload (ddp-train): its figure is the scaling efficiency."""
+    cls = registry.find(workload)
+    return cls is not None and cls.multi_gpu and "model" in cls.param_map()
 
 
 def best_finite(rows: list[dict]) -> dict | None:
     good = [r for r in rows if finite(r) and H.value(r) is not None]
     if not good:
         return None
+    scaled = [r for r in good if (r.get("gpus") or 1) > 1 and (r.get("extra") or {}).get("scaling_efficiency")]
+    if wrapper(good[0]["workload"]) and scaled:
+        good = scaled
     key = lambda r: figure(r)[0]   # noqa: E731
     return min(good, key=key) if H.better(good[0]["workload"]) == "min" else max(good, key=key)
 
 
+def like_class(r: dict) -> tuple:
+    """What a published figure must share with a measured result to be like-for-like (as advise
+    classes its candidates): the precision class, the engine class and the workload's settings."""
+    variants = frozenset(str(r.get("variant") or "seed").split("+"))
+    params = r.get("params") or {}
+    return (J.request_class(request_of_variants(variants, r.get("precision"))),
+            "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+            tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
+
+
 def expected_figure(store, r: dict) -> dict | None:
-    """What `r` should be: for now the best published figure on the same GPU for the same workload
-    and precision class that gpuarena check calls plausible (advise's candidates are exactly those),
-    preferring the same engine.  The one call site to re-point at analysis.expected when it lands.
+    """What the measured result `r` should be: for now the best published figure on the same GPU,
+    like-for-like (like_class), that gpuarena check calls plausible (advise's candidates are exactly
+    those).  The one call site to re-point at analysis.expected when it lands.
     Returns {value, text, source} in the article's unit, or None."""
     try:
         cands = candidates(store, r["workload"])
     except UserError:
         return None
-    req = request_of_variants(frozenset(str(r.get("variant") or "seed").split("+")), r.get("precision"))
-    half = {"bf16", "fp16"}
     same = [c for c in cands if c["basis"] == "published" and c["gpu"].name == R.gpu_of(r)
-            and (c["request"] == req or {c["request"], req} <= half)]
+            and c["class"] == like_class(r)]
     if not same:
         return None
-    engine = "PyTorch compiled" if "compile" in str(r.get("variant")) else "PyTorch eager"
-    c = max(same, key=lambda c: (c["class"][1] == engine, c["throughput"]))
+    c = max(same, key=lambda c: c["throughput"])
     if H.is_latency(r["workload"]):
         v = 1.0 / c["throughput"]
-        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r['workload'], None)}", "source": c["source"],
-                "batch": c["batch_size"]}
+        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r['workload'], None)}", "source": c["source"]}
     return {"value": c["throughput"], "text": f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(),
-            "source": c["source"], "batch": c["batch_size"]}
+            "source": c["source"]}
+
+
+def against_expected(store, best: dict, mine: list[dict]) -> tuple[dict | None, dict | None]:
+    """The expected figure of the best result, else of the fastest finite result that has one
+    (a published figure of another engine is compared with our run of that engine, not the best)."""
+    order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
+                   reverse=H.better(best["workload"]) == "max")
+    for r in [best] + [r for r in order if r is not best]:
+        exp = expected_figure(store, r)
+        if exp:
+            return r, exp
+    return None, None
 
 
 def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | None]:
     """The advice in one line, and the advise result (for the chart)."""
     cls = registry.find(workload)
-    if cls is not None and cls.multi_gpu and "model" in cls.param_map():
+    if wrapper(workload):
         return "see Multi-GPU: scaling measured beside the interconnect model", None
     if cls is not None and cls.advised_by:
         return f"see {cls.advised_by.split(';')[0]}" if "Serving" not in cls.advised_by else \
@@ -99,6 +128,11 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
         v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
         text += f"; most per dollar: {short(v['gpu'])} ({v['basis']})"
     return text, result
+
+
+def setting_text(r: dict) -> str:
+    return f"{r['variant']}" + (f", {params_text(r, ['batch_size'])}" if (r.get("params") or {}).get("batch_size")
+                                else "")
 
 
 def run_hint(workload: str) -> str:
@@ -136,24 +170,25 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
                           "-", "-", dec, "-", "-"])
             continue
         v, text = figure(best)
-        exp = expected_figure(store, best)
+        compared, exp = against_expected(store, best, mine)
         vs = "-"
         if exp:
-            ratio = exp["value"] / v if H.better(w) == "min" else v / exp["value"]
-            vs = f"{ratio:.2f}x"
-        setting = f"{best['variant']}" + (f", {params_text(best, ['batch_size'])}"
-                                          if (best.get("params") or {}).get("batch_size") else "")
-        table.append([w, text, exp["text"] if exp else "-", vs, dec, setting,
+            cv = figure(compared)[0]
+            ratio = exp["value"] / cv if H.better(w) == "min" else cv / exp["value"]
+            vs = f"{ratio:.2f}x" + ("" if compared is best else "*")
+        table.append([w, text, exp["text"] if exp else "-", vs, dec, setting_text(best),
+                      "" if not exp or compared is best else f"{figure(compared)[1]} ({setting_text(compared)})",
                       exp["source"] if exp else ""])
         if result:
             chart_rows.append((w, best, result))
     s.tables.append(Table("answer-table", [("workload", TEXT), ("measured here", PROSE), ("expected", TEXT),
                                            ("vs expected", NUMERIC), ("decision", PROSE), ("setting", TEXT),
-                                           ("expected from", TEXT)], table,
-                          "", "Expected: the best published figure for the same GPU, workload and precision that "
-                          "gpuarena check calls plausible (other engines and batch sizes: a reference, not a "
-                          "target). Decision: gpuarena advise, detailed under Recommendation.",
-                          details=("setting", "expected from")))
+                                           ("* compares", TEXT), ("expected from", TEXT)], table,
+                          "", "Expected: the best published figure for the same GPU that gpuarena check calls "
+                          "plausible, like-for-like (same precision class, engine and settings; batch sizes may "
+                          "differ). * the ratio compares the published figure with our run of its engine and "
+                          "precision, not with the best. Decision: gpuarena advise, detailed under Recommendation.",
+                          details=("setting", "* compares", "expected from")))
     cautions = caution_counts(measured)
     if cautions:
         s.paragraphs.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions)

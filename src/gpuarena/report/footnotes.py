@@ -10,7 +10,8 @@ import re
 from gpuarena.report.model import Report, Section
 
 # an address, with a trailing stop or bracket left to the sentence
-URL = re.compile(r"(?:https?://|raw\.githubusercontent\.com/)[^\s;,]+?(?=[.,;:)\]]?(?:\s|$))")
+URL = re.compile(r"(?:https?://|raw\.githubusercontent\.com/)[^\s;,]+?(?=[.,;:)\]]?(?:\s|$))"
+                 r"|github [\w.-]+/[\w.-]+ [^\s;()]+(?: @ commit \w+)?")   # "github owner/repo path": a file cited
 SOURCE_COLUMNS = ("source", "price source", "expected from")
 LONG = 32          # a source cell longer than this becomes a mark
 

@@ -63,6 +63,11 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
         env_rows.append([str(env_id), str(fp.get("hostname", "?")), str(fp.get("cpu", "?")), gpu_text,
                          str(fp.get("driver") or "-"), str(fp.get("torch_cuda") or "-"), str(fp.get("cudnn") or "-"),
                          str(libs.get("torch") or "-"), str(fp.get("python") or "-"), str(fp.get("os") or "-")])
+    # machines that differ only in their database id are one row, naming the ids
+    same: dict[tuple, list[str]] = {}
+    for row in env_rows:
+        same.setdefault(tuple(row[1:]), []).append(row[0])
+    env_rows = [[id_ranges([int(i) for i in ids]), *key] for key, ids in same.items()]
     s.tables.append(Table("environments", [("env", NUMERIC), ("host", TEXT), ("CPU", TEXT), ("GPUs", TEXT),
                                            ("driver", TEXT), ("CUDA", TEXT), ("cuDNN", TEXT), ("torch", TEXT),
                                            ("Python", TEXT), ("OS", TEXT)], env_rows, "Environments"))

@@ -198,14 +198,15 @@ def advice(store, rows: list[dict]) -> Section | None:
         unit = H.unit(w, result["rows"][0].get("unit"))
         sub.tables.append(Table(f"advice-{slug(w)}-table", [
             ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), (unit, NUMERIC), ("price", NUMERIC),
-            ("per s per $1k", NUMERIC), ("memory GB", NUMERIC), ("source", TEXT), ("precision, engine", TEXT),
-            ("items/J (TDP)", NUMERIC), ("note", PROSE)],
+            ("per s per $1k", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC), ("source", TEXT),
+            ("note", PROSE)],
             [[str(x["rank"]), short(x["gpu"]), x["basis"], in_unit(w, x["throughput"]), _money(x["price_usd"]),
-              fmt_num(x["items_per_s_per_1000usd"]), whole(x["memory_gb"]), x["source"],
-              f"{x['precision']}, {x['engine']}", fmt_num(x["items_per_joule"]), x.get("note") or ""]
+              fmt_num(x["items_per_s_per_1000usd"]), fmt_num(x["items_per_joule"]), whole(x["memory_gb"]), x["source"],
+              x.get("note") or ""]
              for x in result["rows"][:ADVICE_ROWS]],
             f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}",
-            details=("precision, engine", "items/J (TDP)", "note")))
+            "Every row at the precision and engine named above; the source of each figure is in Sources.",
+            details=("note",)))
     return s
 
 

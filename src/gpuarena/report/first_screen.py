@@ -150,15 +150,6 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         "Measured here: " + "; ".join(f"{short(g)} ({counts[g]} results)" for g in gpus)
         + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
         + ". Each figure is the best finite one measured, in the workload's article unit.")
-    if comparison is not None:
-        here = set(gpus)
-        for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
-            base = comparison.title.removeprefix("Comparison with ")
-            if x["geomean_ratio"]:
-                s.paragraphs.append(
-                    f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
-                    f"{x['n']} ratio{'s' if x['n'] != 1 else ''}" + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)"
-                                          if x["out"] else "") + ".")
     table, chart_rows = [], []
     for w in jobs:
         mine = [r for r in rows if r["workload"] == w and r.get("source") != "published"]
@@ -167,7 +158,7 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         if best is None:
             diverged = any((r.get("extra") or {}).get("nan") for r in mine)
             table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
-                          "-", "-", dec, "-", "-"])
+                          "-", "-", dec, "", "", ""])
             continue
         v, text = figure(best)
         compared, exp = against_expected(store, best, mine)
@@ -189,10 +180,20 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
                           "differ). * the ratio compares the published figure with our run of its engine and "
                           "precision, not with the best. Decision: gpuarena advise, detailed under Recommendation.",
                           details=("setting", "* compares", "expected from")))
+    notes: list[str] = []
+    if comparison is not None:
+        here = set(gpus)
+        for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
+            base = comparison.title.removeprefix("Comparison with ")
+            if x["geomean_ratio"]:
+                notes.append(
+                    f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
+                    f"{x['n']} ratio{'s' if x['n'] != 1 else ''}"
+                    + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)" if x["out"] else "") + ".")
     cautions = caution_counts(measured)
     if cautions:
-        s.paragraphs.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions)
-                            + " (see Warnings).")
+        notes.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions) + " (see Warnings).")
+    s.tables[0].note = " ".join(notes + [s.tables[0].note])
     chart = relative_chart(chart_rows)
     if chart:
         s.charts.append(chart)

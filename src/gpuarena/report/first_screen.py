@@ -119,14 +119,14 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
     rows = result["rows"]
     fast = rows[0]
     here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)
-    text = f"fastest: {short(fast['gpu'])} ({fast['basis']}"
+    text = f"fastest {short(fast['gpu'])}"
     if here and here is not fast:
-        text += f", {fast['throughput'] / here['throughput']:.2f}x the {short(here['gpu'])}"
-    text += ")"
+        text += f": {fast['throughput'] / here['throughput']:.2f}x ours"
+    text += f" ({fast['basis']})"
     priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
     if priced:
         v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
-        text += f"; most per dollar: {short(v['gpu'])} ({v['basis']})"
+        text += f"; per $: {short(v['gpu'])} ({v['basis']})"
     return text, result
 
 
@@ -149,7 +149,8 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
     s.paragraphs.append(
         "Measured here: " + "; ".join(f"{short(g)} ({counts[g]} results)" for g in gpus)
         + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
-        + ". Each figure is the best finite one measured, in the workload's article unit.")
+        + ". Below, per workload: the best finite figure measured, in the workload's article unit, beside what "
+        "it should be and the decision.")
     table, chart_rows = [], []
     for w in jobs:
         mine = [r for r in rows if r["workload"] == w and r.get("source") != "published"]
@@ -193,7 +194,7 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
     cautions = caution_counts(measured)
     if cautions:
         notes.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions) + " (see Warnings).")
-    s.tables[0].note = " ".join(notes + [s.tables[0].note])
+    s.paragraphs += notes
     chart = relative_chart(chart_rows)
     if chart:
         s.charts.append(chart)
@@ -226,7 +227,7 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
     if not cats or len(named) < 2:
         return None
     return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
-                 {"categories": cats, "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""),
+                 {"compact": True, "categories": cats, "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""),
                                                   "values": v} for i, (g, v) in enumerate(groups.items())],
                   "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
                  "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here")

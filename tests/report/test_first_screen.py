@@ -97,3 +97,13 @@ def test_method_rows_shared_by_runs_are_one_line():
             ["r2", "d", "3", "-", "-", "1", "full", "CUDA events"]]
     assert collapse(rows, 2) == [["all 2 runs", "a, b, c", "5", "-", "-", "1", "full", "CUDA events"],
                                  ["r2", "d", "3", "-", "-", "1", "full", "CUDA events"]]
+
+
+def test_a_power_capped_result_is_not_flagged_but_a_hot_one_is():
+    from gpuarena.report.cautions import shown_flags
+
+    capped = {"warnings": ["GPU throttled during the timed window: sw_power_cap"]}
+    hot = {"warnings": ["GPU throttled during the timed window: sw_power_cap, hw_thermal_slowdown"]}
+    assert shown_flags(capped, ["throttled", "noisy"]) == ["noisy"]
+    assert shown_flags(hot, ["throttled"]) == ["throttled"]
+    assert caution_counts([hot]) == [("slowed by heat or power brake", 1)]

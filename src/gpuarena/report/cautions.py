@@ -20,6 +20,17 @@ POWER_CAP = re.compile(r"throttled during the timed window: sw_power_cap$")
 INFO = ("at the power cap", "the card's normal limit under full load: the figure is its sustained speed")
 
 
+def at_power_cap_only(r: dict) -> bool:
+    """Throttled only by the power cap: the card at its normal limit, not a caution."""
+    throttles = [w for w in r.get("warnings") or [] if "throttled" in w]
+    return bool(throttles) and all(POWER_CAP.search(w) for w in throttles)
+
+
+def shown_flags(r: dict, flags: list[str]) -> list[str]:
+    """A result's flags as a reader should see them: "throttled" left out when only the power cap did it."""
+    return [f for f in flags if not (f == "throttled" and at_power_cap_only(r))]
+
+
 def kind_of(warning: str) -> tuple[str, str]:
     if POWER_CAP.search(warning):
         return INFO

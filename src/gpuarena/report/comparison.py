@@ -14,6 +14,7 @@ from gpuarena.analysis.compare import compare
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
+from gpuarena.report.cautions import at_power_cap_only
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num, prune
 
 
@@ -101,6 +102,12 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
 
     for x in result["rows"]:
         x["left_out"] = counted(store, x, precision_of)
+    # "throttled" by the power cap alone is the card at its normal limit: not flagged
+    slowed = {(R.gpu_of(r), r["workload"]) for r in store.results(status="ok")
+              if r.get("throttled") and not at_power_cap_only(r)}
+    for x in result["rows"]:
+        if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:
+            x["flags"] = [f for f in x.get("flags") or [] if f != "throttled"]
     s = Section("comparison", f"Comparison with {b}")
     summary = []
     for gpu in dict.fromkeys(x["gpu"] for x in sorted(result["rows"], key=lambda x: x["gpu"])):

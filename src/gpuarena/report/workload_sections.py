@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.report import headline as H
+from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import tuning_ladder
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
                                    fmt_num, ok, params_text, pct, prune, slug, varying_params)
@@ -22,7 +23,7 @@ def x_key(workload: str, rows: list[dict], keys: list[str]) -> str | None:
 
 
 def flags(r: dict) -> list[str]:
-    out = row_flags(r, brief=True)
+    out = shown_flags(r, row_flags(r, brief=True))
     if r.get("source") and r["source"] != "measured":
         out.append(r["source"])
     return out

@@ -107,3 +107,21 @@ def test_a_power_capped_result_is_not_flagged_but_a_hot_one_is():
     assert shown_flags(capped, ["throttled", "noisy"]) == ["noisy"]
     assert shown_flags(hot, ["throttled"]) == ["throttled"]
     assert caution_counts([hot]) == [("slowed by heat or power brake", 1)]
+
+
+def test_the_default_run_shape_gives_resnet50_advice_from_its_finite_recipe(report_db):
+    """As after `gpuarena run` on a GPU: the article's recipe diverged at every batch, the finite
+    recipe beside it did not; the answer shows the finite figure and advice, never the NaN one."""
+    store = Store(report_db)
+    for rid, params, extra in store.conn.execute(
+            "SELECT id, params, extra FROM results WHERE workload='resnet50-train'").fetchall():
+        finite = json.loads(params).get("batch_size") == 128 and rid % 2       # one finite row is enough
+        store.conn.execute("UPDATE results SET extra=? WHERE id=?",
+                           (json.dumps({**json.loads(extra or "{}"), "nan": not finite}), rid))
+    store.conn.commit()
+    finite = [r for r in store.results(workload="resnet50-train", status="ok") if not r["extra"].get("nan")]
+    assert len(finite) >= 1
+    row = answer_rows(store)["resnet50-train"]
+    best = max(finite, key=lambda r: r["throughput_median"])
+    assert row[1] == f"{fmt_num(best['throughput_median'])} images/s"
+    assert row[4].startswith("fastest ")

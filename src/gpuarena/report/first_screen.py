@@ -34,7 +34,7 @@ def figure(r: dict) -> tuple[float, str]:
     extra = r.get("extra") or {}
     if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
         v = extra["tokens_per_s_per_gpu"]
-        return v, f"{fmt_num(v)} tokens/s per GPU, MFU {pct(extra.get('mfu'))}"
+        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra['mfu'])}" if extra.get("mfu") else "")
     if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
         v = extra["scaling_efficiency"]
         model = (r.get("params") or {}).get("model")

@@ -86,7 +86,7 @@ def test_warnings_grouped_by_what_they_change():
             {"warnings": ["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
                           "throughput spread is high: CV 7.8% > 5%"]},
             {"warnings": ["throughput spread is high: CV 5.1% > 5%"]}]
-    assert caution_counts(rows) == [("diverged runs (never shown or used here)", 1), ("noisy (CV > 5%)", 2)]
+    assert caution_counts(rows) == [("diverged run (never shown or used here)", 1), ("noisy (CV > 5%)", 2)]
     kinds = [k for k, _ in grouped(rows)]
     assert kinds[-1] == "at the power cap"                      # listed, but not a caution
 

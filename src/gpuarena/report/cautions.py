@@ -56,7 +56,9 @@ def grouped(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
 
 def caution_counts(rows: list[dict]) -> list[tuple[str, int]]:
     """[(kind, results)] for the kinds that change how a figure may be used (not the power cap)."""
-    return [(SHORT.get(k[0], k[0]), len(rs)) for k, rs in grouped(rows).items() if k != INFO]
+    return [((SHORT.get(k[0], k[0]) if len(rs) > 1 else ONE.get(k[0], k[0])), len(rs))
+            for k, rs in grouped(rows).items() if k != INFO]
 
 
-SHORT = {"diverged (NaN)": "diverged runs (never shown or used here)"}
+SHORT = {"diverged (NaN)": "diverged runs (never shown or used here)", "few repeats": "with few repeats"}
+ONE = {"diverged (NaN)": "diverged run (never shown or used here)", "few repeats": "with few repeats"}

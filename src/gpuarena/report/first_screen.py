@@ -115,7 +115,9 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
     except UserError as exc:
         if measured is None:
             return f"no advice: no finite result; run `{run_hint(workload)}`", None
-        return f"no advice: {exc}", None
+        why = "" if "no finite measured" in str(exc) else f" ({str(exc).removesuffix('.')})"
+        return (f"no advice yet{why}: measure at full size on a GPU (`{run_hint(workload)}`) or load published "
+                "figures (`gpuarena import --published`)"), None
     rows = result["rows"]
     fast = rows[0]
     here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)

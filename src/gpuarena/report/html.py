@@ -35,12 +35,14 @@ def _breakable(text) -> Markup:
 
 
 _REF = re.compile(r"\[(\d{1,3})\]")
+_CODE = re.compile(r"`([^`<>]+)`")        # a command to run, as the text quotes it
 _URL = re.compile(r"(https?://[^\s<>\"']+?)(?=[.,;:)]?(?:\s|$|&lt;))")
 
 
 def _refs(text) -> Markup:
     """Escaped text whose footnote marks [n] link to the numbered sources at the end."""
-    return Markup(_REF.sub(r'<a class="fn" href="#fn-\1">[\1]</a>', str(escape(text))))
+    marked = _REF.sub(r'<a class="fn" href="#fn-\1">[\1]</a>', str(escape(text)))
+    return Markup(_CODE.sub(r"<code>\1</code>", marked))
 
 
 def _linked(text) -> Markup:

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Rebuild docs/report.md and docs/report.html from the H200 bundles in docs/data
-# (and the shipped published results, which the comparison and cost sections use).
+# (and the shipped published results, which the comparison and cost sections use), and
+# docs/report.png / docs/report-phone.png: the first screen in headless Chromium at 1,300 px
+# and 400 px wide, as tests/report/test_browser.py takes them (scripts/install_chromium.sh).
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
@@ -11,3 +13,17 @@ done
 $PY -m gpuarena import --published --db "$DB" >/dev/null
 $PY -m gpuarena report --db "$DB" -b "A100 40GB SXM4" -o docs/report.md
 $PY -m gpuarena report --db "$DB" -b "A100 40GB SXM4" -o docs/report.html
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+if [ -x "$CHROMIUM" ]; then
+  PROFILE=$(mktemp -d)
+  for shot in "report.png 1300,1000" "report-phone.png 400,860"; do
+    set -- $shot
+    "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+      --disable-component-update --disable-sync --hide-scrollbars --user-data-dir="$PROFILE" \
+      --screenshot="docs/$1" --window-size="$2" "file://$(pwd)/docs/report.html" >/dev/null 2>&1
+    echo "docs/$1"
+  done
+  rm -rf "$PROFILE"
+else
+  echo "no Chromium at $CHROMIUM: docs/report.png not rewritten (scripts/install_chromium.sh)" >&2
+fi

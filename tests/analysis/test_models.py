@@ -209,7 +209,7 @@ def test_a_published_figure_meets_only_the_default_setting():
 
 def test_best_is_taken_among_finite_results(tmp_path):
     """A diverged run (NaN flagged) is not a speed record while a finite result exists."""
-    from gpuarena.report.build import headline
+    from gpuarena.report.first_screen import best_finite, figure
     from gpuarena.store.db import Store
     from tests.analysis.conftest import result
 
@@ -221,10 +221,9 @@ def test_best_is_taken_among_finite_results(tmp_path):
     out = advise.advise(s, "resnet50-train")
     mine = next(r for r in out["rows"] if r["gpu"] == "NVIDIA H200 SXM 141GB")
     assert mine["throughput"] == pytest.approx(768 / 0.103)
-    tile = dict((w, (v, note)) for w, v, note in headline(s.results()))["resnet50-train"]
-    assert tile[0] == "7,456 images/s" and "cudnn-benchmark" in tile[1] and "NaN" not in tile[1]
-    # with nothing finite, the fastest diverged result is shown, and says so
+    best = best_finite(s.results())
+    assert figure(best)[1] == "7,456 images/s" and "cudnn-benchmark" in best["variant"]
+    # with nothing finite, the report's first screen shows no figure at all (it says what to run)
     only_nan = [r for r in s.results() if (r.get("extra") or {}).get("nan")]
-    v, note = dict((w, (v, n)) for w, v, n in headline(only_nan))["resnet50-train"]
-    assert v == "7,837 images/s" and note.endswith("(its output turned NaN)")
+    assert best_finite(only_nan) is None
     s.close()

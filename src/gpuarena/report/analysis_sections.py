@@ -1,42 +1,34 @@
 """Sections that present gpuarena.analysis and gpuarena.data: the hardware table from the
-catalog and the comparison against a baseline GPU.  The arithmetic lives there; this
+catalog, the claims, cost and advice (the comparison is in report.comparison).  The arithmetic lives there; this
 module only lays their rows out as tables and charts.  Each section is left out when
 its module is not installed or has nothing to say about these results."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from gpuarena.analysis import check
 from gpuarena.analysis.advise import advise
-from gpuarena.analysis.compare import compare
 from gpuarena.analysis.cost import cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, brief_params, fmt_num, prune,
-                                   slug)
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, fmt_num, slug
 
-
-def short(gpu: str) -> str:
-    """A catalog name without the maker's prefix, for table cells."""
-    return str(gpu).replace("NVIDIA ", "", 1)
-
-
-def natural(text: str) -> tuple:
-    """Sort key that puts batch_size=8 before batch_size=16."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+from gpuarena.report import headline as H
+from gpuarena.report.comparison import short
+from gpuarena.report.first_screen import run_hint
 
 
 def whole(x) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def hardware(rows: list[dict]) -> Section | None:
-    """The catalog rows of the GPUs these results ran on (the articles' section 2)."""
-    gpus, unknown = [], []
-    for name in dict.fromkeys(r.get("device_name") for r in rows if r.get("device_name")):
+def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
+    """The catalog rows of the GPUs these results ran on (the articles' section 2), then the GPUs
+    they are compared with (the baseline, the published rows beside them)."""
+    gpus, unknown, role = [], [], {}
+    for name in [*dict.fromkeys(r.get("device_name") for r in rows if r.get("device_name")), *also]:
         if str(name).startswith("CPU"):
             continue
         g = catalog.find(name)
@@ -44,93 +36,27 @@ def hardware(rows: list[dict]) -> Section | None:
             unknown.append(str(name))
         elif g not in gpus:
             gpus.append(g)
+            role[g.name] = "measured here" if any(catalog.find(r.get("device_name") or "") == g and
+                                                  r.get("source") != "published" for r in rows) else "compared"
     if not gpus and not unknown:
         return None
     s = Section("hardware", "Hardware")
-    table_rows = [[g.name, g.architecture, f"{whole(g.memory_gb)} GB {g.memory_type}",
+    table_rows = [[g.name, role[g.name], g.architecture, f"{whole(g.memory_gb)} GB {g.memory_type}",
                    whole(g.memory_bandwidth_gbs), whole(g.nvlink_gbs), f"{g.pcie_gen:g}" if g.pcie_gen else "-",
-                   whole(g.tdp_w), whole(g.sm_count), fmt_num(g.peak("fp32")), fmt_num(g.peak("tf32")), fmt_num(g.peak("bf16")),
-                   fmt_num(g.peak("fp8")), f"${g.purchase.usd:,.0f}" if g.purchase.usd else "-",
-                   f"${g.cloud.usd:.2f}" if g.cloud.usd else "-"] for g in gpus]
+                   whole(g.tdp_w), whole(g.sm_count), fmt_num(g.peak("fp32")), fmt_num(g.peak("tf32")),
+                   fmt_num(g.peak("bf16")), fmt_num(g.peak("fp8")),
+                   f"${g.purchase.usd:,.0f}" if g.purchase.usd else "-",
+                   f"${g.cloud.usd:.2f}" if g.cloud.usd else "-", g.source] for g in gpus]
     s.tables.append(Table("hardware-table", [
-        ("GPU", TEXT), ("architecture", TEXT), ("memory", TEXT), ("memory GB/s", NUMERIC), ("NVLink GB/s", NUMERIC),
-        ("PCIe gen", NUMERIC), ("TDP W", NUMERIC), ("SMs", NUMERIC), ("FP32", NUMERIC),
-        ("TF32", NUMERIC), ("BF16", NUMERIC), ("FP8", NUMERIC), ("price", NUMERIC), ("cloud $/h", NUMERIC)],
+        ("GPU", TEXT), ("in this report", TEXT), ("architecture", TEXT), ("memory", TEXT), ("memory GB/s", NUMERIC),
+        ("NVLink GB/s", NUMERIC), ("PCIe gen", NUMERIC), ("TDP W", NUMERIC), ("SMs", NUMERIC), ("FP32", NUMERIC),
+        ("TF32", NUMERIC), ("BF16", NUMERIC), ("FP8", NUMERIC), ("price", NUMERIC), ("cloud $/h", NUMERIC),
+        ("source", TEXT)],
         table_rows, "GPUs in this report (from the catalog)",
-        "Dense peak rates in TFLOP/s; NVLink is NVIDIA's total bidirectional figure per GPU. Sources: "
-        + "; ".join(f"{g.name}: {g.source}" for g in gpus)))
+        "Dense peak rates in TFLOP/s; NVLink is NVIDIA's total bidirectional figure per GPU; prices are "
+        "detailed under Cost.", details=("architecture", "SMs", "PCIe gen")))
     if unknown:
         s.paragraphs.append("Not in the catalog (no peak rates or prices): " + ", ".join(unknown) + ".")
-    return s
-
-
-def default_baseline(rows: list[dict]) -> str | None:
-    """With two or more GPUs and no --baseline: the GPU with the most ok results."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        if r.get("status") == "ok" and r.get("device_name") and not str(r["device_name"]).startswith("CPU"):
-            ident = catalog.identity(r["device_name"])
-            counts[ident] = counts.get(ident, 0) + 1
-    return max(counts, key=lambda k: (counts[k], k)) if len(counts) > 1 else None
-
-
-def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
-    """Ratios to the baseline GPU with 95% intervals (analysis.compare).  An explicit
-    --baseline that cannot be compared is an error; an automatic one is just left out."""
-    explicit = baseline is not None
-    baseline = baseline or default_baseline(rows)
-    if not baseline:
-        return None
-    try:
-        result = compare(store, baseline)
-    except UserError:
-        if explicit:
-            raise
-        return None
-    b = result["baseline"]
-    s = Section("comparison", f"Comparison with {b}")
-    s.tables.append(Table("compare-summary", [("GPU", TEXT), ("configs", NUMERIC), ("geomean ratio", NUMERIC),
-                                              ("faster", NUMERIC), ("slower", NUMERIC), ("no sig. diff.", NUMERIC),
-                                              ("no CI", NUMERIC)],
-                          [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x.get("geomean_ratio") else "-",
-                            str(x["faster"]), str(x["slower"]), str(x["no_difference"]), str(x["no_ci"])]
-                           for x in result["summary"]], f"Geometric mean of ratios to {b}"))
-    rows_out = []
-    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
-                                                    natural(x["params"]), x["gpu"]))
-    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
-    for x, params in zip(ordered, brief):
-        ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
-        rows_out.append([x["workload"], x["variant"], params, short(x["gpu"]), x.get("source") or "",
-                         fmt_num(x["baseline_value"]), fmt_num(x["value"]), x.get("unit") or "",
-                         f"{x['ratio']:.3f}", ci, x["verdict"], "; ".join(x.get("flags") or [])])
-    s.tables.append(prune(Table("compare-table", [
-        ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
-        (b, NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
-        ("verdict", TEXT), ("flags", TEXT)], rows_out, f"Ratio to {b}",
-        "A ratio is called faster or slower only when its 95% interval excludes 1; a published figure has no "
-        "repeats, so no interval. Parameters not shown are the workload's defaults (see its section).")))
-    published = sorted({x["baseline_source"] for x in result["rows"]} | {x["source"] for x in result["rows"]})
-    if "published" in published:
-        s.paragraphs.append(
-            "Rows marked published are other people's figures (for the articles' GPUs, their tables), not "
-            "measured here, so they carry no interval. The claim check below tests whether each article "
-            "figure is physically possible at its stated precision: a ratio against an impossible "
-            "baseline is not a speed-up.")
-    for sk in result.get("skipped") or []:
-        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
-                            f"{sk['reason']}.")
-    label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
-    cats = list(dict.fromkeys(label[id(x)] for x in ordered))[:16]
-    groups = []
-    for gpu in dict.fromkeys(x["gpu"] for x in result["rows"]):
-        mine = {label[id(x)]: x for x in result["rows"] if x["gpu"] == gpu}
-        groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
-                       "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
-                       "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})
-    s.charts.append(Chart("compare-chart", f"Throughput ratio to {b}", "grouped_bars",
-                          {"categories": cats, "groups": groups, "ylabel": f"ratio to {b}", "ref": 1.0},
-                          f"ratio of each GPU's throughput to {b} per configuration, 95% CI error bars"))
     return s
 
 
@@ -150,8 +76,6 @@ def _times(x) -> str:
 
 def _per_gpu(x: dict) -> str:
     """A cost row's speed in the workload's headline unit (SD v1.5: seconds per image)."""
-    from gpuarena.report import headline as H
-
     if H.is_latency(x["workload"]) and x["throughput"]:
         return f"{fmt_num(1 / x['throughput'])} {H.unit(x['workload'], x.get('unit'))}"
     return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
@@ -190,7 +114,9 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     table_rows = [[x["workload"], short(x["gpu"]), x["variant"], params, x.get("source") or "",
                    _per_gpu(x), _money(x["purchase_usd"]),
                    fmt_num(x["per_1000usd"]), _money(x["usd_per_million_items"], 2), fmt_num(x["items_per_joule"]),
-                   x["energy_basis"].split(" (")[0], _money(x.get("tco_usd_per_million_items"), 3)]
+                   x["energy_basis"].split(" (")[0], _money(x.get("tco_usd_per_million_items"), 3),
+                   f"{x['purchase_source']}; cloud {x['cloud_source']}" if x.get("purchase_usd") or x.get("cloud_source")
+                   else ""]
                   for (_, x), params in zip(picked, brief)]
     s = Section("cost", "Cost and energy efficiency")
     s.paragraphs.append(
@@ -203,11 +129,11 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     s.tables.append(Table("cost-table", [
         ("workload", TEXT), ("GPU", TEXT), ("variant", TEXT), ("params", TEXT), ("source", TEXT),
         ("per GPU", NUMERIC), ("price", NUMERIC), ("per s per $1k", NUMERIC), ("cloud $/M items", NUMERIC),
-        ("items/J", NUMERIC), ("energy from", TEXT), ("TCO $/M items", NUMERIC)],
+        ("items/J", NUMERIC), ("energy from", TEXT), ("TCO $/M items", NUMERIC), ("price source", TEXT)],
         table_rows, "Throughput per dollar and per joule",
-        "Energy 'measured' is the NVML energy counter over the timed window. Prices: "
-        + "; ".join(sorted({f"{short(x['gpu'])}: {x['purchase_source']}, cloud {x['cloud_source']}"
-                                       for _, x in picked}))))
+        "Energy 'measured' is the NVML energy counter over the timed window; SD v1.5 is quoted in seconds per "
+        "image, its per-dollar and per-joule figures in images.",
+        details=("params", "energy from", "price source")))
     return s
 
 
@@ -228,15 +154,18 @@ def claims(store, csv_path: str | None = None) -> Section | None:
         "above that peak; implausible = above the best share of peak credibly reached on that workload at that "
         "precision (each reason names its source, finite measurements in this database included).")
     s.tables.append(Table("claims-table", [
-        ("GPU", TEXT), ("workload", TEXT), ("executed as", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
+        ("GPU", TEXT), ("workload", TEXT), ("judged at", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
-        ("reason", PROSE)],
-        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], c["executed_as"], str(c["batch_size"]),
+        ("executed as", PROSE), ("reason", PROSE)],
+        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], check.NAMES.get(c["executed"], c["executed"]),
+          str(c["batch_size"]),
           fmt_num(c["throughput"]) if c.get("scaling") is None else f"scaling {c['scaling']:g} at {c['gpus']} GPUs",
           fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
-          f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"], c["reason"]]
+          f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"],
+          c["executed_as"], c["reason"].replace(f"; executed as {c['executed_as']}", "")]
          for c in checked],
-        "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates."))
+        "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates.",
+        details=("executed as", "reason")))
     return s
 
 
@@ -258,22 +187,49 @@ def advice(store, rows: list[dict]) -> Section | None:
         "and takes a budget, hours and a memory floor.")
     for w in jobs:
         sub = Section(f"advice-{slug(w)}", w)
+        s.subsections.append(sub)
         try:
             result = advise(store, w)
         except UserError as exc:
-            sub.paragraphs.append(f"No advice: {exc}.")
-            s.subsections.append(sub)
+            sub.paragraphs.append(f"No advice: {exc}." + ("" if registry.get(w).advised_by else
+                                  f" To get it, run `{run_hint(w)}` on a GPU (a finite result at full size)."))
             continue
-        sub.paragraphs.append(result["explanation"])
+        sub.paragraphs.append(summary(result, w))
+        unit = H.unit(w, result["rows"][0].get("unit"))
         sub.tables.append(Table(f"advice-{slug(w)}-table", [
-            ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), ("throughput", NUMERIC), ("unit", TEXT),
-            ("precision, engine", TEXT), ("source", PROSE),
-            ("price", NUMERIC), ("per s per $1k", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC),
+            ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), (unit, NUMERIC), ("$/GPU-hour", NUMERIC),
+            ("items per $", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC), ("source", TEXT),
             ("note", PROSE)],
-            [[str(x["rank"]), short(x["gpu"]), x["basis"], fmt_num(x["throughput"]), x.get("unit") or "",
-              f"{x['precision']}, {x['engine']}", x["source"],
-              _money(x["price_usd"]), fmt_num(x["items_per_s_per_1000usd"]), fmt_num(x["items_per_joule"]),
-              whole(x["memory_gb"]), x.get("note") or ""] for x in result["rows"][:ADVICE_ROWS]],
-            f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}"))
-        s.subsections.append(sub)
+            [[str(x["rank"]), short(x["gpu"]), x["basis"], in_unit(w, x["throughput"]), _money(x["price_usd"] / result["gpus"], 2)
+              if x.get("price_usd") else "unpriced", fmt_num(x.get("per_dollar")), fmt_num(x["items_per_joule"]), whole(x["memory_gb"]), x["source"],
+              x.get("note") or ""]
+             for x in result["rows"][:ADVICE_ROWS]],
+            f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}",
+            "Every row at the precision and engine named above; the source of each figure is in Sources.",
+            details=("note",)))
     return s
+
+
+def in_unit(workload: str, throughput: float | None) -> str:
+    """A throughput in the workload's article unit (SD v1.5: seconds per image), by magnitude."""
+    if not throughput:
+        return "-"
+    return fmt_num(1 / throughput) if H.is_latency(workload) else fmt_num(throughput)
+
+
+def summary(result: dict, workload: str) -> str:
+    """advise's answer in two sentences, its figures in the article's unit."""
+    rows = result["rows"]
+    unit = H.unit(workload, rows[0].get("unit"))
+    fast = rows[0]
+    out = (f"Ranked on {result['class']} figures. Fastest: the {short(fast['gpu'])} at "
+           f"{in_unit(workload, fast['throughput'])} {unit} ({fast['basis']}).")
+    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
+    if priced:
+        v = max(priced, key=lambda x: x["per_dollar"])
+        out += (f" Most throughput per dollar of cloud time: the {short(v['gpu'])}, {in_unit(workload, v['throughput'])} "
+                f"{unit} for {_money(v['price_usd'], 2)} per hour ({v['basis']}), "
+                f"{v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
+    if fast["basis"] == "projected":
+        out += " The top figure is a projection: measure before buying."
+    return out

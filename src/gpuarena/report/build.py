@@ -11,19 +11,19 @@ from __future__ import annotations
 import re
 
 from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.rows import finite_first
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
-from gpuarena.report import headline as H
 from gpuarena.report import multigpu
 from gpuarena.report import endpoint_section, llm_section as _llm, serving
+from gpuarena.report.comparison import comparison
+from gpuarena.report.first_screen import answer
+from gpuarena.report.footnotes import footnote
 from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
                                    ok, params_text, varying_params)
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section
 from gpuarena.workloads import registry
-from gpuarena.workloads.base import param_acts
 
 # --- the report -----------------------------------------------------------------
 
@@ -38,26 +38,46 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
     if case_id is not None and not any(r["id"] == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
-    sections = [what_was_run(store, runs, rows), an.hardware(rows), an.comparison(store, rows, baseline),
-                an.claims(store), an.cost(store, rows, baseline), an.advice(store, rows)]
+    compared = comparison(store, rows, baseline)
+    also = [compared.title.removeprefix("Comparison with ")] if compared else []
+    if compared:
+        also += [t[3] for t in compared.tables[1].rows]   # the GPUs of the compared rows
+    sections = [answer(store, rows, first_jobs(rows), compared), what_was_run(store, runs, rows),
+                an.hardware(rows, also), compared, an.claims(store), an.cost(store, rows, baseline),
+                an.advice(store, rows)]
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
     sections += [_llm.llm_section(rows), serving.section(rows, store), endpoint_section.section(rows),
                  multi_gpu_section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
-    explain_flags(sections, rows)
+    explain_flags(sections[1:], rows)
     names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"
-    subtitle = f"{len(rows)} results from {', '.join(r['suite'] for r in runs) or 'stored results'}"
-    tiles = headline(rows)
-    compared = next((s for s in sections if s.id == "comparison"), None)
+    subtitle = f"{len(rows)} results from {suites_text(runs)}"
     if compared:
         subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
-        for gpu, n, geo, *_ in compared.tables[0].rows:
-            tiles.insert(1, (f"{gpu} vs {compared.title.removeprefix('Comparison with ')}", geo,
-                             f"geometric mean of {n} ratios (see Comparison)"))
-    return Report(title=title, subtitle=subtitle, headline=tiles, sections=sections)
+    return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
+
+
+def first_jobs(rows: list[dict]) -> list[str]:
+    """The workloads the first screen answers for: every job one buys a GPU for, multi-GPU training
+    included (its figure per GPU); not the micro-benchmarks and collectives that bound them."""
+    out = []
+    for w in workloads_in([r for r in rows if ok(r)]):
+        cls = registry.find(w)
+        if cls is None or cls.kind not in ("micro", "collective"):
+            out.append(w)
+    return out
+
+
+def suites_text(runs: list[dict]) -> str:
+    """The suites the runs came from; imported bundles counted, not listed one by one."""
+    suites = [r["suite"] for r in runs]
+    imported = [x for x in suites if str(x).startswith("import:")]
+    named = list(dict.fromkeys(x for x in suites if not str(x).startswith("import:")))
+    parts = named + ([f"{len(imported)} imported bundle{'s' if len(imported) > 1 else ''}"] if imported else [])
+    return ", ".join(parts) or "stored results"
 
 
 def _multi_gpu(workload: str) -> bool:
@@ -85,40 +105,6 @@ def workloads_in(rows: list[dict]) -> list[str]:
         if r["workload"] not in out:
             out.append(r["workload"])
     return out
-
-
-def headline(rows: list[dict]) -> list[tuple[str, str, str]]:
-    good = [r for r in rows if ok(r)]
-    tiles = [("results", f"{len(good)} ok", f"of {len(rows)} stored" + (
-        f"; {len(rows) - len(good)} failed, OOM or timed out" if len(good) < len(rows) else ""))]
-    for w in workloads_in(good):
-        mine = [r for r in good if r["workload"] == w]
-        if H.is_latency(w):
-            timed = [r for r in finite_first(mine) if H.value(r) is not None]
-            if timed:
-                best = min(timed, key=H.value)
-                tiles.append((w, H.text(best), f"best: {device_of(best)}, {best['variant']}"
-                              + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {})
-                                 else "")))
-            continue
-        if len({r.get("flops_per_item") for r in mine}) > 1 and all(r.get("tflops") for r in mine):
-            # items of different sizes (matmul shapes): the FLOP rate is the comparable figure
-            best = max(mine, key=lambda r: r["tflops"])
-            # what sets the best apart: its variant where variants differ, its varying parameters
-            what = [best["variant"]] if len({r["variant"] for r in mine}) > 1 else []
-            acting = [k for k in varying_params(mine) if param_acts(k, best["variant"])]
-            what.append(params_text(best, acting) or best.get("precision") or "")
-            tiles.append((w, f"{fmt_num(best['tflops'])} TFLOP/s",
-                          f"best: {device_of(best)}, " + ", ".join(x for x in what if x)))
-            continue
-        best = max(finite_first(mine), key=lambda r: r["throughput_median"])
-        tiles.append((w, f"{fmt_num(best['throughput_median'])} {best.get('unit') or ''}".strip(),
-                      f"best: {device_of(best)}, {best['variant']}"
-                      + (f", {params_text(best, ['batch_size'])}" if "batch_size" in (best.get("params") or {}) else "")
-                      + (" (its output turned NaN)" if (best.get("extra") or {}).get("nan") else "")))
-    warned = sum(1 for r in rows if r.get("warnings"))
-    tiles.append(("warnings", str(warned), "results carry a warning" if warned != 1 else "result carries a warning"))
-    return tiles
 
 
 def multi_gpu_section(store, rows: list[dict]) -> Section | None:

@@ -185,11 +185,18 @@ def _bar_values(g: dict):
     return vals, err
 
 
+def hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str = "",
+          ref: float | None = None, compact: bool = False) -> str:
+    """Horizontal bars whatever the number of categories (a first-screen chart that reads on a phone);
+    compact: thinner bars, for a chart that shares the first screen."""
+    return _hbars(chart_id, categories, groups, xlabel, title, ref, per_bar=0.1 if compact else 0.16)
+
+
 def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str,
-           ref: float | None) -> str:
+           ref: float | None, per_bar: float = 0.16) -> str:
     with plt.rc_context(STYLE):
         n = max(1, len(groups))
-        fig, (ax,) = _figure(height=0.9 + 0.16 * len(categories) * (n + 0.6))
+        fig, (ax,) = _figure(width=6.0 if per_bar < 0.16 else 7.0, height=0.9 + per_bar * len(categories) * (n + 0.6))
         h = 0.8 / n
         for gi, g in enumerate(groups):
             ys = [ci - 0.4 + h * (gi + 0.5) for ci in range(len(categories))]
@@ -211,8 +218,9 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
         ax.set_xlabel(xlabel)
         if title:
             ax.set_title(title)
-        if groups:
-            ax.legend(loc="lower right")
+        if groups:   # under the axes, where it cannot cover a bar
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 1.2 / max(8, len(categories) * (n + 0.6))),
+                      ncol=min(3, len(groups)))
         return _svg(fig, chart_id)
 
 

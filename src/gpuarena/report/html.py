@@ -34,11 +34,40 @@ def _breakable(text) -> Markup:
     return Markup(_PLUS.sub("+<wbr>", str(escape(text))))
 
 
+_REF = re.compile(r"\[(\d{1,3})\]")
+_CODE = re.compile(r"`([^`<>]+)`")        # a command to run, as the text quotes it
+_URL = re.compile(r"(https?://[^\s<>\"']+?)(?=[.,;:)]?(?:\s|$|&lt;))")
+
+
+def _refs(text) -> Markup:
+    """Escaped text whose footnote marks [n] link to the numbered sources at the end."""
+    marked = _REF.sub(r'<a class="fn" href="#fn-\1">[\1]</a>', str(escape(text)))
+    return Markup(_CODE.sub(r"<code>\1</code>", marked))
+
+
+def _linked(text) -> Markup:
+    """A footnote's text with its addresses as links."""
+    return Markup(_URL.sub(r'<a href="\1">\1</a>', str(escape(text))))
+
+
+def layout(t) -> dict:
+    """A table as the page shows it: the main columns, and per row the secondary cells (the
+    table's `details`) that go into a full-width row beneath it, so the main row stays short."""
+    main = [i for i, (h, _) in enumerate(t.columns) if h not in t.details]
+    more = [i for i, (h, _) in enumerate(t.columns) if h in t.details]
+    rows = [([(row[i], t.columns[i][0], t.columns[i][1]) for i in main],
+             [(t.columns[i][0], row[i]) for i in more if row[i] not in ("", "-")]) for row in t.rows]
+    return {"columns": [t.columns[i] for i in main], "rows": rows}
+
+
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("gpuarena.report", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["breakable"] = _breakable
+    env.filters["refs"] = _refs
+    env.filters["linked"] = _linked
+    env.globals["layout"] = layout
     env.tests["composed"] = lambda text: bool(_PLUS.search(str(text)))
     return env
 

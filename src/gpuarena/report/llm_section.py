@@ -44,5 +44,6 @@ def llm_section(rows: list[dict]) -> Section | None:
         ("result", NUMERIC), ("device", TEXT), ("shape", TEXT), ("variant", TEXT), ("layout", TEXT),
         ("batch/rank", NUMERIC), ("seq", NUMERIC), ("tokens/s", NUMERIC), ("tokens/s per GPU", NUMERIC),
         ("MFU", NUMERIC), ("peak memory", NUMERIC), ("exposed comm ms/step", NUMERIC),
-        ("scaling efficiency", NUMERIC), ("loss first / last", TEXT)], table, "llm-train results"))
+        ("scaling efficiency", NUMERIC), ("loss first / last", TEXT)], table, "llm-train results",
+        details=("peak memory", "exposed comm ms/step", "loss first / last", "tokens/s")))
     return s

@@ -43,9 +43,12 @@ def section(s: Section, level: int) -> list[str]:
 
 def render(report: Report) -> str:
     out = [f"# {cell(report.title)}", "", cell(report.subtitle), ""]
-    out += ["| " + " | ".join(cell(label) for label, _, _ in report.headline) + " |",
-            "|" + "|".join("---" for _ in report.headline) + "|",
-            "| " + " | ".join(f"**{cell(v)}** {cell(d)}" for _, v, d in report.headline) + " |", ""]
+    if report.headline:
+        out += ["| " + " | ".join(cell(label) for label, _, _ in report.headline) + " |",
+                "|" + "|".join("---" for _ in report.headline) + "|",
+                "| " + " | ".join(f"**{cell(v)}** {cell(d)}" for _, v, d in report.headline) + " |", ""]
     for s in report.sections:
         out += section(s, 2)
+    if report.footnotes:
+        out += ["## Sources", ""] + [f"{i}. {cell(f)}" for i, f in enumerate(report.footnotes, 1)] + [""]
     return "\n".join(out).rstrip() + "\n"

@@ -26,6 +26,7 @@ class Table:
     rows: list[list[str]]
     title: str = ""
     note: str = ""
+    details: tuple[str, ...] = ()           # headers of secondary columns: a details row under each row in HTML
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     subsections: list["Section"] = field(default_factory=list)
+    data: dict = field(default_factory=dict)   # figures other sections read (not rendered)
 
 
 @dataclass
@@ -53,6 +55,7 @@ class Report:
     subtitle: str
     headline: list[tuple[str, str, str]]    # (label, value, detail)
     sections: list[Section]
+    footnotes: list[str] = field(default_factory=list)   # long sources, cited as [n] in the text
 
 
 ALWAYS_SHOWN = ("batch_size",)
@@ -94,7 +97,8 @@ def pct(x) -> str:
 def prune(t: Table, keep: int = 3) -> Table:
     """Drop columns (after the first `keep`) that are empty in every row: a CPU run has no power."""
     cols = [i for i, _ in enumerate(t.columns) if i < keep or any(row[i] not in ("-", "") for row in t.rows)]
-    return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note)
+    return Table(t.id, [t.columns[i] for i in cols], [[row[i] for i in cols] for row in t.rows], t.title, t.note,
+                 t.details)
 
 
 def slug(text: str) -> str:

@@ -3,10 +3,9 @@ the telemetry of one case, and the warnings and failures."""
 
 from __future__ import annotations
 
-import re
-
 from gpuarena.errors import UserError
 from gpuarena.measure.telemetry import THROTTLE_BITS
+from gpuarena.report import cautions
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num, params_text
 
 
@@ -46,15 +45,15 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                 method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(n or "-"), "-", "-", str(procs),
                                     size, ("CUDA events" if cuda else "host clock")
                                     + " (imported: plan not in the bundle)"])
-    s.tables.append(Table("method", [("run", TEXT), ("workloads", PROSE), ("repeats", NUMERIC),
+    s.tables.append(Table("method", [("runs", TEXT), ("workloads", PROSE), ("repeats", NUMERIC),
                                      ("warm-up steps", NUMERIC), ("steps per repeat", NUMERIC),
                                      ("processes", NUMERIC), ("size", TEXT), ("timing", PROSE)],
-                          method_rows, "Method",
+                          collapse(method_rows, len(runs)), "Method",
                           "Each case runs in its own process; the first step (compilation, autotuning) is timed "
                           "apart and excluded; throughput is items per step over each repeat's mean step time, "
                           "with the median and a Student-t 95% interval computed on the log scale (so it never "
                           "goes below zero) over repeats (over process means for a case measured in several "
-                          "processes: --processes)."))
+                          "processes: --processes).", details=("timing",)))
     env_rows = []
     for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
         fp = store.environment(env_id) or {}
@@ -64,22 +63,38 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
         env_rows.append([str(env_id), str(fp.get("hostname", "?")), str(fp.get("cpu", "?")), gpu_text,
                          str(fp.get("driver") or "-"), str(fp.get("torch_cuda") or "-"), str(fp.get("cudnn") or "-"),
                          str(libs.get("torch") or "-"), str(fp.get("python") or "-"), str(fp.get("os") or "-")])
+    # machines that differ only in their database id are one row, naming the ids
+    same: dict[tuple, list[str]] = {}
+    for row in env_rows:
+        same.setdefault(tuple(row[1:]), []).append(row[0])
+    env_rows = [[id_ranges([int(i) for i in ids]), *key] for key, ids in same.items()]
     s.tables.append(Table("environments", [("env", NUMERIC), ("host", TEXT), ("CPU", TEXT), ("GPUs", TEXT),
                                            ("driver", TEXT), ("CUDA", TEXT), ("cuDNN", TEXT), ("torch", TEXT),
                                            ("Python", TEXT), ("OS", TEXT)], env_rows, "Environments"))
     return s
 
 
+def collapse(method_rows: list[list[str]], n_runs: int) -> list[list[str]]:
+    """One row per distinct method, whichever runs used it: six imported bundles measured with
+    the same repeats are one line naming the six runs, not six lines."""
+    groups: dict[tuple, list[list[str]]] = {}
+    for row in method_rows:
+        groups.setdefault(tuple(row[2:]), []).append(row)
+    out = []
+    for key, rs in groups.items():
+        runs = list(dict.fromkeys(r[0] for r in rs))
+        label = (f"all {n_runs} runs" if len(runs) == n_runs and n_runs > 1 else
+                 runs[0] if len(runs) == 1 else f"{len(runs)} runs")
+        wls = list(dict.fromkeys(w for r in rs for w in r[1].split(", ")))
+        out.append([label, ", ".join(wls), *key])
+    return out
+
+
 def warnings_section(rows: list[dict]) -> Section | None:
-    # One row per warning, naming the results that carry it: 40 results with the same NaN note
-    # are one fact, not 40 rows.
-    by_text: dict[str, list[dict]] = {}
-    for r in rows:
-        for w in r.get("warnings") or []:
-            # the CV itself is in the throughput tables; here "spread above 5%" is the fact
-            by_text.setdefault(re.sub(r"CV [\d.]+% > (\S+)", r"CV > \1", w), []).append(r)
-    warn_rows = [[w, str(len(rs)), ", ".join(dict.fromkeys(r["workload"] for r in rs)), id_ranges([r["id"] for r in rs])]
-                 for w, rs in by_text.items()]
+    # One row per kind of warning (report.cautions), with what it changes about the figure and the
+    # results that carry it: 40 results with the same NaN note are one fact, not 40 rows.
+    warn_rows = [[kind, str(len(rs)), means, ", ".join(dict.fromkeys(r["workload"] for r in rs)),
+                  id_ranges([r["id"] for r in rs])] for (kind, means), rs in cautions.grouped(rows).items()]
     bad_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]),
                  r["status"], str(r.get("error") or "")[:200]] for r in rows if r.get("status") != "ok"]
     if not warn_rows and not bad_rows:
@@ -88,12 +103,13 @@ def warnings_section(rows: list[dict]) -> Section | None:
                 ["Results check themselves: high spread, too few repeats, throttling and NaN losses are stored "
                  "with the result. A failed, OOM or timed-out case costs that case only."])
     if warn_rows:
-        s.tables.append(Table("warnings-table", [("warning", PROSE), ("results", NUMERIC), ("workloads", TEXT),
-                                                 ("result ids", TEXT)], warn_rows, "Warnings"))
+        s.tables.append(Table("warnings-table", [("kind", TEXT), ("results", NUMERIC), ("what it changes", PROSE),
+                                                 ("workloads", PROSE), ("result ids", TEXT)], warn_rows,
+                              "Warnings, by kind", details=("result ids",)))
     if bad_rows:
         s.tables.append(Table("failures", [("result", NUMERIC), ("workload", TEXT), ("variant", TEXT),
                                            ("device", TEXT), ("params", TEXT), ("status", TEXT), ("error", PROSE)],
-                              bad_rows, "Cases that did not finish"))
+                              bad_rows, "Cases that did not finish", details=("error",)))
     return s
 
 

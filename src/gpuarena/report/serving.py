@@ -53,7 +53,8 @@ def section(rows: list[dict], store=None) -> Section | None:
                                             ("decode GB/s", NUMERIC), ("of membw", NUMERIC), ("peak mem", NUMERIC)],
                           table, "Throughput and latency by batch",
                           "Request tok/s = generated tokens over the whole request (prefill included); decode tok/s = "
-                          "batch / median TPOT. Prefill MFU against the catalog's dense peak."))
+                          "batch / median TPOT. Prefill MFU against the catalog's dense peak.",
+                          details=("prefill tok/s", "decode GB/s", "peak mem")))
     if series:
         s.charts.append(Chart("serving-chart", "Decode tokens/s against time per output token", "lines_with_ci",
                               {"series": series, "xlabel": "median TPOT (ms)", "ylabel": "decode tokens/s"},

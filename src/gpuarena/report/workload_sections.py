@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.report import headline as H
+from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import tuning_ladder
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
                                    fmt_num, ok, params_text, pct, prune, slug, varying_params)
@@ -22,7 +23,7 @@ def x_key(workload: str, rows: list[dict], keys: list[str]) -> str | None:
 
 
 def flags(r: dict) -> list[str]:
-    out = row_flags(r, brief=True)
+    out = shown_flags(r, row_flags(r, brief=True))
     if r.get("source") and r["source"] != "measured":
         out.append(r["source"])
     return out
@@ -92,7 +93,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
         "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
         "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
-        "are left out; RSS marks a CPU process's peak resident memory."))
+        "are left out; RSS marks a CPU process's peak resident memory.",
+        details=("95% CI", "largest batch that fits", "CV", "of matmul ceiling", "power W", f"J/{H.item(workload)}")))
     if len(devices) == 1:
         table = drop_column(table, "device")
     if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels
@@ -147,7 +149,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
 
 def drop_column(t: Table, name: str) -> Table:
     keep = [i for i, (header, _) in enumerate(t.columns) if header != name]
-    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note)
+    return Table(t.id, [t.columns[i] for i in keep], [[row[i] for i in keep] for row in t.rows], t.title, t.note,
+                 t.details)
 
 
 def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:

@@ -1,0 +1,170 @@
+"""The comparison with a baseline GPU (analysis.compare), laid out for the report, counting
+only what may be counted: a published figure enters the geometric mean only when gpuarena's
+own claim check (analysis.check) calls it plausible, and a ratio involving a diverged (NaN)
+result never does.  Rows left out stay in the table, marked with the reason."""
+
+from __future__ import annotations
+
+import re
+
+from gpuarena.analysis import rows as R
+from gpuarena.analysis.advise import _request_of_published
+from gpuarena.analysis.check import check_claim
+from gpuarena.analysis.compare import compare
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.report import headline as H
+from gpuarena.report.cautions import at_power_cap_only
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num, prune
+
+
+def short(gpu: str) -> str:
+    """A catalog name without the maker's prefix, for table cells."""
+    return str(gpu).replace("NVIDIA ", "", 1)
+
+
+def natural(text: str) -> tuple:
+    """Sort key that puts batch_size=8 before batch_size=16."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def default_baseline(rows: list[dict]) -> str | None:
+    """With two or more GPUs and no --baseline: the GPU with the most ok results."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.get("status") == "ok" and r.get("device_name") and not str(r["device_name"]).startswith("CPU"):
+            ident = catalog.identity(r["device_name"])
+            counts[ident] = counts.get(ident, 0) + 1
+    return max(counts, key=lambda k: (counts[k], k)) if len(counts) > 1 else None
+
+
+def published_verdict(store, gpu: str, workload: str, precision: str | None, params: dict, value: float) -> str:
+    """gpuarena check's verdict on a published figure, judged as stated (as advise judges its candidates)."""
+    g = catalog.find(gpu)
+    if g is None:
+        return "not checked (GPU not in the catalog)"
+    p = params or {}
+    try:
+        return check_claim({"gpu": g.name, "workload": workload, "precision": _request_of_published(precision),
+                            "batch_size": p.get("batch_size") or 1, "throughput": value,
+                            **{k: p.get(k) for k in ("seq_len", "image_size")},
+                            "steps": p.get("inference_steps")}, store)["verdict"]
+    except UserError as exc:
+        return f"not checked ({exc})"
+
+
+def counted(store, x: dict, precision_of) -> str:
+    """'' when a compare row may enter the geometric mean, else why not."""
+    if "NaN" in (x.get("flags") or []):
+        return "diverged (NaN)"
+    for side, gpu, value in (("baseline_source", x["baseline_gpu"], x["baseline_value"]),
+                             ("source", x["gpu"], x["value"])):
+        if x.get(side) == "published":
+            v = published_verdict(store, gpu, x["workload"], precision_of(x, side), R_params(x), value)
+            if v != "plausible":
+                return f"{'baseline' if side == 'baseline_source' else 'figure'} {v} (check)"
+    return ""
+
+
+def R_params(x: dict) -> dict:
+    """The params of a compare row back from analysis.rows.fmt_params' "k=v k=v" text."""
+    out: dict = {}
+    for kv in str(x.get("params") or "").split(" "):
+        k, _, v = kv.partition("=")
+        if k:
+            try:
+                out[k] = int(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
+    """Ratios to the baseline GPU with 95% intervals.  An explicit --baseline that cannot be
+    compared is an error; an automatic one is just left out."""
+    explicit = baseline is not None
+    baseline = baseline or default_baseline(rows)
+    if not baseline:
+        return None
+    try:
+        result = compare(store, baseline)
+    except UserError:
+        if explicit:
+            raise
+        return None
+    b = result["baseline"]
+    published = {(R.gpu_of(r), r["workload"], r["variant"], r["throughput_median"]): r.get("precision")
+                 for r in store.results(status="ok") if r.get("source") == "published"}
+
+    def precision_of(x: dict, side: str) -> str | None:
+        gpu, value = (x["baseline_gpu"], x["baseline_value"]) if side == "baseline_source" else (x["gpu"], x["value"])
+        return published.get((gpu, x["workload"], x["variant"], value))
+
+    for x in result["rows"]:
+        x["left_out"] = counted(store, x, precision_of)
+    # "throttled" by the power cap alone is the card at its normal limit: not flagged
+    slowed = {(R.gpu_of(r), r["workload"]) for r in store.results(status="ok")
+              if r.get("throttled") and not at_power_cap_only(r)}
+    for x in result["rows"]:
+        if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:
+            x["flags"] = [f for f in x.get("flags") or [] if f != "throttled"]
+    s = Section("comparison", f"Comparison with {b}")
+    summary = []
+    for gpu in dict.fromkeys(x["gpu"] for x in sorted(result["rows"], key=lambda x: x["gpu"])):
+        mine = [x for x in result["rows"] if x["gpu"] == gpu]
+        kept = [x for x in mine if not x["left_out"]]
+        geo = R.geomean([x["ratio"] for x in kept])
+        summary.append({"gpu": gpu, "n": len(kept), "out": len(mine) - len(kept), "geomean_ratio": geo,
+                        "faster": sum(x["verdict"].endswith("faster") for x in kept),
+                        "slower": sum(x["verdict"].endswith("(slower)") for x in kept)})
+    s.data["summary"] = summary   # read by the first screen
+    s.tables.append(Table("compare-summary", [("GPU", TEXT), ("configs counted", NUMERIC), ("geomean ratio", NUMERIC),
+                                              ("faster", NUMERIC), ("slower", NUMERIC), ("left out", NUMERIC)],
+                          [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x["geomean_ratio"] else "-",
+                            str(x["faster"]), str(x["slower"]), str(x["out"])] for x in summary],
+                          f"Geometric mean of ratios to {b}",
+                          "Left out of the mean: ratios against a published figure that gpuarena check does not "
+                          "call plausible, and ratios involving a diverged (NaN) result."))
+    rows_out = []
+    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
+                                                    natural(x["params"]), x["gpu"]))
+    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
+    for x, params in zip(ordered, brief):
+        ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
+        base_v, value, unit = x["baseline_value"], x["value"], x.get("unit") or ""
+        if H.is_latency(x["workload"]):      # SD v1.5 in its article's unit; the ratio stays a speed ratio
+            base_v, value, unit = 1 / base_v, 1 / value, H.unit(x["workload"], unit)
+        rows_out.append([x["workload"], x["variant"], params, short(x["gpu"]), x.get("source") or "",
+                         fmt_num(base_v), fmt_num(value), unit,
+                         f"{x['ratio']:.3f}", ci, x["verdict"], x["left_out"] or "counted",
+                         "; ".join(f for f in x.get("flags") or [] if f != "NaN")])
+    s.tables.append(prune(Table("compare-table", [
+        ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
+        (short(b), NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
+        ("verdict", TEXT), ("in the mean", TEXT), ("flags", TEXT)], rows_out, f"Ratio to {b}",
+        "Ratios are of speed (for SD v1.5, shown in seconds per image, the inverse of the times). "
+        "A ratio is called faster or slower only when its 95% interval excludes 1; a published figure has no "
+        "repeats, so no interval. Parameters not shown are the workload's defaults (see its section).",
+        details=("source", "95% CI", "flags"))))
+    if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
+        s.paragraphs.append(
+            "Rows marked published are other people's figures, not measured here, so they carry no interval. "
+            "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
+            "impossible or implausible is not a speed-up, and is left out of the mean.")
+    for sk in result.get("skipped") or []:
+        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
+                            f"{sk['reason']}.")
+    kept = [x for x in ordered if not x["left_out"]]
+    label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
+    cats = list(dict.fromkeys(label[id(x)] for x in kept))[:16]
+    groups = []
+    for gpu in dict.fromkeys(x["gpu"] for x in kept):
+        mine = {label[id(x)]: x for x in kept if x["gpu"] == gpu}
+        groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
+                       "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
+                       "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})
+    if cats:
+        s.charts.append(Chart("compare-chart", f"Throughput ratio to {b} (rows counted in the mean)", "grouped_bars",
+                              {"categories": cats, "groups": groups, "ylabel": f"ratio to {short(b)}", "ref": 1.0},
+                              f"ratio of each GPU's throughput to {b} per configuration, 95% CI error bars"))
+    return s

@@ -1,0 +1,235 @@
+"""The first screen: what a GPU buyer reads in ten seconds.  Which GPUs were measured; per
+workload the best finite figure in the article's unit beside what it should be (a published
+like-for-like figure that passes gpuarena check) and the decision (gpuarena advise); one chart
+of speed relative to the measured GPU; and only the cautions that change how a figure may be
+used.  A diverged (NaN) result never appears here: where a workload has only those, the row
+says what to run to get a finite one."""
+
+from __future__ import annotations
+
+from gpuarena.analysis import projection as J
+from gpuarena.analysis import rows as R
+from gpuarena.analysis.advise import SETTINGS, advise, candidates
+from gpuarena.analysis.precision import request_of_variants
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.report import headline as H
+from gpuarena.report.cautions import caution_counts
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
+from gpuarena.workloads import registry
+
+NAN_FIX = {"resnet50-train": "--set loss=cross-entropy"}   # the finite recipe beside the article's
+
+
+def short(gpu: str) -> str:
+    return catalog.match(gpu).short if catalog.find(gpu) else str(gpu).replace("NVIDIA ", "", 1)
+
+
+def finite(r: dict) -> bool:
+    return ok(r) and not (r.get("extra") or {}).get("nan") and not R.is_search(r) and r.get("source") != "published"
+
+
+def figure(r: dict) -> tuple[float, str]:
+    """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
+    extra = r.get("extra") or {}
+    if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
+        v = extra["tokens_per_s_per_gpu"]
+        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra['mfu'])}" if extra.get("mfu") else "")
+    if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
+        v = extra["scaling_efficiency"]
+        model = (r.get("params") or {}).get("model")
+        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs" + (f" ({model})" if model else "")
+    return H.value(r), H.text(r)
+
+
+def wrapper(workload: str) -> bool:
+    """A multi-GPU wrapper of another workload (ddp-train): its figure is the scaling efficiency."""
+    cls = registry.find(workload)
+    return cls is not None and cls.multi_gpu and "model" in cls.param_map()
+
+
+def best_finite(rows: list[dict]) -> dict | None:
+    good = [r for r in rows if finite(r) and H.value(r) is not None]
+    if not good:
+        return None
+    scaled = [r for r in good if (r.get("gpus") or 1) > 1 and (r.get("extra") or {}).get("scaling_efficiency")]
+    if wrapper(good[0]["workload"]) and scaled:
+        good = scaled
+    key = lambda r: figure(r)[0]   # noqa: E731
+    return min(good, key=key) if H.better(good[0]["workload"]) == "min" else max(good, key=key)
+
+
+def like_class(r: dict) -> tuple:
+    """What a published figure must share with a measured result to be like-for-like (as advise
+    classes its candidates): the precision class, the engine class and the workload's settings."""
+    variants = frozenset(str(r.get("variant") or "seed").split("+"))
+    params = r.get("params") or {}
+    return (J.request_class(request_of_variants(variants, r.get("precision"))),
+            "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+            tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
+
+
+def expected_figure(store, r: dict) -> dict | None:
+    """What the measured result `r` should be: for now the best published figure on the same GPU,
+    like-for-like (like_class), that gpuarena check calls plausible (advise's candidates are exactly
+    those).  The one call site to re-point at analysis.expected when it lands.
+    Returns {value, text, source} in the article's unit, or None."""
+    try:
+        cands = candidates(store, r["workload"])
+    except UserError:
+        return None
+    same = [c for c in cands if c["basis"] == "published" and c["gpu"].name == R.gpu_of(r)
+            and c["class"] == like_class(r)]
+    if not same:
+        return None
+    c = max(same, key=lambda c: c["throughput"])
+    if H.is_latency(r["workload"]):
+        v = 1.0 / c["throughput"]
+        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r['workload'], None)}", "source": c["source"]}
+    return {"value": c["throughput"], "text": f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(),
+            "source": c["source"]}
+
+
+def against_expected(store, best: dict, mine: list[dict]) -> tuple[dict | None, dict | None]:
+    """The expected figure of the best result, else of the fastest finite result that has one
+    (a published figure of another engine is compared with our run of that engine, not the best)."""
+    order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
+                   reverse=H.better(best["workload"]) == "max")
+    for r in [best] + [r for r in order if r is not best]:
+        exp = expected_figure(store, r)
+        if exp:
+            return r, exp
+    return None, None
+
+
+def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | None]:
+    """The advice in one line, and the advise result (for the chart)."""
+    cls = registry.find(workload)
+    if wrapper(workload):
+        return "see Multi-GPU: scaling measured beside the interconnect model", None
+    if cls is not None and cls.advised_by:
+        return f"see {cls.advised_by.split(';')[0]}" if "Serving" not in cls.advised_by else \
+            "see the Serving section (memory and bandwidth model)", None
+    try:
+        result = advise(store, workload)
+    except UserError as exc:
+        if measured is None:
+            return f"no advice: no finite result; run `{run_hint(workload)}`", None
+        why = "" if "no finite measured" in str(exc) else f" ({str(exc).removesuffix('.')})"
+        return (f"no advice yet{why}: measure at full size on a GPU (`{run_hint(workload)}`) or load published "
+                "figures (`gpuarena import --published`)"), None
+    rows = result["rows"]
+    fast = rows[0]
+    here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)
+    text = f"fastest {short(fast['gpu'])}"
+    if here and here is not fast:
+        text += f": {fast['throughput'] / here['throughput']:.2f}x ours"
+    text += f" ({fast['basis']})"
+    priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
+    if priced:
+        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
+        text += f"; per $: {short(v['gpu'])} ({v['basis']})"
+    return text, result
+
+
+def setting_text(r: dict) -> str:
+    return f"{r['variant']}" + (f", {params_text(r, ['batch_size'])}" if (r.get("params") or {}).get("batch_size")
+                                else "")
+
+
+def run_hint(workload: str) -> str:
+    extra = NAN_FIX.get(workload, "")
+    return f"gpuarena run -w {workload}" + (f" {extra}" if extra else "")
+
+
+def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
+    s = Section("answer", "The answer")
+    measured = [r for r in rows if r.get("source") != "published"]
+    gpus = list(dict.fromkeys(R.gpu_of(r) for r in measured if ok(r)))
+    counts = {g: sum(1 for r in measured if R.gpu_of(r) == g) for g in gpus}
+    multi = sorted({r.get("gpus") or 1 for r in measured if ok(r)} - {1})
+    s.paragraphs.append(
+        "Measured here: " + "; ".join(f"{short(g)} ({counts[g]} results)" for g in gpus)
+        + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
+        + ". Below, per workload: the best finite figure measured, in the workload's article unit, beside what "
+        "it should be and the decision.")
+    table, chart_rows = [], []
+    for w in jobs:
+        mine = [r for r in rows if r["workload"] == w and r.get("source") != "published"]
+        best = best_finite(mine)
+        dec, result = decision(store, w, best)
+        if best is None:
+            diverged = any((r.get("extra") or {}).get("nan") for r in mine)
+            table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
+                          "-", "-", dec, "", "", ""])
+            continue
+        v, text = figure(best)
+        compared, exp = against_expected(store, best, mine)
+        vs = "-"
+        if exp:
+            cv = figure(compared)[0]
+            ratio = exp["value"] / cv if H.better(w) == "min" else cv / exp["value"]
+            vs = f"{ratio:.2f}x" + ("" if compared is best else "*")
+        table.append([w, text, exp["text"] if exp else "-", vs, dec, setting_text(best),
+                      "" if not exp or compared is best else f"{figure(compared)[1]} ({setting_text(compared)})",
+                      exp["source"] if exp else ""])
+        if result:
+            chart_rows.append((w, best, result))
+    s.tables.append(Table("answer-table", [("workload", TEXT), ("measured here", PROSE), ("expected", TEXT),
+                                           ("vs expected", NUMERIC), ("decision", PROSE), ("setting", TEXT),
+                                           ("* compares", TEXT), ("expected from", TEXT)], table,
+                          "", "Expected: the best published figure for the same GPU that gpuarena check calls "
+                          "plausible, like-for-like (same precision class, engine and settings; batch sizes may "
+                          "differ). * the ratio compares the published figure with our run of its engine and "
+                          "precision, not with the best. Decision: gpuarena advise, detailed under Recommendation.",
+                          details=("setting", "* compares", "expected from")))
+    notes: list[str] = []
+    if comparison is not None:
+        here = set(gpus)
+        for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
+            base = comparison.title.removeprefix("Comparison with ")
+            if x["geomean_ratio"]:
+                notes.append(
+                    f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
+                    f"{x['n']} ratio{'s' if x['n'] != 1 else ''}"
+                    + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)" if x["out"] else "") + ".")
+    cautions = caution_counts(measured)
+    if cautions:
+        notes.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions) + " (see Warnings).")
+    s.paragraphs += notes
+    chart = relative_chart(chart_rows)
+    if chart:
+        s.charts.append(chart)
+    return s
+
+
+def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
+    """Lambda's chart: per workload, speed relative to the GPU measured here (= 1), for the GPUs
+    the decision names (the fastest, the best per dollar)."""
+    named: list[str] = []
+    for _, best, result in chart_rows:
+        here = R.gpu_of(best)
+        if here not in named:
+            named.insert(0, here)
+        rows = result["rows"]
+        priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
+        for x in [rows[0]] + ([max(priced, key=lambda x: x["items_per_s_per_1000usd"])] if priced else []):
+            if x["gpu"] not in named:
+                named.append(x["gpu"])
+    named = named[:4]
+    cats, groups = [], {g: [] for g in named}
+    for w, best, result in chart_rows:
+        by = {x["gpu"]: x for x in result["rows"]}
+        here = by.get(R.gpu_of(best))
+        if not here:
+            continue
+        cats.append(w)
+        for g in named:
+            groups[g].append(by[g]["throughput"] / here["throughput"] if g in by else None)
+    if not cats or len(named) < 2:
+        return None
+    return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
+                 {"compact": True, "categories": cats, "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""),
+                                                  "values": v} for i, (g, v) in enumerate(groups.items())],
+                  "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
+                 "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here")

@@ -1,0 +1,127 @@
+"""The first screen and what feeds it: the best finite figure beside its expected figure and the
+decision; a workload with only diverged results says what to run; sources become footnotes;
+comparison means count only baselines that pass gpuarena check; warnings grouped by kind."""
+
+from __future__ import annotations
+
+import json
+
+from gpuarena.cli.run_cmds import default_suite
+from gpuarena.report.build import gather
+from gpuarena.report.cautions import caution_counts, grouped
+from gpuarena.report.comparison import counted, published_verdict
+from gpuarena.report.analysis_sections import in_unit
+from gpuarena.report.footnotes import footnote
+from gpuarena.report.model import Report, Section, Table, fmt_num
+from gpuarena.report.run_sections import collapse
+from gpuarena.spec.suite import load_suite
+from gpuarena.store.db import Store
+
+
+def answer_rows(store) -> dict[str, list[str]]:
+    report = gather(store)
+    first = report.sections[0]
+    assert first.id == "answer"
+    return {row[0]: row for row in first.tables[0].rows}
+
+
+def test_answer_shows_the_best_finite_figure_in_the_article_unit(report_db):
+    rows = answer_rows(Store(report_db))
+    assert rows["resnet50-train"][1] == "5,926 images/s"         # amp-bf16 at batch 256: 256 / 0.0432 s
+    assert rows["sd15-generate"][1] == "0.418 s/image"
+    assert rows["resnet50-train"][4].startswith("fastest ")     # the decision, from gpuarena advise
+    assert rows["sd15-generate"][4].startswith("fastest ")      # every single-GPU job the run measured has one
+
+
+def test_a_workload_with_only_diverged_results_says_what_to_run(report_db):
+    store = Store(report_db)
+    for rid, extra in store.conn.execute("SELECT id, extra FROM results WHERE workload='resnet50-train'").fetchall():
+        store.conn.execute("UPDATE results SET extra=? WHERE id=?", (json.dumps({**json.loads(extra or "{}"),
+                                                                                 "nan": True}), rid))
+    store.conn.commit()
+    row = answer_rows(store)["resnet50-train"]
+    assert row[1].startswith("no finite result")
+    assert "gpuarena run -w resnet50-train --set loss=cross-entropy" in row[4]
+    assert not any("5,926" in cell for cell in row)
+
+
+def test_the_default_gpu_suite_runs_resnet50_on_a_finite_loss_beside_the_article():
+    suite = load_suite(default_suite("cuda:0"))
+    losses = [(e.params or {}).get("loss", "sum") for e in suite.entries if e.workload == "resnet50-train"]
+    assert "sum" in losses and "cross-entropy" in losses
+
+
+def test_long_sources_become_numbered_footnotes():
+    s = Section("x", "X", ["Price via https://example.com/a and https://example.com/b."],
+                [Table("t", [("GPU", "l"), ("source", "l")], [["A", "github NVIDIA/DeepLearningExamples README.md (x)"],
+                                                            ["B", "short"]])])
+    r = footnote(Report("t", "s", [], [s]))
+    assert s.paragraphs[0] == "Price via [1] and [2]."
+    assert s.tables[0].rows == [["A", "[3]"], ["B", "short"]]
+    assert r.footnotes == ["https://example.com/a", "https://example.com/b",
+                           "github NVIDIA/DeepLearningExamples README.md (x)"]
+
+
+def test_comparison_counts_only_baselines_that_pass_check(report_db):
+    store = Store(report_db)
+    # article 000's A100 BERT-Large FP32 figure: 4.4x the card's FP32 peak, impossible by check
+    assert published_verdict(store, "A100 40GB SXM4", "bert-large-infer", "FP32", {"batch_size": 64, "seq_len": 512},
+                             256.8) == "impossible"
+    row = {"workload": "bert-large-infer", "params": "batch_size=64 seq_len=512", "baseline_gpu": "NVIDIA A100 40GB SXM4",
+           "gpu": "NVIDIA H200 SXM 141GB", "baseline_value": 256.8, "value": 137.5, "baseline_source": "published",
+           "source": "imported", "flags": []}
+    assert "impossible" in counted(store, row, lambda x, side: "FP32")
+    assert counted(store, {**row, "flags": ["NaN"]}, lambda x, side: "FP32") == "diverged (NaN)"
+    assert counted(store, {**row, "baseline_source": "measured"}, lambda x, side: None) == ""
+
+
+def test_numbers_by_magnitude_and_sd_in_seconds_per_image():
+    assert fmt_num(0.05) == "0.05" and fmt_num(0.000123) == "0.000123"
+    assert in_unit("sd15-generate", 0.05) == "20.00"            # 0.05 images/s is 20 s per image
+    assert in_unit("resnet50-train", 2919.4) == "2,919"
+
+
+def test_warnings_grouped_by_what_they_change():
+    rows = [{"warnings": ["GPU throttled during the timed window: sw_power_cap"]},
+            {"warnings": ["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
+                          "throughput spread is high: CV 7.8% > 5%"]},
+            {"warnings": ["throughput spread is high: CV 5.1% > 5%"]}]
+    assert caution_counts(rows) == [("diverged run (never shown or used here)", 1), ("noisy (CV > 5%)", 2)]
+    kinds = [k for k, _ in grouped(rows)]
+    assert kinds[-1] == "at the power cap"                      # listed, but not a caution
+
+
+def test_method_rows_shared_by_runs_are_one_line():
+    rows = [["r1", "a, b", "5", "-", "-", "1", "full", "CUDA events"],
+            ["r2", "b, c", "5", "-", "-", "1", "full", "CUDA events"],
+            ["r2", "d", "3", "-", "-", "1", "full", "CUDA events"]]
+    assert collapse(rows, 2) == [["all 2 runs", "a, b, c", "5", "-", "-", "1", "full", "CUDA events"],
+                                 ["r2", "d", "3", "-", "-", "1", "full", "CUDA events"]]
+
+
+def test_a_power_capped_result_is_not_flagged_but_a_hot_one_is():
+    from gpuarena.report.cautions import shown_flags
+
+    capped = {"warnings": ["GPU throttled during the timed window: sw_power_cap"]}
+    hot = {"warnings": ["GPU throttled during the timed window: sw_power_cap, hw_thermal_slowdown"]}
+    assert shown_flags(capped, ["throttled", "noisy"]) == ["noisy"]
+    assert shown_flags(hot, ["throttled"]) == ["throttled"]
+    assert caution_counts([hot]) == [("slowed by heat or power brake", 1)]
+
+
+def test_the_default_run_shape_gives_resnet50_advice_from_its_finite_recipe(report_db):
+    """As after `gpuarena run` on a GPU: the article's recipe diverged at every batch, the finite
+    recipe beside it did not; the answer shows the finite figure and advice, never the NaN one."""
+    store = Store(report_db)
+    for rid, params, extra in store.conn.execute(
+            "SELECT id, params, extra FROM results WHERE workload='resnet50-train'").fetchall():
+        finite = json.loads(params).get("batch_size") == 128 and rid % 2       # one finite row is enough
+        store.conn.execute("UPDATE results SET extra=? WHERE id=?",
+                           (json.dumps({**json.loads(extra or "{}"), "nan": not finite}), rid))
+    store.conn.commit()
+    finite = [r for r in store.results(workload="resnet50-train", status="ok") if not r["extra"].get("nan")]
+    assert len(finite) >= 1
+    row = answer_rows(store)["resnet50-train"]
+    best = max(finite, key=lambda r: r["throughput_median"])
+    assert row[1] == f"{fmt_num(best['throughput_median'])} images/s"
+    assert row[4].startswith("fastest ")

@@ -160,12 +160,17 @@ class ResNet50Infer(Workload):
         return next((shutil.which(n) for n in self._cxx_names() if shutil.which(n)), None)
 
     def _aot_package(self, model):
-        with torch.no_grad():
-            ep = torch.export.export(model, (self.x,))
-            folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "resnet50.pt2"))
-        self.package_bytes = os.path.getsize(path)
-        return torch._inductor.aoti_load_package(path)
+        """Export, package, load; the package's folder (the weights: about 100 MB in FP32) is
+        removed once loaded, as the loader has unpacked what it runs into a folder of its own."""
+        folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
+        try:
+            with torch.no_grad():
+                ep = torch.export.export(model, (self.x,))
+                path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "resnet50.pt2"))
+            self.package_bytes = os.path.getsize(path)
+            return torch._inductor.aoti_load_package(path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     # --- serving --------------------------------------------------------------------------
     @torch.inference_mode()

@@ -22,7 +22,7 @@ L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=12
 PART=${1:-all}
 
 if [ "$PART" = all ]; then
-  warm() { local n=$1; shift; timeout 240 python3 -m gpuarena run -q --db /tmp/warm-$n.db "$@" -r 1 \
+  warm() { local n=$1; shift; timeout 240 python3 -m gpuarena run -q --allow-busy --db /tmp/warm-$n.db "$@" -r 1 \
       > /tmp/warm-$n.log 2>&1; echo "warm $n rc=$? $(tail -3 /tmp/warm-$n.log | tr '\n' ' ')" >> "$OUT/warm.log"; }
   warm 1 $L8B -v compile+fused-proj --set batch_size=1 &
   sleep 12; warm 2 $L8B -v compile+fused-proj --set batch_size=64 &

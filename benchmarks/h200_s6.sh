@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Session 6 (2026-12-01) on one lent nvidia-h200: the serving engine (issue 23), in one device call.
-#   bash benchmarks/h200_s6.sh          # from the repository root; results under $OUT
+#   bash benchmarks/h200_s6.sh all      # from the repository root; results under $OUT (the call that ran)
+#   bash benchmarks/h200_s6.sh next     # not reached in session 6: batch 64 and fp8 at batch 1, warmed side
+#                                       # by side first (about 8 minutes)
+#   bash benchmarks/h200_s6.sh int8     # not reached either: int8 weight-only at batch 1 (about 4 minutes)
 # Phase A warms inductor's caches (FX graph cache, coordinate-descent configs, Triton kernels) with
 # one untimed request of each llm-serve case, four processes side by side (compilation is CPU work;
 # their GPU work overlaps, so nothing of phase A is kept), and takes the AOTInductor rung apart
@@ -21,9 +24,15 @@ python3 -c "import torch, torchao, transformers; print('torch', torch.__version_
 L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
 PART=${1:-all}
 
+warm() { local n=$1; shift; timeout ${WARM_S:-240} python3 -m gpuarena run -q --allow-busy --db /tmp/warm-$n.db "$@" \
+    -r 1 > /tmp/warm-$n.log 2>&1; echo "warm $n rc=$? $(tail -3 /tmp/warm-$n.log | tr '\n' ' ')" >> "$OUT/warm.log"; }
+if [ "$PART" = next ]; then
+  WARM_S=270 warm 2 $L8B -v compile+fused-proj --set batch_size=64 &
+  sleep 12; WARM_S=260 warm 3 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 &
+  wait
+  echo "### phase A done at $(date +%T)"
+fi
 if [ "$PART" = all ]; then
-  warm() { local n=$1; shift; timeout 240 python3 -m gpuarena run -q --allow-busy --db /tmp/warm-$n.db "$@" -r 1 \
-      > /tmp/warm-$n.log 2>&1; echo "warm $n rc=$? $(tail -3 /tmp/warm-$n.log | tr '\n' ' ')" >> "$OUT/warm.log"; }
   warm 1 $L8B -v compile+fused-proj --set batch_size=1 &
   sleep 12; warm 2 $L8B -v compile+fused-proj --set batch_size=64 &
   sleep 12; warm 3 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 &
@@ -53,6 +62,13 @@ if [ "$PART" = all ]; then
   t 150 $L8B -v compile+fused-proj --set batch_size=64 --set profile=1 -r 3
   t 120 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set profile=1 -r 3
   t 120 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3
+fi
+if [ "$PART" = next ]; then
+  t 130 $L8B -v compile+fused-proj --set batch_size=64 --set profile=1 -r 3
+  t 100 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set profile=1 -r 3
+fi
+if [ "$PART" = int8 ]; then   # one case from cold caches (about 4 minutes)
+  t 300 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3
 fi
 if [ "$PART" = aoti ]; then   # the AOTInductor rung once fixed, beside the session's figures
   t 300 -w resnet50-infer -v aot-inductor -v bf16+channels-last+aot-inductor --set batch_size=1,256 -r 5

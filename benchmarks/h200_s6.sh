@@ -4,6 +4,8 @@
 #   bash benchmarks/h200_s6.sh next     # not reached in session 6: batch 64 and fp8 at batch 1, warmed side
 #                                       # by side first (about 8 minutes)
 #   bash benchmarks/h200_s6.sh int8     # not reached either: int8 weight-only at batch 1 (about 4 minutes)
+#   bash benchmarks/h200_s6.sh attn     # batch 1 with decode_attention=reduction, against the profile's
+#                                       # cuDNN attention kernel (about 4 minutes)
 # Phase A warms inductor's caches (FX graph cache, coordinate-descent configs, Triton kernels) with
 # one untimed request of each llm-serve case, four processes side by side (compilation is CPU work;
 # their GPU work overlaps, so nothing of phase A is kept), and takes the AOTInductor rung apart
@@ -69,6 +71,9 @@ if [ "$PART" = next ]; then
 fi
 if [ "$PART" = int8 ]; then   # one case from cold caches (about 4 minutes)
   t 300 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3
+fi
+if [ "$PART" = attn ]; then   # the decode attention as inductor's own reductions, batch 1 (about 4 minutes)
+  t 300 $L8B -v compile+fused-proj --set batch_size=1 --set decode_attention=reduction --set profile=1 -r 3
 fi
 if [ "$PART" = aoti ]; then   # the AOTInductor rung once fixed, beside the session's figures
   t 300 -w resnet50-infer -v aot-inductor -v bf16+channels-last+aot-inductor --set batch_size=1,256 -r 5

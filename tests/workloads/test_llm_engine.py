@@ -109,6 +109,27 @@ def test_int8_composes_with_fused_projections():
     assert isinstance(fused.layers[0].feed_forward.w13, engine.Int8WeightOnlyLinear)
 
 
+def test_reduction_decode_attention_matches_sdpa():
+    g = torch.Generator().manual_seed(3)
+    b, h, kvh, L, d = 3, 8, 2, 20, 16
+    q = torch.randn(b, h, 1, d, generator=g)
+    k, v = torch.randn(b, kvh, L, d, generator=g), torch.randn(b, kvh, L, d, generator=g)
+    mask = (torch.arange(L)[None, :] <= torch.tensor([13])[:, None])[None, None]   # 14 live positions
+    want = M._sdpa_gqa(q, k, v, is_causal=False, mask=mask)
+    got = engine.reduction_decode_attention(q, k, v, mask)
+    assert got.shape == want.shape and (got - want).norm() / want.norm() < 1e-5
+    # the masked positions are not read: changing them changes nothing
+    k2 = k.clone()
+    k2[:, :, 14:] = 1e4
+    assert torch.equal(engine.reduction_decode_attention(q, k2, v, mask), got)
+    plain = tiny_model()
+    swapped = copy.deepcopy(plain)
+    engine.use_reduction_attention(swapped)
+    x = prompt()
+    (l1, t1), (l2, t2) = greedy(plain, x, 6), greedy(swapped, x, 6)
+    assert torch.equal(t1, t2)
+
+
 def test_decode_profile_on_cpu_counts_steps():
     out = engine.decode_profile(lambda: 3)
     assert out["steps"] == 3 and out["kernels"] == []     # no device kernels on a CPU
@@ -117,12 +138,13 @@ def test_decode_profile_on_cpu_counts_steps():
 def test_new_variants_through_runner(db_path):
     rs = run_entries(db_path, [{"workload": "llm-serve",
                                 "variants": ["fused-proj", "int8-weights+fused-proj"],
-                                "params": {"batch_size": 2, "profile": 1}}], repeats=1)
+                                "params": {"batch_size": 2, "profile": 1, "decode_attention": "reduction"}}],
+                     repeats=1)
     fused, int8 = rs
     for r in rs:
         assert_ok(r)
         assert r["extra"]["projections"] == "fused (wqkv, w13)"
-        assert r["extra"]["decode_profile"]["steps"] == 7
+        assert r["extra"]["decode_profile"]["steps"] == 7 and r["extra"]["decode_attention"] == "reduction"
     assert fused["extra"]["quantization"] is None and "int8" in int8["extra"]["quantization"]
     # int8 weights: about a quarter of the fp32 bytes of every linear (the embedding stays fp32)
     assert int8["extra"]["weights_bytes"] < 0.6 * fused["extra"]["weights_bytes"]

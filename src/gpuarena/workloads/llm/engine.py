@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpuarena.errors import WorkloadSkipped
-from gpuarena.workloads.llm.model import Attention, FeedForward, Llama
+from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
 
 FP8_MIN_CAPABILITY = (8, 9)
 
@@ -128,6 +128,31 @@ def quantize_fp8(model: nn.Module) -> str:
         recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
     quantize_(model, recipe)
     return type(recipe).__name__
+
+
+def reduction_decode_attention(q, k, v, mask):
+    """Attention of one new token over the cache written as multiplies, sums and a softmax, with
+    no attention kernel: under torch.compile inductor generates and tunes its own reductions for
+    it (the H200 profile of session 6 had cuDNN's SDPA kernel at 16 us a layer for 75 MB of keys
+    and values a step at batch 1).  q [b, heads, 1, hd]; k, v [b, kv_heads, L, hd]; mask
+    broadcastable to [b, kv_heads, group, L].  Other query lengths go to SDPA."""
+    b, h, t, d = q.shape
+    g = k.shape[1]
+    if t != 1 or h % g:
+        return _sdpa_gqa(q, k, v, is_causal=False, mask=mask)
+    qg = q.reshape(b, g, h // g, d).float()        # query head i reads key/value head i // (h / g)
+    scores = (qg.unsqueeze(3) * k.float().unsqueeze(2)).sum(-1) * d ** -0.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    p = scores.softmax(-1)
+    out = (p.unsqueeze(-1) * v.float().unsqueeze(2)).sum(3)
+    return out.reshape(b, h, 1, d).to(q.dtype)
+
+
+def use_reduction_attention(model: Llama) -> None:
+    """Every block's decode attention becomes ``reduction_decode_attention``."""
+    for blk in model.layers:
+        blk.attention.decode_attend = reduction_decode_attention
 
 
 def tune_inductor() -> dict:

@@ -85,6 +85,8 @@ class LLMServe(Workload):
         Param("search", str, "none", "max-batch: find the largest batch that fits, time at that batch",
               choices=("none", "max-batch")),
         Param("search_max", int, 1024, "largest batch the search tries", tiny=4, min=1, max=65536),
+        Param("decode_attention", str, "sdpa", "decode attention: SDPA's kernel, or multiplies, sums and a "
+              "softmax that inductor compiles into its own reductions", choices=("sdpa", "reduction")),
         Param("profile", int, 0, "1: after timing, profile one request's decode and store its costliest kernels",
               min=0, max=1),
     )
@@ -153,6 +155,8 @@ class LLMServe(Workload):
             self.model = build(cfg, self.device, self.dtype).eval()
         if "fused-proj" in v:
             engine.fuse_projections(self.model)
+        if self.p["decode_attention"] == "reduction":
+            engine.use_reduction_attention(self.model)
         self.quant = (engine.quantize_fp8(self.model) if "fp8-weights" in v else
                       engine.quantize_int8_weights(self.model) if "int8-weights" in v else None)
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
@@ -273,6 +277,7 @@ class LLMServe(Workload):
                "prefill": "torch.compile, dynamic prompt length" if "compile" in v else "eager",
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
+               "decode_attention": self.p["decode_attention"],
                "inductor": self.inductor,
                "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,

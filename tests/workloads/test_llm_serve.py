@@ -37,7 +37,9 @@ def test_seed_static_and_compile_through_runner(db_path):
     # the grown cache ends at prompt + 7 decoded tokens; the static one holds prompt + 8 from the start
     assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(M.SHAPES["tiny"], 2, 16 + 7, 4)
     assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(M.SHAPES["tiny"], 2, 24, 4)
-    assert compiled["decode"] == "torch.compile reduce-overhead" and compiled["prefill"] == "eager"
+    assert compiled["decode"] == "torch.compile reduce-overhead"
+    assert compiled["prefill"] == "torch.compile, dynamic prompt length" and static["prefill"] == "eager"
+    assert compiled["inductor"] == {"coordinate_descent_tuning": True} and compiled["projections"] == "separate"
     assert serve[2]["compile_s"] > 0
     # read time: the decode share of the membw result stored beside it
     (curve,) = [c for c in S.curves(rs) if c["variant"] == "seed"]

@@ -43,3 +43,18 @@ def test_aot_inductor_package(db_path):
     (r,) = run_entries(db_path, [{"workload": "resnet50-infer", "variants": ["aot-inductor"]}], repeats=1)
     assert_ok(r)
     assert r["extra"]["deployment"] == "aot-inductor" and r["extra"]["package_bytes"] > 0
+
+
+def test_a_wrapper_with_its_own_libstdcxx_is_refused_not_loaded(tmp_path):
+    import zipfile
+
+    from gpuarena.workloads.resnet50_infer import refuse_static_libstdcxx
+
+    ok, bad = tmp_path / "ok.pt2", tmp_path / "bad.pt2"
+    with zipfile.ZipFile(ok, "w") as z:     # what a CPU build makes: libstdc++ linked as a shared library
+        z.writestr("m/data/aotinductor/model/w.wrapper.so", b"\x7fELF libstdc++.so.6 _ZNSt6locale5facet")
+    with zipfile.ZipFile(bad, "w") as z:    # what the H200 build made (torch 2.11): std::locale inside
+        z.writestr("m/data/aotinductor/model/w.wrapper.so", b"\x7fELF libtorch.so _ZNSt6locale5facet")
+    refuse_static_libstdcxx(str(ok))
+    with pytest.raises(RuntimeError, match="statically"):
+        refuse_static_libstdcxx(str(bad))

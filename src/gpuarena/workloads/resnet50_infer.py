@@ -165,12 +165,18 @@ class ResNet50Infer(Workload):
         return next((shutil.which(n) for n in self._cxx_names() if shutil.which(n)), None)
 
     def _aot_package(self, model):
-        with torch.no_grad():
-            ep = torch.export.export(model, (self.x,))
-            folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "resnet50.pt2"))
-        self.package_bytes = os.path.getsize(path)
-        return torch._inductor.aoti_load_package(path)
+        """Export, package, load; the package's folder (the weights: about 100 MB in FP32) is
+        removed once loaded, as the loader has unpacked what it runs into a folder of its own."""
+        folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
+        try:
+            with torch.no_grad():
+                ep = torch.export.export(model, (self.x,))
+                path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "resnet50.pt2"))
+            self.package_bytes = os.path.getsize(path)
+            refuse_static_libstdcxx(path)
+            return torch._inductor.aoti_load_package(path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     # --- serving --------------------------------------------------------------------------
     @torch.inference_mode()
@@ -253,6 +259,24 @@ class ResNet50Infer(Workload):
                        instance_latency_ms_median=(statistics.median([x for lat in self.latencies for x in lat]) * 1e3
                                                    if per else None))
         return out
+
+
+def refuse_static_libstdcxx(package: str) -> None:
+    """Fail with the reason, not a SIGSEGV, where the package's wrapper library carries its own
+    libstdc++: seen on the H200 with torch 2.11 (BENCHMARKS.md, session 6), its wrapper.so names no
+    libstdc++.so.6 among its needed libraries yet defines std::locale's internals, and loading it
+    beside torch's shared libstdc++ crashed in std::regex (parse_device_str) under
+    AOTInductorModelContainerCreateWithDevice, at every batch size."""
+    import zipfile
+
+    with zipfile.ZipFile(package) as z:
+        for name in z.namelist():
+            if name.endswith(".so"):
+                data = z.read(name)
+                if b"libstdc++.so.6" not in data and b"_ZNSt6locale" in data:
+                    raise RuntimeError(
+                        f"AOTInductor linked libstdc++ statically into {os.path.basename(name)}: loading it next "
+                        "to torch's shared libstdc++ crashes (SIGSEGV in std::regex); not loaded")
 
 
 def instance_main(conn, device: str, variants: list[str], params: dict) -> None:

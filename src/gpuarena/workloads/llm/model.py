@@ -197,20 +197,29 @@ class Attention(nn.Module):
         self.wv = nn.Linear(cfg.dim, kv, bias=False)
         self.wo = nn.Linear(cfg.dim, cfg.dim, bias=False)
 
+    def qkv(self, x):
+        """The query, key and value projections (llm/engine.py fuses them into one matmul)."""
+        return self.wq(x), self.wk(x), self.wv(x)
+
     def forward(self, x, cos, sin, cache=None, layer: int = 0, pos=None):
         b, t, _ = x.shape
-        q = apply_rope(self.wq(x).view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
-        k = apply_rope(self.wk(x).view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
-        v = self.wv(x).view(b, t, -1, self.head_dim).transpose(1, 2)
+        xq, xk, xv = self.qkv(x)
+        q = apply_rope(xq.view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
+        k = apply_rope(xk.view(b, t, -1, self.head_dim), cos, sin).transpose(1, 2)
+        v = xv.view(b, t, -1, self.head_dim).transpose(1, 2)
         if pos is None:
             # training, or a prefill from position 0: attend within the new tokens (flash-eligible)
             if cache is not None:
                 cache.write(layer, k, v)
-            out = _sdpa_gqa(q, k, v, is_causal=t > 1)
+            out = _sdpa_gqa(q, k, v, is_causal=True)   # at one token, causal is no mask (a constant, for dynamic lengths)
         else:
             keys, values, mask = cache.update(layer, pos, k, v)
-            out = _sdpa_gqa(q, keys, values, is_causal=False, mask=mask)
+            out = self.decode_attend(q, keys, values, mask)
         return self.wo(out.transpose(1, 2).reshape(b, t, -1))
+
+    def decode_attend(self, q, keys, values, mask):
+        """The new tokens' attention over the cache (llm/engine.py can put another in its place)."""
+        return _sdpa_gqa(q, keys, values, is_causal=False, mask=mask)
 
 
 class FeedForward(nn.Module):

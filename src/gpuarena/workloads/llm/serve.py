@@ -13,9 +13,12 @@ of these figures: it holds compilation and CUDA-graph recording.
 Variants: ``seed`` is a plain generate loop (eager, a cache grown by
 concatenation); ``static-cache`` preallocates the cache (gpt-fast's); ``compile``
 compiles the decode step with mode="reduce-overhead" (CUDA graphs on a GPU) over
-the static cache, the prefill stays eager (one call per request, matmul-bound);
-``fp8-weights`` quantises every linear layer with torchao's FP8 dynamic-activation,
-FP8-weight recipe (row-wise scales; matmuls in FP8 on sm_89+), else it is skipped.
+the static cache and the prefill with a dynamic prompt length, under inductor's
+coordinate-descent tuning (llm/engine.py says why each matters); ``fused-proj``
+fuses the QKV and gate/up projections; ``int8-weights`` is gpt-fast's weight-only
+int8; ``fp8-weights`` quantises every linear layer with torchao's FP8
+dynamic-activation, FP8-weight recipe (row-wise scales; matmuls in FP8 on sm_89+),
+else it is skipped.  Version 2 (issue 23): the compiled prefill and the tuning.
 """
 
 from __future__ import annotations
@@ -24,14 +27,13 @@ import statistics
 
 import torch
 
-from gpuarena.errors import UserError, WorkloadSkipped
+from gpuarena.errors import UserError
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import search_max_batch
+from gpuarena.workloads.llm import engine
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.model import (SHAPES, build, decode_bytes_per_step, flops_per_token, kv_cache_bytes,
                                           param_counts, resolve_shape)
-
-FP8_MIN_CAPABILITY = (8, 9)
 
 
 def prefill_flops(cfg, prompt_len: int) -> float:
@@ -57,7 +59,7 @@ def percentile(xs: list[float], q: float) -> float:
 
 class LLMServe(Workload):
     name = "llm-serve"
-    version = 1
+    version = 2
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -83,15 +85,23 @@ class LLMServe(Workload):
         Param("search", str, "none", "max-batch: find the largest batch that fits, time at that batch",
               choices=("none", "max-batch")),
         Param("search_max", int, 1024, "largest batch the search tries", tiny=4, min=1, max=65536),
+        Param("decode_attention", str, "sdpa", "decode attention: SDPA's kernel, or multiplies, sums and a "
+              "softmax that inductor compiles into its own reductions", choices=("sdpa", "reduction")),
+        Param("profile", int, 0, "1: after timing, profile one request's decode and store its costliest kernels",
+              min=0, max=1),
     )
     variants = {
         "seed": "a plain generate loop: eager, KV cache grown by torch.cat each token",
         "static-cache": "preallocated KV cache written in place (fixed shapes), eager",
-        "compile": "static cache; decode step torch.compile'd with mode='reduce-overhead' (CUDA graphs); "
-                   "prefill eager",
+        "compile": "static cache; decode step torch.compile'd with mode='reduce-overhead', fullgraph (CUDA "
+                   "graphs); prefill compiled, prompt length dynamic; inductor coordinate-descent tuning",
+        "fused-proj": "one matmul for the Q, K and V projections and one for the gate and up projections",
+        "int8-weights": "weight-only int8 of every linear layer (per-channel scales, gpt-fast's recipe); "
+                        "activations and arithmetic stay bf16",
         "fp8-weights": "torchao FP8 dynamic-activation FP8-weight quantisation of every linear layer "
                        "(row-wise scales), static cache; skipped without torchao or an sm_89+ GPU",
     }
+    exclusive = (frozenset({"fp8-weights", "int8-weights"}),)
     default_warmup = 1
     default_steps = 1
     tiny_warmup = 1
@@ -133,42 +143,24 @@ class LLMServe(Workload):
         return "fp8" if "fp8-weights" in variants else "bf16"
 
     # --- building ----------------------------------------------------------------
-    def _fp8_ready(self) -> None:
-        if self.device.type != "cuda":
-            raise WorkloadSkipped("fp8-weights needs a CUDA GPU of compute capability >= 8.9; this is a CPU")
-        cap = torch.cuda.get_device_capability(self.device)
-        if cap < FP8_MIN_CAPABILITY:
-            raise WorkloadSkipped(f"fp8-weights needs compute capability >= 8.9; this GPU is {cap[0]}.{cap[1]}")
-        try:
-            import torchao  # noqa: F401
-        except ImportError:
-            raise WorkloadSkipped("torchao is not installed (pip install torchao)") from None
-
-    def _quantize_fp8(self) -> str:
-        from torchao.quantization import quantize_
-
-        try:
-            from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
-
-            recipe = Float8DynamicActivationFloat8WeightConfig(granularity=PerRow())
-        except ImportError:     # torchao before 0.9 names the recipe as a function
-            from torchao.quantization import PerRow, float8_dynamic_activation_float8_weight
-
-            recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
-        quantize_(self.model, recipe)
-        return type(recipe).__name__
-
     def setup(self) -> None:
         v = self.ctx.variants
         if "fp8-weights" in v:
-            self._fp8_ready()   # before building 16 GB of weights
+            engine.fp8_ready(self.device)   # before building 16 GB of weights
         self.cfg = cfg = self.config(self.p)
         cuda = self.device.type == "cuda"
         self.dtype = torch.bfloat16 if cuda else torch.float32
         before = torch.cuda.memory_allocated(self.device) if cuda else 0
         with torch.no_grad():
             self.model = build(cfg, self.device, self.dtype).eval()
-        self.quant = self._quantize_fp8() if "fp8-weights" in v else None
+        if "fused-proj" in v:
+            engine.fuse_projections(self.model)
+        if self.p["decode_attention"] == "reduction":
+            engine.use_reduction_attention(self.model)
+        self.quant = (engine.quantize_fp8(self.model) if "fp8-weights" in v else
+                      engine.quantize_int8_weights(self.model) if "int8-weights" in v else None)
+        if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
+            torch.cuda.empty_cache()
         self.weights_bytes = (torch.cuda.memory_allocated(self.device) - before if cuda else
                               sum(t.numel() * t.element_size() for t in self.model.parameters()))
         self.static = "seed" not in v
@@ -187,12 +179,15 @@ class LLMServe(Workload):
                 raise MemoryError("out of memory: even one sequence does not fit")
             self.batch = self.search_info["max_batch"]
         self.cache = self._new_cache(self.batch) if self.static else None
-        self.decode = self._decode_eager
+        self.decode, self.prefill, self.inductor = self._decode_eager, self._prefill_eager, {}
         if "compile" in v:
+            self.inductor = engine.tune_inductor()
             # the cache is written in place by every replay: fixed addresses, as HF's StaticCache marks them
             for buf in self.cache.buffers():
                 torch._dynamo.mark_static_address(buf)
             self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
+            self.prefill = engine.compile_prefill(self._prefill_eager)
+        self.kernel_profile = None
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
         self.ttft: list[float] = []
         self.tpot: list[float] = []
@@ -209,10 +204,13 @@ class LLMServe(Workload):
     def _decode_eager(self, tok, pos, cache):
         return self.model(tok, cache, pos)[:, -1].argmax(-1, keepdim=True)
 
+    def _prefill_eager(self, tokens, cache):
+        logits = self.model(tokens, cache, last_only=True)
+        return logits, logits[:, -1].argmax(-1, keepdim=True)
+
     @torch.inference_mode()
-    def _request(self, batch: int, cache, decode_steps: int, decode, mark=None):
-        logits = self.model(self.prompts[:batch], cache, last_only=True)
-        tok = logits[:, -1].argmax(-1, keepdim=True)
+    def _request(self, batch: int, cache, decode_steps: int, decode, mark=None, prefill=None):
+        logits, tok = (prefill or self._prefill_eager)(self.prompts[:batch], cache)
         if mark:
             mark(1)
         for i in range(decode_steps):
@@ -243,7 +241,7 @@ class LLMServe(Workload):
             def mark(i):
                 stamps[i] = time.perf_counter()
         mark(0)
-        logits, self.tok = self._request(self.batch, cache, n - 1, self.decode, mark)
+        logits, self.tok = self._request(self.batch, cache, n - 1, self.decode, mark, self.prefill)
         self.finite = torch.isfinite(logits).all()
         if self.marks:
             self.marks[n].synchronize()   # the one synchronisation of the request
@@ -274,9 +272,13 @@ class LLMServe(Workload):
     def extra(self) -> dict:
         cfg, P, n, B = self.cfg, self.p["prompt_len"], self.p["new_tokens"], self.batch
         emb = cfg.vocab_size * cfg.dim * torch.finfo(self.dtype).bits // 8
+        v = self.ctx.variants
         out = {"batch": B, "cache": "static" if self.static else "dynamic (torch.cat)",
-               "prefill": "eager", "decode": ("torch.compile reduce-overhead" if "compile" in self.ctx.variants
-                                              else "eager"),
+               "prefill": "torch.compile, dynamic prompt length" if "compile" in v else "eager",
+               "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
+               "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
+               "decode_attention": self.p["decode_attention"],
+               "inductor": self.inductor,
                "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
                "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft),
@@ -305,4 +307,25 @@ class LLMServe(Workload):
             "decode_bytes_per_step": moved, "decode_bandwidth_gbs": moved / tpot / 1e9,
             "bytes_model": "weights read once per step (embedding table excluded) + live KV at the mean context",
         })
+        if self.p["profile"]:
+            try:
+                self.kernel_profile = self.kernel_profile or self._profile_decode()
+            except Exception as e:  # noqa: BLE001 - the profile is a diagnostic: the timed figures stay
+                self.kernel_profile = {"error": f"{type(e).__name__}: {e}"[:300]}
+            out["decode_profile"] = self.kernel_profile
         return out
+
+    @torch.inference_mode()
+    def _profile_decode(self) -> dict:
+        """One more request after the timed ones: its decode steps under the profiler."""
+        cache = self.cache if self.static else self._new_cache(self.batch)
+        _, tok = self.prefill(self.prompts[:self.batch], cache)
+        steps = self.p["new_tokens"] - 1
+
+        def run():
+            t = tok
+            for i in range(steps):
+                t = self.decode(t, self.positions[i], cache).clone()
+            return steps
+
+        return engine.decode_profile(run)

@@ -1,0 +1,160 @@
+"""The serving engine's recipe (llm/engine.py) on a tiny model on the CPU: fused projections,
+the compiled prefill, weight-only int8, and llm-serve's new variants through the real runner."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from gpuarena.workloads.llm import engine
+from gpuarena.workloads.llm import model as M
+from gpuarena.workloads.llm.cache import StaticCache
+from tests.workloads.conftest import assert_ok, run_entries
+
+TINY = M.SHAPES["tiny"]
+
+
+def tiny_model(seed: int = 0) -> M.Llama:
+    torch.manual_seed(seed)
+    return M.build(TINY, "cpu").eval()
+
+
+@torch.inference_mode()
+def greedy(model, prompt, steps: int, prefill=None):
+    """Prefill then ``steps`` greedy decode steps over a static cache; the prefill's last logits
+    and the tokens."""
+    cache = StaticCache(TINY, prompt.shape[0], 32, "cpu", torch.float32)   # one size: as in a serving case
+
+    def eager(tokens, c):
+        logits = model(tokens, c, last_only=True)
+        return logits, logits[:, -1].argmax(-1, keepdim=True)
+
+    logits, tok = (prefill or eager)(prompt, cache)
+    toks = [tok]
+    for i in range(steps):
+        pos = torch.tensor([prompt.shape[1] + i])
+        tok = model(tok, cache, pos)[:, -1].argmax(-1, keepdim=True)
+        toks.append(tok)
+    return logits, torch.cat(toks, dim=1)
+
+
+def prompt(batch=2, length=12, seed=1):
+    return torch.randint(0, TINY.vocab_size, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def test_fused_projections_match_the_unfused_model():
+    plain = tiny_model()
+    fused = engine.fuse_projections(copy.deepcopy(plain))
+    blk = fused.layers[0]
+    assert isinstance(blk.attention, engine.FusedAttention) and not hasattr(blk.attention, "wq")
+    kv = TINY.n_kv_heads * TINY.head_dim
+    assert blk.attention.wqkv.weight.shape == (TINY.dim + 2 * kv, TINY.dim)
+    assert blk.feed_forward.w13.weight.shape == (2 * TINY.ffn_dim, TINY.dim)
+    # the same parameters, rearranged: the count is unchanged
+    assert sum(p.numel() for p in fused.parameters()) == sum(p.numel() for p in plain.parameters())
+    x = prompt()
+    with torch.inference_mode():
+        want, got = plain(x), fused(x)
+    assert (got - want).norm() / want.norm() < 1e-5
+    # and through the cache: prefill then decode give the same tokens
+    (l1, t1), (l2, t2) = greedy(plain, x, 6), greedy(fused, x, 6)
+    assert torch.equal(t1, t2) and torch.allclose(l1, l2, rtol=1e-4, atol=1e-5)
+
+
+def test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths():
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    model = engine.fuse_projections(tiny_model())
+
+    def fn(tokens, cache):
+        logits = model(tokens, cache, last_only=True)
+        return logits, logits[:, -1].argmax(-1, keepdim=True)
+
+    compiled = engine.compile_prefill(fn)
+    before = counters["stats"]["unique_graphs"]
+    for length in (12, 17):
+        x = prompt(length=length, seed=length)
+        (le, te), (lc, tc) = greedy(model, x, 3), greedy(model, x, 3, prefill=compiled)
+        assert torch.equal(te, tc)
+        assert torch.allclose(le, lc, rtol=1e-4, atol=1e-4)
+    # the second prompt length reused the first graph (its length is a symbol)
+    assert counters["stats"]["unique_graphs"] - before == 1
+
+
+def test_int8_weights_decode_the_same_first_tokens():
+    plain = tiny_model()
+    q = copy.deepcopy(plain)
+    desc = engine.quantize_int8_weights(q)
+    assert "int8" in desc
+    lin = q.layers[0].attention.wq
+    assert isinstance(lin, engine.Int8WeightOnlyLinear) and lin.weight.dtype == torch.int8
+    assert isinstance(q.output, engine.Int8WeightOnlyLinear)
+    # one byte a weight plus one scale per output channel
+    w = plain.layers[0].attention.wq.weight
+    assert lin.scales.shape == (w.shape[0],)
+    assert (lin.weight.float() * lin.scales[:, None] - w).abs().max() <= lin.scales.max() / 2 + 1e-7
+    x = prompt()
+    (lp, tp), (lq, tq) = greedy(plain, x, 4), greedy(q, x, 4)
+    assert torch.equal(tp[:, :3], tq[:, :3])
+    assert (lq - lp).norm() / lp.norm() < 0.05
+
+
+def test_int8_composes_with_fused_projections():
+    fused = engine.fuse_projections(tiny_model())
+    engine.quantize_int8_weights(fused)
+    assert isinstance(fused.layers[0].attention.wqkv, engine.Int8WeightOnlyLinear)
+    assert isinstance(fused.layers[0].feed_forward.w13, engine.Int8WeightOnlyLinear)
+
+
+def test_reduction_decode_attention_matches_sdpa():
+    g = torch.Generator().manual_seed(3)
+    b, h, kvh, L, d = 3, 8, 2, 20, 16
+    q = torch.randn(b, h, 1, d, generator=g)
+    k, v = torch.randn(b, kvh, L, d, generator=g), torch.randn(b, kvh, L, d, generator=g)
+    mask = (torch.arange(L)[None, :] <= torch.tensor([13])[:, None])[None, None]   # 14 live positions
+    want = M._sdpa_gqa(q, k, v, is_causal=False, mask=mask)
+    got = engine.reduction_decode_attention(q, k, v, mask)
+    assert got.shape == want.shape and (got - want).norm() / want.norm() < 1e-5
+    # the masked positions are not read: changing them changes nothing
+    k2 = k.clone()
+    k2[:, :, 14:] = 1e4
+    assert torch.equal(engine.reduction_decode_attention(q, k2, v, mask), got)
+    plain = tiny_model()
+    swapped = copy.deepcopy(plain)
+    engine.use_reduction_attention(swapped)
+    x = prompt()
+    (l1, t1), (l2, t2) = greedy(plain, x, 6), greedy(swapped, x, 6)
+    assert torch.equal(t1, t2)
+
+
+def test_decode_profile_on_cpu_counts_steps():
+    out = engine.decode_profile(lambda: 3)
+    assert out["steps"] == 3 and out["kernels"] == []     # no device kernels on a CPU
+
+
+def test_new_variants_through_runner(db_path):
+    rs = run_entries(db_path, [{"workload": "llm-serve",
+                                "variants": ["fused-proj", "int8-weights+fused-proj"],
+                                "params": {"batch_size": 2, "profile": 1, "decode_attention": "reduction"}}],
+                     repeats=1)
+    fused, int8 = rs
+    for r in rs:
+        assert_ok(r)
+        assert r["extra"]["projections"] == "fused (wqkv, w13)"
+        assert r["extra"]["decode_profile"]["steps"] == 7 and r["extra"]["decode_attention"] == "reduction"
+    assert fused["extra"]["quantization"] is None and "int8" in int8["extra"]["quantization"]
+    # int8 weights: about a quarter of the fp32 bytes of every linear (the embedding stays fp32)
+    assert int8["extra"]["weights_bytes"] < 0.6 * fused["extra"]["weights_bytes"]
+    assert int8["precision"] == "fp32"     # the arithmetic: weights are dequantised on the CPU's fp32
+
+
+def test_variant_rules():
+    from gpuarena.errors import UserError
+    from gpuarena.workloads.llm.serve import LLMServe
+
+    with pytest.raises(UserError, match="exclude each other"):
+        LLMServe.parse_variant("int8-weights+fp8-weights")
+    assert LLMServe.canonical_variant("fused-proj+compile") == "compile+fused-proj"

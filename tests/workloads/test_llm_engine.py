@@ -126,7 +126,7 @@ def test_reduction_decode_attention_matches_sdpa():
     swapped = copy.deepcopy(plain)
     engine.use_reduction_attention(swapped)
     x = prompt()
-    (l1, t1), (l2, t2) = greedy(plain, x, 6), greedy(swapped, x, 6)
+    (_l1, t1), (_l2, t2) = greedy(plain, x, 6), greedy(swapped, x, 6)
     assert torch.equal(t1, t2)
 
 

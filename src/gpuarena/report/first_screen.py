@@ -125,10 +125,10 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
     if here and here is not fast:
         text += f": {fast['throughput'] / here['throughput']:.2f}x ours"
     text += f" ({fast['basis']})"
-    priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
+    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
     if priced:
-        v = max(priced, key=lambda x: x["items_per_s_per_1000usd"])
-        text += f"; per $: {short(v['gpu'])} ({v['basis']})"
+        v = max(priced, key=lambda x: x["per_dollar"])
+        text += f"; per $ of cloud time: {short(v['gpu'])} ({v['basis']})"
     return text, result
 
 
@@ -212,8 +212,8 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
         if here not in named:
             named.insert(0, here)
         rows = result["rows"]
-        priced = [x for x in rows if x.get("items_per_s_per_1000usd")]
-        for x in [rows[0]] + ([max(priced, key=lambda x: x["items_per_s_per_1000usd"])] if priced else []):
+        priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
+        for x in [rows[0]] + ([max(priced, key=lambda x: x["per_dollar"])] if priced else []):
             if x["gpu"] not in named:
                 named.append(x["gpu"])
     named = named[:4]

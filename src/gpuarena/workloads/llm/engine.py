@@ -94,7 +94,7 @@ class Int8WeightOnlyLinear(nn.Module):
 @torch.no_grad()
 def quantize_int8_weights(model: nn.Module) -> str:
     """Replace every ``nn.Linear`` (the output head too, as gpt-fast does) with its int8 form."""
-    for name, mod in list(model.named_modules()):
+    for _name, mod in list(model.named_modules()):
         for child_name, child in list(mod.named_children()):
             if type(child) is nn.Linear:
                 setattr(mod, child_name, Int8WeightOnlyLinear(child))

@@ -133,8 +133,16 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
 
 
 def setting_text(r: dict) -> str:
-    return f"{r['variant']}" + (f", {params_text(r, ['batch_size'])}" if (r.get("params") or {}).get("batch_size")
-                                else "")
+    """The variant, the batch and every parameter set away from the workload's default (the finite ResNet-50
+    recipe says loss=cross-entropy)."""
+    p = r.get("params") or {}
+    try:
+        defaults = registry.get(r["workload"]).resolve_params({}, size=r.get("size") or "full")
+    except UserError:
+        defaults = {}
+    keys = ["batch_size"] * bool(p.get("batch_size")) + [k for k in p if k != "batch_size" and k in defaults
+                                                          and p[k] != defaults[k]]
+    return f"{r['variant']}" + (f", {params_text(r, keys)}" if keys else "")
 
 
 def run_hint(workload: str) -> str:

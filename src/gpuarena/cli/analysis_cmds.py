@@ -24,14 +24,12 @@ PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price
 def _optional_store(db: str | None, named_must_exist: bool = True):
     """The database if there is one: a --db the user named must exist (check: a typo must not
     silently judge claims without the measurements); the default may be absent."""
-    import os
+    from gpuarena.store.db import default_path, exists
 
-    from gpuarena.store.db import default_path
-
-    if db and named_must_exist and not os.path.exists(db):
+    if db and named_must_exist and not exists(db):
         raise UserError(f"--db {db}: the file does not exist")
     path = db or default_path()
-    return open_store(path, readonly=True) if os.path.exists(path) else None
+    return open_store(path, readonly=True) if exists(path) else None
 
 
 def _out(text: str) -> None:
@@ -237,13 +235,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
 
 
 def _advise_serving(sets: list[str], min_memory: Optional[float], db: Optional[str], fmt: str) -> str:
-    import os
-
     from gpuarena.analysis import serving as S
-    from gpuarena.store.db import default_path
+    from gpuarena.store.db import default_path, exists
 
     path = db or default_path()
-    results = open_store(path, readonly=True).results() if os.path.exists(path) else []
+    results = open_store(path, readonly=True).results() if exists(path) else []
     return S.render(S.advise(results, sets, min_memory), fmt)
 
 

@@ -15,7 +15,7 @@ from gpuarena.analysis.rows import finite_first
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
 from gpuarena.report import headline as H
-from gpuarena.report import multigpu
+from gpuarena.report import fleet_section, multigpu
 from gpuarena.report import llm_section as _llm, serving
 from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
                                    ok, params_text, varying_params)
@@ -43,6 +43,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
     sections += [_llm.llm_section(rows), serving.section(rows, store), multi_gpu_section(store, rows),
+                 fleet_section.section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections, rows)

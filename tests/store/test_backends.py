@@ -177,3 +177,70 @@ def test_a_killed_writer_loses_only_its_uncommitted_row(db):
     s.add_result(_result(run, 0))
     keys = sorted(r["case_key"] for r in s.results())
     assert keys == ["k/0", "kept"]
+
+
+def test_a_bad_bundle_is_refused_whole(db, tmp_path):
+    src = Store(str(tmp_path / "src.db"))
+    run = src.create_run("suite", "cpu", [], None)
+    for i in range(3):
+        src.add_result(_result(run, i))
+    bundle = B.export(src)
+    bundle["results"][-1]["status"] = "great"
+    path = tmp_path / "bad.json"
+    path.write_text(__import__("json").dumps(bundle))
+    target = Store(db)
+    with pytest.raises(UserError, match="status"):
+        B.import_bundle(target, str(path))
+    assert _count(target) == 0 and _count(target, "SELECT COUNT(*) FROM runs") == 0
+
+
+def test_readers_skip_a_row_they_cannot_use(db):
+    s = Store(db)
+    run = s.create_run("suite", "cpu", [], None)
+    s.add_result(_result(run, 0))
+    with s.transaction() as conn:      # a row no gpuarena would write: a negative throughput
+        conn.execute("INSERT INTO results(run_id, case_key, workload, variant, params, status, "
+                     "throughput_median, created_at) VALUES (?, 'bad', 'matmul', 'seed', '{}', 'ok', -1.0, 'now')",
+                     (run,))
+    r = Store(db, readonly=True)
+    assert [x["case_key"] for x in r.results()] == ["k/0"] and len(r.skipped) == 1
+
+
+def test_a_newer_schema_or_a_foreign_database_is_refused_untouched(db):
+    s = Store(db)
+    with s.transaction() as conn:
+        if s.is_postgres:
+            conn.execute("UPDATE gpuarena_schema SET version = 99")
+        else:
+            conn.execute("PRAGMA user_version = 99")
+    s.close()
+    with pytest.raises(UserError, match="newer than this gpuarena"):
+        Store(db)
+    with pytest.raises(UserError, match="newer than this gpuarena"):
+        Store(db, readonly=True)
+
+
+def test_a_foreign_postgres_database_is_left_untouched(pg_url):
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE customers (id int)")
+    with pytest.raises(UserError, match="not a gpuarena database"):
+        Store(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        names = {r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables "
+                                            "WHERE table_schema = current_schema()")}
+    assert names == {"customers"}
+
+
+def test_a_lock_held_too_long_is_one_clear_line(db):
+    Store(db).close()
+    holder = Store(db)
+    tx = holder.transaction()
+    tx.__enter__()                      # a stuck writer in another connection holds the write lock
+    try:
+        with pytest.raises(UserError, match="kept the database locked"):
+            Store(db, timeout_s=0.3).create_run("x", "cpu", [], None)
+    finally:
+        tx.__exit__(None, None, None)
+    assert _count(holder, "SELECT COUNT(*) FROM runs") == 0

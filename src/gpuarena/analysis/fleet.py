@@ -104,8 +104,14 @@ def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
             "incomplete": {c["case"]: c["missing_hosts"] for c in out if c["missing_hosts"]}}
 
 
-COLUMNS = [("workload", "workload"), ("variant", "variant"), ("what", "GPU or link"), ("value", "figure"),
-           ("ratio", "vs median"), ("z", "MADs"), ("n", "fleet")]
+COLUMNS = [("case", "case"), ("what", "GPU or link"), ("value", "figure"), ("ratio", "vs median"), ("z", "MADs"),
+           ("n", "fleet")]
+
+
+def case_label(c: dict) -> str:
+    """'matmul dtype=bf16': the workload, its variant if not the plain one, its parameters."""
+    params = " ".join(f"{k}={v}" for k, v in (c.get("params") or {}).items())
+    return " ".join(x for x in (c["workload"], c["variant"] if c["variant"] != "seed" else "", params) if x)
 
 
 def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
@@ -118,7 +124,7 @@ def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
     for c in fleet["cases"]:
         for unit, x in sorted(c["units"].items(), key=lambda kv: kv[1]["ratio"]):
             if x["outlier"] or show_all:
-                rows.append({"workload": c["workload"], "variant": c["variant"], "what": unit,
+                rows.append({"case": case_label(c), "what": unit,
                              "value": f"{fmt_num(x['value'])} {c['unit'] or ''}", "ratio": f"{x['ratio']:.3f}",
                              "z": f"{x['z']:+.1f}" if x["z"] is not None else "(MAD 0)",
                              "n": f"{c['n']} (median {fmt_num(c['median'])})"})

@@ -122,3 +122,24 @@ def test_results_shows_the_expected_figure(cli, tmp_path):
     assert rows["tf32"]["extra"]["expected"]["published"]["source"].startswith(LAMBDA)
     table = cli("results", "--db", db, "-w", "resnet50-train", env={"COLUMNS": "220"}).stdout
     assert "vs expected" in table and "0.99x of 2,259 (published)" in table
+
+
+def test_across_the_shipped_bundles_the_same_recipe_on_the_same_gpu_is_the_reference():
+    """All six bundles in one pool (as after importing them): a result's expected figure is then the
+    median of the same recipe on the same GPU model in the other runs.  The one result below its band
+    is session 1's eager SD v1.5 at batch 1 (noisy, launch-bound: README, "Method"), at about half the
+    later sessions' figure; nothing in the fingerprint explains it, and the flag says so."""
+    rows, envs = [], {}
+    for i, path in enumerate(BUNDLES):
+        b = json.load(open(path))
+        envs.update({(i, e["id"]): e["fingerprint"] for e in b["environments"]})
+        rows += [dict(r, env_id=(i, r["env_id"])) for r in b["results"]]
+    out = E.annotate(rows, rows, envs.get)
+    below = [r for r in out if (r["extra"].get("expected") or {}).get("below")]
+    assert [(r["workload"], r["variant"], r["run_id"]) for r in below] == [
+        ("sd15-generate", "seed", "20261129-152403-156b8a")]
+    e = below[0]["extra"]["expected"]
+    assert e["basis"] == "stored" and e["stored"]["n"] == 2 and 0.5 < e["ratio"] < 0.6 and e["causes"] == []
+    bf16 = next(r for r in out if r["workload"] == "matmul" and r["params"]["dtype"] == "bf16"
+                and r["params"]["m"] == 8192 and r["run_id"].startswith("20261129-15"))
+    assert bf16["extra"]["expected"]["basis"] == "stored" and not bf16["extra"]["expected"]["below"]

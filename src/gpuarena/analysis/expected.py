@@ -1,7 +1,9 @@
 """Is my number normal?  The expected figure beside each measured result.
 
-Two references, each with where it comes from:
+Three references, each with where it comes from:
 
+- **stored**: the same recipe (workload, variant, parameters) measured on the same GPU
+  model in other runs: other hosts, other days, imported bundles (the median of them);
 - **published**: the best like-for-like published figure (data/published_results.csv)
   for the same GPU and workload, at the same executed precision (BF16 and FP16 share
   the tensor peak), the same settings other than batch (sequence length, image
@@ -11,7 +13,8 @@ Two references, each with where it comes from:
   other GPUs (stored results of the same workload, variant and parameters; else the
   published figures of the same precision), through ``model_expectation`` only.
 
-The expected figure is the published one where there is one, else the model's;
+The expected figure is the stored one where there is one, else the published one,
+else the model's;
 the band around it is the model's error band (how far the projection has been
 wrong before).  A result whose 95% interval lies wholly below the band is
 ``below-expected``, with the likely causes read from its fingerprint and telemetry
@@ -23,8 +26,10 @@ claims `check` judges).  Computed when results are read, never stored.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import statistics
 
 from gpuarena.analysis import causes as C
 from gpuarena.analysis import precision as P
@@ -131,24 +136,54 @@ def published_reference(r: dict, gpu: catalog.GPU, published: list[dict]) -> dic
             "precision": p.get("precision")}
 
 
+@functools.lru_cache(maxsize=512)
+def _gpu(name: str) -> catalog.GPU | None:
+    return catalog.find(name)
+
+
+def _same_recipe(q: dict, r: dict) -> bool:
+    """q is a usable figure of r's recipe: same workload (and version), variant and parameters, one GPU,
+    full size, finite."""
+    return (q.get("source") != "published" and q.get("status") == "ok" and bool(q.get("throughput_median"))
+            and q.get("workload") == r.get("workload") and q.get("variant") == r.get("variant")
+            and q.get("params") == r.get("params") and q.get("workload_version") == r.get("workload_version")
+            and q.get("size") != "tiny" and (q.get("gpus") or 1) == 1
+            and not (q.get("extra") or {}).get("nan"))
+
+
+def _origin(q: dict):
+    return (q.get("extra") or {}).get("origin_run_id") or q.get("run_id")
+
+
+def stored_reference(r: dict, gpu: catalog.GPU, pool: list[dict]) -> dict | None:
+    """The same recipe on the same GPU model in other runs (other hosts, earlier days, imported bundles):
+    the median of those figures, the most like-for-like reference there is."""
+    mine = _origin(r)
+    vals = [q["throughput_median"] for q in pool if _same_recipe(q, r) and _origin(q) != mine
+            and getattr(_gpu(q.get("device_name") or ""), "name", None) == gpu.name]
+    if not vals:
+        return None
+    runs = sorted({str(_origin(q)) for q in pool if _same_recipe(q, r) and _origin(q) != mine})
+    return {"value": statistics.median(vals), "n": len(vals),
+            "source": f"gpuarena: median of {len(vals)} result(s) of this recipe on {gpu.short} in run(s) "
+                      + ", ".join(runs[:3]) + (" ..." if len(runs) > 3 else ""), "date": "stored"}
+
+
 def model_refs(r: dict, gpu: catalog.GPU, pool: list[dict], published: list[dict]) -> tuple[list, bool]:
     """(references, same recipe?): the same recipe on other GPUs from stored results (same workload,
     variant, parameters), else the published figures of the same executed precision (best per GPU),
     which are other code: context, never grounds for a flag."""
     best: dict[str, tuple[catalog.GPU, float]] = {}
     for q in pool:
-        g = catalog.find(q.get("device_name") or "")
-        if (g is None or g.name == gpu.name or q.get("source") == "published" or q.get("status") != "ok"
-                or q.get("workload") != r.get("workload") or q.get("variant") != r.get("variant")
-                or q.get("params") != r.get("params") or q.get("size") == "tiny" or (q.get("gpus") or 1) != 1
-                or (q.get("extra") or {}).get("nan")):
+        g = _gpu(q.get("device_name") or "")
+        if g is None or g.name == gpu.name or not _same_recipe(q, r):
             continue
         if g.name not in best or q["throughput_median"] > best[g.name][1]:
             best[g.name] = (g, q["throughput_median"])
     if best:
         return list(best.values()), True
     for p in published:
-        g = catalog.find(p.get("device_name") or "")
+        g = _gpu(p.get("device_name") or "")
         if g is None or g.name == gpu.name or not _like(r, p, g):
             continue
         if g.name not in best or p["throughput_median"] > best[g.name][1]:
@@ -173,24 +208,28 @@ def expect(r: dict, pool: list[dict], published: list[dict], fp: dict | None = N
     if gpu is None:
         return None
     pub = published_reference(r, gpu, published)
+    ref = stored_reference(r, gpu, pool)
     request = result_request(r)
     refs, same_recipe = model_refs(r, gpu, pool, published)
     model = (model_expectation(gpu, r["workload"], request, refs) if request
              else {"value": None, "band": FALLBACK_BAND, "how": "no precision to model"})
     model["same_recipe"] = same_recipe
-    figure = pub["value"] if pub else model["value"]
+    figure = (ref or pub or model)["value"]
     if not figure:
         return None
     measured = r["throughput_median"]
     hi = (r.get("throughput") or {}).get("ci95_high") or measured
     band = model["band"] or FALLBACK_BAND
-    like_for_like = bool(pub) or same_recipe
-    out = {"figure": figure, "basis": "published" if pub else "model", "ratio": measured / figure,
+    like_for_like = bool(ref or pub) or same_recipe
+    basis = "stored" if ref else "published" if pub else "model"
+    out = {"figure": figure, "basis": basis, "ratio": measured / figure, "stored": ref,
            "band": band, "low": figure * (1 - band), "like_for_like": like_for_like,
            "below": like_for_like and hi < figure * (1 - band), "published": pub,
            "model": {**model, "ratio": measured / model["value"]} if model["value"] else model}
     if pub:
         out["published"] = {**pub, "ratio": measured / pub["value"]}
+    if ref:
+        out["stored"] = {**ref, "ratio": measured / ref["value"]}
     if out["below"]:
         out["causes"] = C.causes(r, fp, gpu.tdp_w, gpu.pcie_gen)
     return out
@@ -198,8 +237,8 @@ def expect(r: dict, pool: list[dict], published: list[dict], fp: dict | None = N
 
 def flag_text(e: dict, unit: str | None) -> str:
     """The `below-expected` flag as one line."""
-    ref = e["published"] if e["basis"] == "published" else None
-    where = f"{ref['source']}, {ref['date']}" if ref else e["model"]["how"]
+    ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
+    where = (ref["source"] + (f", {ref['date']}" if ref.get("date") != "stored" else "")) if ref else e["model"]["how"]
     why = "; likely: " + "; ".join(e["causes"]) if e.get("causes") else "; no cause recorded (NVML readings absent or normal)"
     return (f"below-expected: {e['ratio']:.2f}x the expected {e['figure']:,.0f} {unit or ''} ({where}), "
             f"under its band of -{e['band']:.0%}{why}")

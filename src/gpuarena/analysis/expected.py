@@ -250,6 +250,9 @@ def annotate(rows: list[dict], pool: list[dict], environment=lambda env_id: None
     from gpuarena.data.published import published_rows
 
     published = published_rows()
+    recipes: dict[tuple, list[dict]] = {}      # the pool by (workload, variant): only those can be the same recipe
+    for q in pool:
+        recipes.setdefault((q.get("workload"), q.get("variant")), []).append(q)
     envs: dict = {}
     out = []
     for r in rows:
@@ -259,7 +262,7 @@ def annotate(rows: list[dict], pool: list[dict], environment=lambda env_id: None
         eid = r.get("env_id")
         if eid not in envs:
             envs[eid] = environment(eid) if eid is not None else None
-        e = expect(r, pool, published, envs[eid])
+        e = expect(r, recipes.get((r.get("workload"), r.get("variant")), []), published, envs[eid])
         if e is None:
             out.append(r)
             continue

@@ -126,3 +126,20 @@ def test_doctor_verdicts():
     assert "power limit 450 W, below the card's 700 W" in why["cuda:2"]
     assert "0.80x of the host's GPUs" in why["cuda:1"][0]
     assert "cuda:1" in D.render(v, "table")
+
+
+def test_the_report_has_a_fleet_section_with_a_chart(tmp_path):
+    from gpuarena.report.html import write_report
+
+    s = Store(str(tmp_path / "fleet.db"))
+    per_host = generate()
+    for host in HOSTS[:6]:
+        env = s.env_id({"hostname": host, "gpus": [{"index": g} for g in range(8)]})
+        run = s.create_run("doctor", "cuda", [], env)
+        for r in per_host[host]:
+            s.add_result(dict(r, run_id=run, env_id=env))
+    md = open(write_report(s, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
+    assert "### Fleet: each GPU and link against the median" in md
+    assert "| matmul dtype=bf16 | node03/cuda:5 |" in md
+    html = open(write_report(s, str(tmp_path / "r.html")), encoding="utf-8").read()
+    assert "Slowest GPU or link of each case" in html and "<svg" in html

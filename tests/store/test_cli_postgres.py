@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import os
 
-from conftest import run_cli
 
-
-def test_run_results_export_through_postgres(pg_url, tmp_path):
+def test_run_results_export_through_postgres(pg_url, tmp_path, cli):
+    run_cli = cli
     env = {"GPUARENA_DB": pg_url}
     r = run_cli("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", env=env)
     assert r.returncode == 0, r.stderr
     out = run_cli("results", "--run", "latest", "--format", "json", env=env)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
-    assert rows and all(x["workload"] == "matmul" and x["status"] == "ok" for x in rows)
+    assert rows and all(x["workload"] == "matmul" and x["status"] == "ok" for x in rows), (r.stderr, out.stderr)
     bundle = str(tmp_path / "b.json")
     assert run_cli("export", "-o", bundle, "--db", pg_url).returncode == 0
     sqlite = str(tmp_path / "copy.db")
@@ -26,7 +25,8 @@ def test_run_results_export_through_postgres(pg_url, tmp_path):
     assert back.returncode == 0 and "imported 0 result(s)" in back.stdout
 
 
-def test_unreachable_or_refused_is_one_line(pg_server, tmp_path):
+def test_unreachable_or_refused_is_one_line(pg_server, tmp_path, cli):
+    run_cli = cli
     for url in (f"postgresql://gpuarena@/nodb?host={tmp_path}",           # no server there
                 f"postgresql://intruder:pw@/postgres?host={pg_server}"):   # a role the server refuses
         for verb in (("results",), ("run", "-w", "matmul", "--repeats", "1")):
@@ -38,6 +38,7 @@ def test_unreachable_or_refused_is_one_line(pg_server, tmp_path):
     assert not os.path.exists("postgresql:")                       # nothing made of the URL as a path
 
 
-def test_an_empty_postgres_database_is_not_read_as_results(pg_url):
+def test_an_empty_postgres_database_is_not_read_as_results(pg_url, cli):
+    run_cli = cli
     r = run_cli("results", "--db", pg_url)
     assert r.returncode == 2 and "no gpuarena results" in r.stderr

@@ -4,8 +4,6 @@ chart of the slowest GPU or link of each case against the fleet's median."""
 
 from __future__ import annotations
 
-import json
-
 from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
@@ -41,12 +39,12 @@ def fleet_subsection(rows: list[dict], environment) -> Section | None:
     s = Section("fleet", "Fleet: each GPU and link against the median")
     s.paragraphs.append(f"{len(fleet['hosts'])} host(s). A GPU or link is flagged when it is more than "
                         f"{F.Z:g} scaled MADs and {F.PRACTICAL:.0%} below its case's median.")
-    flagged = [[c["workload"], c["variant"], u, fmt_num(c["units"][u]["value"]), f"{c['units'][u]['ratio']:.3f}",
-                str(c["n"])] for c in cases for u in c["flagged"]]
-    s.tables.append(Table("fleet-table", [("workload", TEXT), ("variant", TEXT), ("GPU or link", TEXT),
-                                          ("figure", NUMERIC), ("vs median", NUMERIC), ("fleet", NUMERIC)],
-                          flagged or [["-", "-", "no outlier", "-", "-", "-"]], "Outliers"))
-    labels = [f"{c['workload']} {c['variant']} {json.dumps(c['params'], sort_keys=True)[:40]}" for c in cases]
+    flagged = [[F.case_label(c), u, f"{fmt_num(c['units'][u]['value'])} {c['unit'] or ''}",
+                f"{c['units'][u]['ratio']:.3f}", str(c["n"])] for c in cases for u in c["flagged"]]
+    s.tables.append(Table("fleet-table", [("case", TEXT), ("GPU or link", TEXT), ("figure", NUMERIC),
+                                          ("vs median", NUMERIC), ("fleet", NUMERIC)],
+                          flagged or [["-", "no outlier", "-", "-", "-"]], "Outliers"))
+    labels = [F.case_label(c)[:50] for c in cases]
     slowest = [min(x["ratio"] for x in c["units"].values()) for c in cases]
     s.charts.append(Chart("fleet-chart", "Slowest GPU or link of each case, against the fleet median",
                           "grouped_bars", {"categories": labels, "groups": [{"label": "slowest / median",

@@ -7,8 +7,22 @@ import json
 import os
 
 
-def test_run_results_export_through_postgres(pg_url, tmp_path, cli):
-    run_cli = cli
+def _in(folder: str):
+    """The CLI run from ``folder``: a PostgreSQL run writes its report under the working folder."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def run(*args, env=None):
+        full = {**os.environ, "PYTHONPATH": os.path.join(root, "src"), "OMP_NUM_THREADS": "2", **(env or {})}
+        return subprocess.run([sys.executable, "-m", "gpuarena", *args], capture_output=True, text=True,
+                              env=full, cwd=folder, timeout=600)
+    return run
+
+
+def test_run_results_export_through_postgres(pg_url, tmp_path):
+    run_cli = _in(str(tmp_path))
     env = {"GPUARENA_DB": pg_url}
     r = run_cli("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", env=env)
     assert r.returncode == 0, r.stderr
@@ -36,6 +50,13 @@ def test_unreachable_or_refused_is_one_line(pg_server, tmp_path, cli):
             assert len(lines) == 1 and "cannot connect to PostgreSQL" in lines[0], r.stderr
             assert ":pw@" not in r.stderr                           # the password is never shown
     assert not os.path.exists("postgresql:")                       # nothing made of the URL as a path
+
+
+def test_a_postgres_run_writes_its_report_in_the_working_folder(pg_url, tmp_path):
+    r = _in(str(tmp_path))("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url)
+    assert r.returncode == 0, r.stderr
+    (report,) = (tmp_path / "reports").iterdir()
+    assert report.suffix == ".html" and f"report: {report}" in r.stderr + r.stdout
 
 
 def test_an_empty_postgres_database_is_not_read_as_results(pg_url, cli):

@@ -45,6 +45,7 @@ def _owner() -> dict:
 @pytest.fixture(scope="session")
 def pg_server():
     """The socket folder of a running throwaway PostgreSQL cluster."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]' (or '.[postgres]')")
     bindir = _bindir()
     if bindir is None:
         pytest.skip(f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb, pg_ctl): "

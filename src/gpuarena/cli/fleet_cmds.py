@@ -94,15 +94,15 @@ def doctor(db: Optional[str] = DbOption,
 
 
 @app.command()
-def fleet(bundles: list[str] = typer.Argument(None, metavar="[BUNDLE]...",
-                                              help="bundles written by `gpuarena export` on each host"),
+def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
           db: Optional[str] = DbOption,
           run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="only these runs of the database (repeatable)"),
           suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE",
                                               help="only the database's runs of this suite (e.g. doctor)"),
           show_all: bool = typer.Option(False, "--all", help="every GPU and link, not only the outliers"),
           fmt: str = FMT) -> None:
-    """Many hosts' runs of one suite: each GPU and link against the fleet median (MAD), outliers flagged."""
+    """Many hosts' runs of one suite, from BUNDLEs (`gpuarena export` on each host) or one database:
+    each GPU and link against the fleet median (MAD), outliers flagged."""
     from gpuarena.analysis import fleet as F
 
     check_format(fmt, ("table", "md", "json"))

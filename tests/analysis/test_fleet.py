@@ -77,8 +77,8 @@ def test_a_half_written_fleet_is_reported():
     rows, envs = _flat(generate(skip_host="node09"))
     fleet = F.analyse(rows, envs.get)
     (case,) = [c for c, missing in fleet["incomplete"].items() if missing == ["node09"]]
-    assert case.startswith("membw")
-    assert "incomplete: membw" in F.render(fleet, "table")
+    assert case.startswith("NVIDIA H200: membw")
+    assert "incomplete: H200: membw size_mb=4096 has no result from node09" in F.render(fleet, "md")
 
 
 def test_fleet_from_bundles_and_from_one_database(tmp_path, cli):
@@ -140,6 +140,19 @@ def test_the_report_has_a_fleet_section_with_a_chart(tmp_path):
             s.add_result(dict(r, run_id=run, env_id=env))
     md = open(write_report(s, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
     assert "### Fleet: each GPU and link against the median" in md
-    assert "| matmul dtype=bf16 | node03/cuda:5 |" in md
+    assert "| H200: matmul dtype=bf16 | node03/cuda:5 |" in md
     html = open(write_report(s, str(tmp_path / "r.html")), encoding="utf-8").read()
     assert "Slowest GPU or link of each case" in html and "<svg" in html
+
+
+def test_two_gpu_models_are_two_fleets():
+    """Four hosts of A100s among sixteen of H200s: slower by design, never outliers."""
+    per_host = generate()
+    for host in HOSTS[:4]:
+        per_host[host] = [dict(r, device_name="NVIDIA A100-SXM4-80GB", throughput_median=r["throughput_median"] / 3)
+                          for r in per_host[host]]
+    rows, envs = _flat(per_host)
+    fleet = F.analyse(rows, envs.get)
+    assert fleet["flagged_gpus"] == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
+    assert fleet["flagged_links"] == ["node07 x8"]
+    assert {c["gpu"] for c in fleet["cases"]} == {"NVIDIA H200", "NVIDIA A100-SXM4-80GB"}

@@ -1,6 +1,6 @@
 """Which of my machines is the slow one?  Many runs of one suite on many hosts and GPUs.
 
-Per case (workload, variant, parameters, GPU count) each GPU's figure is set
+Per case (GPU model, workload, variant, parameters, GPU count) each GPU's figure is set
 against the fleet's median with a robust spread: the median absolute deviation,
 scaled by 1.4826 so that it estimates a standard deviation for normal noise.  A
 GPU is an outlier only when it is both statistically and practically slow:
@@ -45,9 +45,10 @@ def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
 
 
 def case_of(r: dict) -> str:
-    """What makes two results the same work: workload, variant, parameters, size, GPU count."""
-    return f"{r.get('workload')} {r.get('variant')} {json.dumps(r.get('params') or {}, sort_keys=True)} " \
-           f"{r.get('size')} x{r.get('gpus') or 1}"
+    """What makes two results comparable: the GPU model, workload, variant, parameters, size, GPU count
+    (a fleet of two GPU models is two fleets: an A100 is not an outlier among H100s)."""
+    return f"{r.get('device_name')}: {r.get('workload')} {r.get('variant')} " \
+           f"{json.dumps(r.get('params') or {}, sort_keys=True)} {r.get('size')} x{r.get('gpus') or 1}"
 
 
 def robust(values: list[float]) -> tuple[float, float]:
@@ -83,7 +84,8 @@ def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
             fps[eid] = environment(eid) if eid is not None else None
         kind, unit = unit_of(r, fps[eid])
         hosts.add(_host(r, fps[eid]))
-        c = cases.setdefault(case_of(r), {"case": case_of(r), "workload": r["workload"], "variant": r.get("variant"),
+        c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.get("device_name"),
+                                          "workload": r["workload"], "variant": r.get("variant"),
                                           "params": r.get("params"), "kind": kind, "unit": r.get("unit"),
                                           "values": {}, "hosts": set()})
         c["values"].setdefault(unit, []).append(r["throughput_median"])
@@ -93,11 +95,12 @@ def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
         figures = {u: statistics.median(v) for u, v in c["values"].items()}
         m, mad = robust(list(figures.values()))
         units = outliers(figures)
-        out.append({"case": c["case"], "workload": c["workload"], "variant": c["variant"], "params": c["params"],
+        out.append({"case": c["case"], "gpu": c["gpu"], "workload": c["workload"], "variant": c["variant"],
+                    "params": c["params"],
                     "kind": c["kind"], "unit": c["unit"], "n": len(figures), "median": m, "mad": mad,
                     "units": units, "flagged": sorted(u for u, x in units.items() if x["outlier"]),
                     "missing_hosts": sorted(hosts - c["hosts"])})
-    out.sort(key=lambda c: (c["kind"], c["workload"], c["case"]))
+    out.sort(key=lambda c: (c["kind"], str(c["gpu"]), c["workload"], c["case"]))
     return {"hosts": sorted(hosts), "cases": out,
             "flagged_gpus": sorted({u for c in out if c["kind"] == "gpu" for u in c["flagged"]}),
             "flagged_links": sorted({u for c in out if c["kind"] == "link" for u in c["flagged"]}),
@@ -109,9 +112,10 @@ COLUMNS = [("case", "case"), ("what", "GPU or link"), ("value", "figure"), ("rat
 
 
 def case_label(c: dict) -> str:
-    """'matmul dtype=bf16': the workload, its variant if not the plain one, its parameters."""
+    """'H200: matmul dtype=bf16': the GPU model, the workload, its variant if not the plain one, its parameters."""
     params = " ".join(f"{k}={v}" for k, v in (c.get("params") or {}).items())
-    return " ".join(x for x in (c["workload"], c["variant"] if c["variant"] != "seed" else "", params) if x)
+    gpu = str(c.get("gpu") or "?").replace("NVIDIA ", "")
+    return f"{gpu}: " + " ".join(x for x in (c["workload"], c["variant"] if c["variant"] != "seed" else "", params) if x)
 
 
 def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
@@ -131,8 +135,10 @@ def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
     notes = [f"{len(fleet['hosts'])} host(s), {len(fleet['cases'])} case(s); "
              f"flagged: {len(fleet['flagged_gpus'])} GPU(s), {len(fleet['flagged_links'])} link(s) "
              f"(more than {Z:g} scaled MADs and {PRACTICAL:.0%} below the fleet median)"]
-    for case, missing in fleet["incomplete"].items():
-        notes.append(f"incomplete: {case} has no result from {', '.join(missing[:8])}"
-                     + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
+    for c in fleet["cases"]:
+        missing = c["missing_hosts"]
+        if missing:
+            notes.append(f"incomplete: {case_label(c)} has no result from {', '.join(missing[:8])}"
+                         + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
     title = "Fleet: every GPU and link" if show_all else "Fleet: outliers (slow GPUs and links)"
     return _render(COLUMNS, rows, fmt, title=title, notes=notes)

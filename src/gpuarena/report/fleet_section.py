@@ -51,8 +51,9 @@ def fleet_subsection(rows: list[dict], environment) -> Section | None:
                                                                              "values": slowest}],
                                            "ylabel": "ratio to the median", "ref": 1 - F.PRACTICAL},
                           "the slowest unit's ratio to the median per case; the line marks 3% below"))
-    for case, missing in fleet["incomplete"].items():
-        s.paragraphs.append(f"Incomplete: {case} has no result from {', '.join(missing)}.")
+    for c in fleet["cases"]:
+        if c["missing_hosts"]:
+            s.paragraphs.append(f"Incomplete: {F.case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
     return s
 
 

@@ -14,7 +14,7 @@ from tests.conftest import run_cli
 
 NARROW = {"COLUMNS": "80"}
 COMMANDS = ("run", "list", "results", "env", "compare", "cost", "check", "whatif", "advise", "export",
-            "import", "report", "gpus")
+            "import", "report", "gpus", "doctor", "fleet")
 
 
 def fits(text: str, width: int = 80) -> None:

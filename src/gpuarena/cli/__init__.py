@@ -43,6 +43,7 @@ from gpuarena.cli import report_cmds  # noqa: E402,F401
 from gpuarena.cli import analysis_cmds  # noqa: E402,F401
 from gpuarena.cli import catalog_cmds  # noqa: E402,F401
 from gpuarena.cli import serve_cmds  # noqa: E402,F401
+from gpuarena.cli import fleet_cmds  # noqa: E402,F401
 
 def _say(line: str) -> None:
     """One line on stderr: no control characters, a hostile 5,000-character path shortened."""

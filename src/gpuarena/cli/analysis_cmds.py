@@ -26,14 +26,12 @@ BASIS = typer.Option("cloud", "--price-basis", metavar="BASIS",
 def _optional_store(db: str | None, named_must_exist: bool = True):
     """The database if there is one: a --db the user named must exist (check: a typo must not
     silently judge claims without the measurements); the default may be absent."""
-    import os
+    from gpuarena.store.db import default_path, exists
 
-    from gpuarena.store.db import default_path
-
-    if db and named_must_exist and not os.path.exists(db):
+    if db and named_must_exist and not exists(db):
         raise UserError(f"--db {db}: the file does not exist")
     path = db or default_path()
-    return open_store(path, readonly=True) if os.path.exists(path) else None
+    return open_store(path, readonly=True) if exists(path) else None
 
 
 def _out(text: str) -> None:

@@ -6,7 +6,8 @@ import typer
 
 from gpuarena.errors import UserError
 
-DbOption = typer.Option(None, "--db", metavar="FILE", help="SQLite database (default: $GPUARENA_DB or ./gpuarena.db)")
+DbOption = typer.Option(None, "--db", metavar="FILE|URL",
+                        help="SQLite file or postgresql://user@host/dbname (default: $GPUARENA_DB or ./gpuarena.db)")
 
 # Stores this command opened: main() reports the rows they skipped as unusable.
 OPENED: list = []

@@ -8,13 +8,11 @@ from gpuarena.errors import UserError
 
 
 def _results(db: str | None) -> list[dict]:
-    import os
-
     from gpuarena.cli.common import open_store
-    from gpuarena.store.db import default_path
+    from gpuarena.store.db import default_path, exists
 
     path = db or default_path()
-    return open_store(path, readonly=True).results() if os.path.exists(path) else []
+    return open_store(path, readonly=True).results() if exists(path) else []
 
 
 def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precision: str | None,

@@ -293,13 +293,15 @@ def results(
 ) -> None:
     """Stored results."""
     from gpuarena.analysis.derived import with_derived
+    from gpuarena.analysis.expected import annotate
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
     store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
-    # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
-    rows = with_derived(store.results(run_ids or None, workload=workload), store.results(status="ok"))
+    # Shares of the ceiling, scaling efficiencies and expected figures are derived from the stored results now.
+    pool = store.results(status="ok")
+    rows = annotate(with_derived(store.results(run_ids or None, workload=workload), pool), pool, store.environment)
     if fmt == "json":
         print(to_json(rows))
     elif fmt == "csv":

@@ -19,7 +19,7 @@ import subprocess
 from gpuarena.measure.telemetry import _nvml
 
 LIBRARIES = ("torch", "torchvision", "transformers", "diffusers", "numpy", "nvidia-ml-py", "gpuarena")
-VOLATILE = {"collected_at", "gpus_volatile"}
+VOLATILE = {"collected_at", "gpus_volatile", "host_volatile"}
 
 
 def _version(pkg: str):
@@ -104,8 +104,71 @@ def _gpus() -> tuple[list[dict], list[dict]]:
         get("sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM), vol)
         get("temp_c", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU), vol)
         get("memory_used_bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).used, vol)
+        _health(nv, h, get, vol)
         volatile.append(vol)
     return static, volatile
+
+
+def _health(nv, h, get, vol: dict) -> None:
+    """Readings that explain a slow GPU (analysis/expected.py names them as causes): the SM clock
+    the applications clocks allow, ECC errors since the driver loaded, other processes on the GPU,
+    the GPU's NUMA node.  Each is one NVML or sysfs read; an unsupported one is None."""
+    get("app_sm_clock_mhz", lambda: nv.nvmlDeviceGetApplicationsClock(h, nv.NVML_CLOCK_SM), vol)
+    get("ecc_uncorrected", lambda: nv.nvmlDeviceGetTotalEccErrors(
+        h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC), vol)
+    get("ecc_corrected", lambda: nv.nvmlDeviceGetTotalEccErrors(
+        h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC), vol)
+    get("other_processes", lambda: len({p.pid for p in nv.nvmlDeviceGetComputeRunningProcesses(h)}
+                                       - {os.getpid()}), vol)
+    get("numa_node", lambda: _numa_node(nv.nvmlDeviceGetPciInfo(h).busId), vol)
+
+
+def _numa_node(bus_id) -> int | None:
+    bus = (bus_id.decode() if isinstance(bus_id, bytes) else str(bus_id)).lower()
+    bus = bus[4:] if len(bus.split(":")[0]) == 8 else bus     # NVML: 00000000:18:00.0 -> 0000:18:00.0
+    try:
+        with open(f"/sys/bus/pci/devices/{bus}/numa_node") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _cpulist(text: str | None) -> set[int]:
+    """'0-3,8,10-11' -> {0, 1, 2, 3, 8, 10, 11}."""
+    out: set[int] = set()
+    for part in (text or "").split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            out.update(range(int(lo), int(hi) + 1))
+        elif part.strip().isdigit():
+            out.add(int(part))
+    return out
+
+
+def host_health() -> dict:
+    """The host's side of a slow GPU: the CPU frequency governor and, per NUMA node, how many of the
+    CPUs this process may run on belong to it (a GPU whose node has none is fed across the socket)."""
+    out: dict = {"cpu_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}
+    try:
+        allowed = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return out
+    out["cpus_allowed"] = len(allowed)
+    nodes = {}
+    for path in sorted(os.listdir("/sys/devices/system/node")) if os.path.isdir("/sys/devices/system/node") else []:
+        if re.fullmatch(r"node\d+", path):
+            cpus = _cpulist(_read(f"/sys/devices/system/node/{path}/cpulist"))
+            nodes[path[4:]] = len(cpus & allowed)
+    out["allowed_cpus_per_numa_node"] = nodes
+    return out
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")   # nvidia-smi underlines its table header
@@ -190,6 +253,7 @@ def fingerprint(with_topology: bool = True) -> dict:
                 if g.get("index") == i:
                     g["nvlink_gbs_per_direction"] = total
     fp["gpus_volatile"] = vol
+    fp["host_volatile"] = host_health()
     fp["collected_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return fp
 

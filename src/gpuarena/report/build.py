@@ -13,7 +13,7 @@ import re
 from gpuarena.analysis.derived import with_derived
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
-from gpuarena.report import multigpu
+from gpuarena.report import fleet_section, multigpu
 from gpuarena.report import endpoint_section, llm_section as _llm, serving
 from gpuarena.report.comparison import comparison
 from gpuarena.report.first_screen import answer
@@ -48,7 +48,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
     sections += [_llm.llm_section(rows), serving.section(rows, store), endpoint_section.section(rows),
-                 multi_gpu_section(store, rows),
+                 multi_gpu_section(store, rows), fleet_section.section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections[1:], rows)

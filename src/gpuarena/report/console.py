@@ -87,10 +87,10 @@ def to_csv(results: list[dict]) -> str:
 
 # The results table's columns, most needed first; a narrow terminal drops from the end of DROPPABLE.
 RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("GPU", "left"), ("params", "left"), ("status", "left"),
-                  ("throughput (median)", "right"), ("95% CI", "right"), ("CV", "right"),
+                  ("throughput (median)", "right"), ("95% CI", "right"), ("vs expected", "right"), ("CV", "right"),
                   ("TFLOP/s", "right"), ("peak mem", "right"), ("power W", "right"),
                   ("J/item", "right"), ("flags", "left"))
-DROPPABLE = ("J/item", "power W", "TFLOP/s", "peak mem", "CV", "params")
+DROPPABLE = ("J/item", "power W", "TFLOP/s", "peak mem", "CV", "params", "vs expected")
 
 
 def result_cells(r: dict) -> list[str]:
@@ -105,6 +105,9 @@ def result_cells(r: dict) -> list[str]:
         flags.append("noisy")
     if (r.get("extra") or {}).get("nan"):
         flags.append("NaN")
+    expected = (r.get("extra") or {}).get("expected") or {}
+    if expected.get("below"):
+        flags.append("below-expected")
     if not ok and r.get("error"):
         flags.append(str(r["error"])[:60])
     gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
@@ -113,10 +116,17 @@ def result_cells(r: dict) -> list[str]:
         escape(fmt_params(r.get("params"))), status,
         f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
         f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if (thr.get("n") or 0) > 1 else "-",
-        f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
+        expected_cell(expected), f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
         fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
         fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
     ]
+
+
+def expected_cell(e: dict) -> str:
+    """'0.98x of 2,259 (published)': the measured figure over the expected one (analysis/expected.py)."""
+    if not e.get("figure"):
+        return "-"
+    return f"{e['ratio']:.2f}x of {fmt_num(e['figure'])} ({escape(e['basis'])})"
 
 
 def median_of(r: dict):

@@ -70,10 +70,26 @@ def like_class(r: dict) -> tuple:
 
 
 def expected_figure(store, r: dict) -> dict | None:
-    """What the measured result `r` should be: for now the best published figure on the same GPU,
-    like-for-like (like_class), that gpuarena check calls plausible (advise's candidates are exactly
-    those).  The one call site to re-point at analysis.expected when it lands.
+    """What the measured result `r` should be (analysis.expected: the same recipe stored on the same GPU
+    model, else the best like-for-like published figure, else gpuarena's model capped by physics); when
+    that has nothing, the best published figure on the same GPU and class that check calls plausible.
     Returns {value, text, source} in the article's unit, or None."""
+    e = None
+    try:
+        from gpuarena.analysis import expected as E
+        from gpuarena.data.published import published_rows
+
+        e = E.expect(r, store.results(workload=r["workload"], status="ok"), published_rows())
+    except (UserError, KeyError, TypeError, ValueError):
+        e = None
+    if e and e.get("figure") and r.get("source") != "published":
+        ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
+        src = (ref or {}).get("source") or f"gpuarena's model ({e['model'].get('how', '')})"
+        v = e["figure"]
+        src = f"{e['basis']}: {src}"
+        if H.is_latency(r["workload"]):
+            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r['workload'], None)}", "source": src}
+        return {"value": v, "text": f"{fmt_num(v)} {r.get('unit') or ''}".strip(), "source": src}
     try:
         cands = candidates(store, r["workload"])
     except UserError:

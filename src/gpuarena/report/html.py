@@ -97,7 +97,7 @@ def write_report(store, out: str, run_ids: list[str] | None = None, baseline: st
 
         text = render_md(report)
     else:
-        text = render(report, db=os.path.basename(store.path))
+        text = render(report, db=store.name)
     from gpuarena.safeio import write_text
 
     return write_text(out, text, "-o", protect=(store.path,))
@@ -108,7 +108,7 @@ def after_run(store, run_id: str, console) -> None:
     folder (a report lives with the results it shows) and prints its path."""
     from gpuarena.errors import UserError
 
-    path = os.path.join(os.path.dirname(os.path.abspath(store.path)), REPORTS_DIR, f"{run_id}.html")
+    path = os.path.join(store.folder, REPORTS_DIR, f"{run_id}.html")
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         write_report(store, path, [run_id])

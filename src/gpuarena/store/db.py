@@ -1,9 +1,11 @@
-"""SQLite store.
+"""The store: an SQLite file, or a shared PostgreSQL database (store/postgres.py).
 
 One row per result, committed the moment its case ends.  WAL mode and a busy
 timeout let several writers share a file; the schema is versioned through
-``PRAGMA user_version`` and brought up to date by MIGRATIONS on open.
-Results are returned as plain dicts (the JSON shape of `gpuarena results`).
+``PRAGMA user_version`` and brought up to date by MIGRATIONS on open.  A
+``postgresql://`` URL opens the same schema (translated) on a server that many
+nodes write to at once.  Results are returned as plain dicts (the JSON shape
+of `gpuarena results`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gpuarena.errors import UserError
 
 DEFAULT_DB = "gpuarena.db"
 
+from gpuarena.store import postgres  # noqa: E402
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 from gpuarena.store.rows import insert_result, now, row_to_result  # noqa: E402
 
@@ -33,6 +36,11 @@ def default_path() -> str:
     return os.environ.get("GPUARENA_DB") or DEFAULT_DB
 
 
+def exists(path: str) -> bool:
+    """Whether a database is there to read: a file, or any PostgreSQL URL (the server says)."""
+    return postgres.is_url(path) or os.path.exists(path)
+
+
 class Store:
     """The results database.  readonly=True (reading commands) never changes the file;
     otherwise the file is checked (store/opening.py), switched to WAL and migrated."""
@@ -43,6 +51,20 @@ class Store:
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
+        self.is_postgres = postgres.is_url(self.path)
+        # where files that belong with the results go (reports/, kept results); a server has no folder
+        self.folder = os.getcwd() if self.is_postgres else os.path.dirname(os.path.abspath(self.path))
+        if self.is_postgres:
+            url, self.path = self.path, postgres.redact(self.path)
+            self.conn = postgres.connect(url, timeout_s, readonly)
+            try:
+                postgres.check_schema(self.conn, self.path, len(MIGRATIONS), readonly)
+                if not readonly:
+                    self._migrate()
+            except BaseException:
+                self.conn.close()
+                raise
+            return
         if readonly:
             self.conn = opening.open_readonly(self.path)
             return
@@ -55,23 +77,29 @@ class Store:
 
     # --- schema -----------------------------------------------------------
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        version = self.schema_version
         if version > len(MIGRATIONS):
             raise UserError(f"{self.path}: schema version {version} is newer than this gpuarena "
                             f"({len(MIGRATIONS)}); upgrade gpuarena")
         for i in range(version, len(MIGRATIONS)):
             with self.transaction():
                 # re-check inside the write lock: another process may have migrated meanwhile
-                current = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                current = self.schema_version
                 if current > i:
                     continue
-                for stmt in MIGRATIONS[i].split(";"):
+                steps = postgres.migrations(MIGRATIONS)[i] if self.is_postgres else MIGRATIONS[i]
+                for stmt in steps.split(";"):
                     if stmt.strip():
                         self.conn.execute(stmt)
-                self.conn.execute(f"PRAGMA user_version = {i + 1}")
+                if self.is_postgres:
+                    postgres.set_version(self.conn, i + 1)
+                else:
+                    self.conn.execute(f"PRAGMA user_version = {i + 1}")
 
     @property
     def schema_version(self) -> int:
+        if self.is_postgres:
+            return postgres.version(self.conn)
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def transaction(self):
@@ -83,6 +111,11 @@ class Store:
             conn.execute("DELETE FROM results WHERE source = 'published'")
             for r in rows:
                 insert_result(conn, r)
+
+    @property
+    def name(self) -> str:
+        """How a report names the database: the file's name, or the URL without its password."""
+        return self.path if self.is_postgres else os.path.basename(self.path)
 
     def close(self) -> None:
         self.conn.close()
@@ -248,7 +281,10 @@ class _Tx:
 
     def __enter__(self):
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            if isinstance(self.conn, postgres.Connection):
+                _begin_postgres(self.conn)
+            else:
+                self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc):
                 raise
@@ -259,3 +295,15 @@ class _Tx:
     def __exit__(self, exc_type, *rest):
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
         return False
+
+
+def _begin_postgres(conn) -> None:
+    """BEGIN and the database-wide write lock; a lock past the timeout leaves no transaction open."""
+    try:
+        conn.begin()
+    except sqlite3.OperationalError:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
+        raise

@@ -18,12 +18,16 @@ from urllib.parse import quote
 
 from gpuarena.errors import UserError
 from gpuarena.store.migrations import MIGRATIONS
+from gpuarena.store.postgres import is_url
 
 TABLES = ("environments", "runs", "results")
 
 
 def check_path(path: str, must_exist: bool) -> bool:
-    """True if a file is there; UserError for a folder, a device, a missing folder or a bad name."""
+    """True if a file is there; UserError for a folder, a device, a missing folder or a bad name.
+    A PostgreSQL URL is checked when it is opened (store/postgres.py)."""
+    if is_url(path):
+        return True
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -61,6 +65,8 @@ def _check_schema(conn, path: str) -> int:
 
 def sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
     msg = str(exc)
+    if msg.startswith("postgresql:"):   # store/postgres.py's errors: the server's own first line
+        return UserError(f"{path}: {msg}")
     if "locked" in msg:
         return UserError(f"{path}: another process kept the database locked for {timeout_s:g} s; "
                          "try again when it is done")

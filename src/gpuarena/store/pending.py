@@ -19,8 +19,15 @@ from gpuarena.errors import UserError
 
 
 def folders(db_path: str, run_id: str) -> list[str]:
-    base = os.path.basename(db_path)
-    return [os.path.join(os.path.dirname(os.path.abspath(db_path)), f".gpuarena-pending-{base}", run_id),
+    """Beside the database file; for a PostgreSQL URL, in the working folder (named after the database)."""
+    from gpuarena.store.postgres import is_url
+
+    if is_url(db_path):
+        base = "pg-" + hashlib.sha256(db_path.encode()).hexdigest()[:12]
+        home = os.getcwd()
+    else:
+        base, home = os.path.basename(db_path), os.path.dirname(os.path.abspath(db_path))
+    return [os.path.join(home, f".gpuarena-pending-{base}", run_id),
             os.path.join(tempfile.gettempdir(), f"gpuarena-pending-{base}-{run_id}")]
 
 

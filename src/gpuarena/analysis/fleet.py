@@ -1,0 +1,144 @@
+"""Which of my machines is the slow one?  Many runs of one suite on many hosts and GPUs.
+
+Per case (GPU model, workload, variant, parameters, GPU count) each GPU's figure is set
+against the fleet's median with a robust spread: the median absolute deviation,
+scaled by 1.4826 so that it estimates a standard deviation for normal noise.  A
+GPU is an outlier only when it is both statistically and practically slow:
+more than ``Z`` scaled MADs *and* more than ``PRACTICAL`` below the median (on
+a quiet fleet the MAD is tiny, and 0.5% off would otherwise be "5 MADs").
+
+A single-GPU result belongs to one GPU: its host (the fingerprint's hostname)
+and device index, named by UUID where the fingerprint has it.  A multi-GPU
+result (a collective, DDP) belongs to the link it crossed: the GPUs of one host
+(its NVLink or PCIe fabric) or the set of hosts of a multi-node case (their
+NICs), so a slow link is flagged as a link, not as a GPU.
+
+A fleet is complete when every host has a result for every case some host has;
+the hosts and cases missing are reported, never filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+Z = 3.0
+PRACTICAL = 0.03
+MAD_SCALE = 1.4826
+
+
+def _host(r: dict, fp: dict | None) -> str:
+    return str((fp or {}).get("hostname") or (r.get("extra") or {}).get("host") or f"env{r.get('env_id')}")
+
+
+def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
+    """(kind, name) of what a result measured: ('gpu', 'host/cuda:0') or ('link', 'hostA+hostB x16')."""
+    host = _host(r, fp)
+    gpus = r.get("gpus") or 1
+    if gpus > 1:
+        hosts = sorted({str(p.get("host")) for p in (r.get("extra") or {}).get("per_rank") or [] if p.get("host")})
+        return "link", f"{'+'.join(hosts) if hosts else host} x{gpus}"
+    dev = str(r.get("device") or "cuda:0")
+    idx = int(dev.split(":")[1]) if ":" in dev and dev.split(":")[1].isdigit() else 0
+    uuid = next((g.get("uuid") for g in (fp or {}).get("gpus") or [] if g.get("index") == idx), None)
+    return "gpu", f"{host}/{dev if ':' in dev else dev + ':0'}" + (f" ({uuid[:12]})" if uuid else "")
+
+
+def case_of(r: dict) -> str:
+    """What makes two results comparable: the GPU model, workload, variant, parameters, size, GPU count
+    (a fleet of two GPU models is two fleets: an A100 is not an outlier among H100s)."""
+    return f"{r.get('device_name')}: {r.get('workload')} {r.get('variant')} " \
+           f"{json.dumps(r.get('params') or {}, sort_keys=True)} {r.get('size')} x{r.get('gpus') or 1}"
+
+
+def robust(values: list[float]) -> tuple[float, float]:
+    """(median, scaled MAD)."""
+    m = statistics.median(values)
+    return m, MAD_SCALE * statistics.median(abs(v - m) for v in values)
+
+
+def outliers(figures: dict[str, float], z: float = Z, practical: float = PRACTICAL) -> dict[str, dict]:
+    """Per unit: {value, ratio, z, outlier} against the median of ``figures`` (unit -> figure)."""
+    if not figures:
+        return {}
+    m, mad = robust(list(figures.values()))
+    out = {}
+    for unit, v in figures.items():
+        score = (v - m) / mad if mad > 0 else (0.0 if v == m else float("-inf") if v < m else float("inf"))
+        ratio = v / m if m else float("nan")
+        out[unit] = {"value": v, "ratio": ratio, "z": score if abs(score) != float("inf") else None,
+                     "outlier": len(figures) >= 3 and score < -z and ratio < 1 - practical}
+    return out
+
+
+def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
+    """The fleet: per case its median, spread and outliers; the units and cases missing."""
+    cases: dict[str, dict] = {}
+    hosts: set[str] = set()
+    fps: dict = {}
+    for r in results:
+        if r.get("status") != "ok" or not r.get("throughput_median") or r.get("source") == "published":
+            continue
+        eid = r.get("env_id")
+        if eid not in fps:
+            fps[eid] = environment(eid) if eid is not None else None
+        kind, unit = unit_of(r, fps[eid])
+        hosts.add(_host(r, fps[eid]))
+        c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.get("device_name"),
+                                          "workload": r["workload"], "variant": r.get("variant"),
+                                          "params": r.get("params"), "kind": kind, "unit": r.get("unit"),
+                                          "values": {}, "hosts": set()})
+        c["values"].setdefault(unit, []).append(r["throughput_median"])
+        c["hosts"].add(_host(r, fps[eid]))
+    out = []
+    for c in cases.values():
+        figures = {u: statistics.median(v) for u, v in c["values"].items()}
+        m, mad = robust(list(figures.values()))
+        units = outliers(figures)
+        out.append({"case": c["case"], "gpu": c["gpu"], "workload": c["workload"], "variant": c["variant"],
+                    "params": c["params"],
+                    "kind": c["kind"], "unit": c["unit"], "n": len(figures), "median": m, "mad": mad,
+                    "units": units, "flagged": sorted(u for u, x in units.items() if x["outlier"]),
+                    "missing_hosts": sorted(hosts - c["hosts"])})
+    out.sort(key=lambda c: (c["kind"], str(c["gpu"]), c["workload"], c["case"]))
+    return {"hosts": sorted(hosts), "cases": out,
+            "flagged_gpus": sorted({u for c in out if c["kind"] == "gpu" for u in c["flagged"]}),
+            "flagged_links": sorted({u for c in out if c["kind"] == "link" for u in c["flagged"]}),
+            "incomplete": {c["case"]: c["missing_hosts"] for c in out if c["missing_hosts"]}}
+
+
+COLUMNS = [("case", "case"), ("what", "GPU or link"), ("value", "figure"), ("ratio", "vs median"), ("z", "MADs"),
+           ("n", "fleet")]
+
+
+def case_label(c: dict) -> str:
+    """'H200: matmul dtype=bf16': the GPU model, the workload, its variant if not the plain one, its parameters."""
+    params = " ".join(f"{k}={v}" for k, v in (c.get("params") or {}).items())
+    gpu = str(c.get("gpu") or "?").replace("NVIDIA ", "")
+    return f"{gpu}: " + " ".join(x for x in (c["workload"], c["variant"] if c["variant"] != "seed" else "", params) if x)
+
+
+def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
+    from gpuarena.analysis.tables import render as _render
+    from gpuarena.numbers import fmt_num
+
+    if fmt == "json":
+        return _render([], [], "json", data=fleet)
+    rows = []
+    for c in fleet["cases"]:
+        for unit, x in sorted(c["units"].items(), key=lambda kv: kv[1]["ratio"]):
+            if x["outlier"] or show_all:
+                rows.append({"case": case_label(c), "what": unit,
+                             "value": f"{fmt_num(x['value'])} {c['unit'] or ''}", "ratio": f"{x['ratio']:.3f}",
+                             "z": f"{x['z']:+.1f}" if x["z"] is not None else "(MAD 0)",
+                             "n": f"{c['n']} (median {fmt_num(c['median'])})"})
+    notes = [f"{len(fleet['hosts'])} host(s), {len(fleet['cases'])} case(s); "
+             f"flagged: {len(fleet['flagged_gpus'])} GPU(s), {len(fleet['flagged_links'])} link(s) "
+             f"(more than {Z:g} scaled MADs and {PRACTICAL:.0%} below the fleet median)"]
+    for c in fleet["cases"]:
+        missing = c["missing_hosts"]
+        if missing:
+            notes.append(f"incomplete: {case_label(c)} has no result from {', '.join(missing[:8])}"
+                         + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
+    title = "Fleet: every GPU and link" if show_all else "Fleet: outliers (slow GPUs and links)"
+    return _render(COLUMNS, rows, fmt, title=title, notes=notes)

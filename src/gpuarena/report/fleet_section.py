@@ -1,0 +1,73 @@
+"""The report's "Is it normal?" section: each result beside its expected figure (analysis/expected.py),
+and where the results come from several GPUs or hosts, the fleet's outliers (analysis/fleet.py) with a
+chart of the slowest GPU or link of each case against the fleet's median."""
+
+from __future__ import annotations
+
+from gpuarena.analysis import expected as E
+from gpuarena.analysis import fleet as F
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
+
+
+def expected_table(rows: list[dict]) -> Table | None:
+    out = []
+    for r in rows:
+        e = (r.get("extra") or {}).get("expected")
+        if not e:
+            continue
+        pub = e.get("published")
+        where = f"{pub['source']} ({pub['date']})" if pub else f"model: {e['model'].get('how')}"
+        out.append([r["workload"], r["variant"], device_of(r), f"{fmt_num(r['throughput_median'])} {r.get('unit') or ''}",
+                    fmt_num(e["figure"]), f"{e['ratio']:.2f}x", f"-{e['band']:.0%}",
+                    "below-expected: " + ("; ".join(e.get("causes") or []) or "no cause recorded") if e["below"]
+                    else ("" if e["like_for_like"] else "context (other code)"), where])
+    if not out:
+        return None
+    return Table("expected-table", [("workload", TEXT), ("variant", TEXT), ("GPU", TEXT), ("measured", NUMERIC),
+                                    ("expected", NUMERIC), ("ratio", NUMERIC), ("band", NUMERIC), ("flag", PROSE),
+                                    ("source", PROSE)], out, "Measured against expected",
+                 "Expected: the best like-for-like published figure for the GPU (same precision and settings), "
+                 "else gpuarena's projection from the same recipe on other GPUs; only a like-for-like figure "
+                 "can flag a result.")
+
+
+def fleet_subsection(rows: list[dict], environment) -> Section | None:
+    fleet = F.analyse(rows, environment)
+    cases = [c for c in fleet["cases"] if c["n"] >= 3]
+    if not cases:
+        return None
+    s = Section("fleet", "Fleet: each GPU and link against the median")
+    s.paragraphs.append(f"{len(fleet['hosts'])} host(s). A GPU or link is flagged when it is more than "
+                        f"{F.Z:g} scaled MADs and {F.PRACTICAL:.0%} below its case's median.")
+    flagged = [[F.case_label(c), u, f"{fmt_num(c['units'][u]['value'])} {c['unit'] or ''}",
+                f"{c['units'][u]['ratio']:.3f}", str(c["n"])] for c in cases for u in c["flagged"]]
+    s.tables.append(Table("fleet-table", [("case", TEXT), ("GPU or link", TEXT), ("figure", NUMERIC),
+                                          ("vs median", NUMERIC), ("fleet", NUMERIC)],
+                          flagged or [["-", "no outlier", "-", "-", "-"]], "Outliers"))
+    labels = [F.case_label(c)[:50] for c in cases]
+    slowest = [min(x["ratio"] for x in c["units"].values()) for c in cases]
+    s.charts.append(Chart("fleet-chart", "Slowest GPU or link of each case, against the fleet median",
+                          "grouped_bars", {"categories": labels, "groups": [{"label": "slowest / median",
+                                                                             "values": slowest}],
+                                           "ylabel": "ratio to the median", "ref": 1 - F.PRACTICAL},
+                          "the slowest unit's ratio to the median per case; the line marks 3% below"))
+    for c in fleet["cases"]:
+        if c["missing_hosts"]:
+            s.paragraphs.append(f"Incomplete: {F.case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
+    return s
+
+
+def section(store, rows: list[dict]) -> Section | None:
+    """The section, or None when no result has an expected figure and there is no fleet to compare."""
+    pool = store.results(status="ok")
+    annotated = E.annotate(rows, pool, store.environment)
+    table = expected_table(annotated)
+    fleet = fleet_subsection(rows, store.environment)
+    if table is None and fleet is None:
+        return None
+    s = Section("normal", "Is it normal? Expected figures and the fleet")
+    if table is not None:
+        s.tables.append(table)
+    if fleet is not None:
+        s.subsections.append(fleet)
+    return s

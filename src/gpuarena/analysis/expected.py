@@ -117,9 +117,11 @@ def _same_settings(mine: dict, theirs: dict) -> bool:
 
 def _like(r: dict, pub: dict, gpu: catalog.GPU) -> bool:
     """Like for like: same workload and settings, same executed precision, a PyTorch engine (TensorRT,
-    MXNet ... run other kernels); never an article's figure (those are the claims gpuarena checks)."""
+    MXNet ... run other kernels) of the same kind (compiled with compiled, eager with eager); never an
+    article's figure (those are the claims gpuarena checks)."""
     return (pub.get("workload") == r.get("workload") and not str(pub.get("origin") or "").startswith("article-")
             and _engine(pub).startswith("PyTorch")
+            and ("compiled" in _engine(pub)) == ("compiled" in _engine(r))     # eager figures do not bound compiled runs
             and _same_settings(r.get("params") or {}, pub.get("params") or {})
             and _cls(r["workload"], published_request(pub), gpu) == _cls(r["workload"], result_request(r), gpu)
             and _cls(r["workload"], result_request(r), gpu) is not None)

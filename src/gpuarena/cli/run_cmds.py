@@ -98,7 +98,7 @@ def run(
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
+    from gpuarena.runner.executor import StoreFailed, check_storable, clean_stale_workdirs, execute, store_pending
     from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
     from gpuarena.spec.model import Case, Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
@@ -170,15 +170,16 @@ def run(
             raise UserError(msg + " (pass --allow-busy to run anyway)")
         if msg:
             console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
+    fp = fingerprint()
+    dname = device_name(fp, device)
+    check_storable(todo, run_id or "new", dname)   # what could not be stored is never measured
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
     clean_stale_workdirs()  # case folders of runners killed before they could clean up
-    fp = fingerprint()
     env_id = store.env_id(fp, fingerprint_hash(fp))
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
         store.claim_run(run_id)
-    dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
                   f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""))
     # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
@@ -202,6 +203,8 @@ def run(
                 tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
                 # an error message is data: "[enforce fail ...]" is not rich markup
                 progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
+                if outcome.refused:
+                    progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
                 progress.advance(task)
 
             outcomes = execute(store, run_id, todo, env_id, dname, on_start, on_done)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
 from gpuarena.textfit import natural_width, records, terminal_width  # noqa: F401 - re-exported
+from gpuarena.numbers import MIN_SAMPLES
 
 PARAM_KEYS_SHOWN = 4
 
@@ -103,6 +104,8 @@ def result_cells(r: dict) -> list[str]:
         flags.append("throttled")
     if thr.get("cv") is not None and thr["cv"] > 0.05:
         flags.append("noisy")
+    if 1 < (thr.get("n") or 0) < MIN_SAMPLES:   # the interval is shown, and read as wide
+        flags.append("few repeats")
     if (r.get("extra") or {}).get("nan"):
         flags.append("NaN")
     if not ok and r.get("error"):

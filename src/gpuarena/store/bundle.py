@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gpuarena import safeio
 from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.store.db import new_run_id
-from gpuarena.store.rows import _finite, insert_result, legacy_uid, now
+from gpuarena.store.rows import finite, insert_result, legacy_uid, now
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"
@@ -81,7 +81,7 @@ def export(store, run_ids: list[str] | None = None) -> dict:
         r["extra"] = {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")}
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
-            "results": [_finite(r) for r in results]}
+            "results": [finite(r) for r in results]}
 
 
 def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:

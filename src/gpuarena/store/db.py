@@ -22,7 +22,7 @@ from gpuarena.errors import UserError
 DEFAULT_DB = "gpuarena.db"
 
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
-from gpuarena.store.rows import insert_result, now, row_to_result  # noqa: E402
+from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
 
 
 def new_run_id() -> str:
@@ -161,8 +161,10 @@ class Store:
     # --- results ------------------------------------------------------------
     def add_result(self, result: dict) -> int:
         """Insert one result (a dict in the shape results() returns) and commit at once;
-        it is a new result, so it gets a new global identity (uid)."""
+        it is a new result, so it gets a new global identity (uid).  A result that results()
+        would not read back is refused here (ResultRefused), never written to vanish later."""
         result = {**result, "uid": None}
+        validated(result)
         for attempt in range(5):
             try:
                 with self.transaction():
@@ -177,11 +179,6 @@ class Store:
                 source: str | None = None, status: str | None = None) -> list[dict]:
         """Stored results; a row that fails the typed Result (written by an older gpuarena,
         or edited by hand) is skipped and noted in self.skipped, never an error for the rest."""
-        from pydantic import ValidationError
-
-        from gpuarena.errors import pydantic_error_line
-        from gpuarena.store.result import Result
-
         where, args = [], []
         run_ids = list(run_ids or [])
         if run_ids:
@@ -196,9 +193,9 @@ class Store:
         for row in self.conn.execute(sql, args):
             try:
                 d = row_to_result(row)
-                Result.model_validate(d)
-            except ValidationError as exc:
-                self.skipped.append((row["id"], pydantic_error_line(exc)[:200]))
+                validated(d, as_stored=True)
+            except ResultRefused as exc:
+                self.skipped.append((row["id"], str(exc)[:200]))
                 continue
             except (ValueError, TypeError, RecursionError) as exc:
                 self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))

@@ -18,19 +18,22 @@ import tempfile
 from gpuarena.errors import UserError
 
 
-def folders(db_path: str, run_id: str) -> list[str]:
+def folders(db_path: str, run_id: str, kind: str = "pending") -> list[str]:
+    """Where kept results go: "pending" (--resume stores them) or "refused" (the store would
+    not take them: kept for the user, never read back by gpuarena)."""
     base = os.path.basename(db_path)
-    return [os.path.join(os.path.dirname(os.path.abspath(db_path)), f".gpuarena-pending-{base}", run_id),
-            os.path.join(tempfile.gettempdir(), f"gpuarena-pending-{base}-{run_id}")]
+    return [os.path.join(os.path.dirname(os.path.abspath(db_path)), f".gpuarena-{kind}-{base}", run_id),
+            os.path.join(tempfile.gettempdir(), f"gpuarena-{kind}-{base}-{run_id}")]
 
 
-def keep(db_path: str, run_id: str, result: dict) -> str | None:
-    """Write result where --resume looks; the path, or None if no folder would take it."""
+def keep(db_path: str, run_id: str, result: dict, kind: str = "pending") -> str | None:
+    """Write result where --resume looks (or, kind "refused", beside it); the path, or None
+    if no folder would take it."""
     from gpuarena.safeio import write_text
 
-    name = hashlib.sha256(result["case_key"].encode()).hexdigest()[:16] + ".json"
+    name = hashlib.sha256(str(result.get("case_key")).encode()).hexdigest()[:16] + ".json"
     text = json.dumps(result, default=str)
-    for folder in folders(db_path, run_id):
+    for folder in folders(db_path, run_id, kind):
         try:
             os.makedirs(folder, exist_ok=True)
             return write_text(os.path.join(folder, name), text, "pending result")
@@ -49,17 +52,22 @@ class StoreFailed(Exception):
         super().__init__(f"{store.path}: could not store the result of {case.label()} ({exc}); {where}")
 
 
+def refused(store, run_id: str, case, result: dict, why: str) -> str:
+    """The one line for a measured result the store refused (rows.validated): where it is kept."""
+    path = keep(store.path, run_id, result, "refused")
+    where = f"it is kept in {path}" if path else "and it could not be kept in a file either"
+    return f"the result of {case.label()} cannot be stored ({why}); {where}"
+
+
 def _usable(result, run_id: str) -> bool:
     """A kept file is stored only if it is this run's and a valid Result (a file in /tmp is anyone's)."""
-    from pydantic import ValidationError
-
-    from gpuarena.store.result import Result
+    from gpuarena.store.rows import ResultRefused, validated
 
     if not isinstance(result, dict) or result.get("run_id") != run_id:
         return False
     try:
-        Result.model_validate({"id": 0, **result})
-    except ValidationError:
+        validated(result)
+    except ResultRefused:
         return False
     return True
 

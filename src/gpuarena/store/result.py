@@ -9,9 +9,15 @@ name things (workload, variant, GPU, unit) carry no control characters, so a
 value that passed import cannot break `results`, the report or `whatif`
 later, nor reach a terminal as an escape code.
 
-Import validates each row through `Result` and refuses the whole bundle on
-the first failure; the store validates each row it reads the same way and
-skips (with a warning) a row written before these rules existed.
+One validation on the way in and on the way out (`stored_form`): the store
+refuses to write a row that it would not read back (Store.add_result), import
+refuses the whole bundle on the first failure, and a row read back that fails
+(written before these rules existed, or edited by hand) is skipped with a
+warning.  The bounds come from what a figure means: a rate no GPU reaches in
+these item units, a power no card draws.  A confidence interval is not a rate:
+from 2 noisy repeats it is legitimately enormous, so it is only required to be
+finite and ordered; such a result is kept and marked low-confidence (fewer
+than MIN_SAMPLES repeats), never dropped.
 """
 
 from __future__ import annotations
@@ -24,9 +30,12 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
 from gpuarena.safeio import depth
 
-MAX_THROUGHPUT = 1e12        # items/s: far above anything a GPU does (absurd beyond)
+# items/s in the units workloads count (an image, a token, a matmul, a GB): the fastest of them,
+# a memory copy at an H200's 4.8 TB/s, is 4.8e3 GB/s, so 1e12 is no rate a GPU reaches.
+MAX_THROUGHPUT = 1e12
 MAX_SAMPLES = 100_000
 MAX_PARAMS_CHARS = 4_000     # the params of one case as JSON
 MAX_PARAM_STR = 500
@@ -90,8 +99,8 @@ class Summary(BaseModel):
 
     @field_validator("ci95_low", "ci95_high")
     @classmethod
-    def _interval(cls, v, info):  # a t-interval of few noisy repeats may reach below zero
-        return _number(v, info.field_name, -MAX_THROUGHPUT, MAX_THROUGHPUT)
+    def _interval(cls, v, info):  # from 2 noisy repeats t=12.7 makes it huge; an old linear one went below 0
+        return _number(v, info.field_name, -math.inf, math.inf)
 
     @field_validator("cv")
     @classmethod
@@ -104,7 +113,14 @@ class Summary(BaseModel):
     def _more(self):
         for k, v in (self.model_extra or {}).items():
             _number(v, f"summary {k}", -1e30, 1e30)
+        if self.ci95_low is not None and self.ci95_high is not None and self.ci95_low > self.ci95_high:
+            raise ValueError(f"ci95_low {self.ci95_low:g} is above ci95_high {self.ci95_high:g}")
         return self
+
+    @property
+    def low_confidence(self) -> bool:
+        """Fewer repeats than MIN_SAMPLES: the interval is shown, and marked as wide."""
+        return self.n < MIN_SAMPLES
 
 
 class Sample(BaseModel):

@@ -169,3 +169,14 @@ def make_bundle(n: int, run_id: str = "20260101-000000-abcdef") -> dict:
     return {"format": "gpuarena-bundle", "version": 1, "created_at": "2026-01-01T00:00:00+00:00",
             "environments": [{"id": 1, "hash": "abc123", "fingerprint": {"gpu": "NVIDIA H200"}}],
             "results": results}
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    """A database holding two imported results (a bundle of `make_bundle(2)`)."""
+    path = str(tmp_path / "r.db")
+    bundle = tmp_path / "seed.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    p = gp("import", str(bundle), "--db", path, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    return path

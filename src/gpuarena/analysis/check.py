@@ -21,8 +21,8 @@ interconnect can explain.
 from __future__ import annotations
 
 import csv
+import io
 import math
-from pathlib import Path
 
 from gpuarena.analysis import ceilings as C
 from gpuarena.analysis import precision as P
@@ -145,12 +145,10 @@ MAX_CSV = 8 << 20
 
 
 def read_claims(path: str) -> list[dict]:
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"--csv {path}: no such file")
-    if p.stat().st_size > MAX_CSV:
-        raise UserError(f"--csv {path}: larger than {MAX_CSV} bytes")
-    with open(p, newline="", encoding="utf-8") as f:
+    from gpuarena.safeio import read_text
+
+    text = read_text(path, f"--csv {path}", MAX_CSV, encoding="utf-8-sig")
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         cols = reader.fieldnames or []
         missing = [c for c in REQUIRED if c not in cols]

@@ -82,6 +82,7 @@ class Store:
         with self.transaction() as conn:
             conn.execute("DELETE FROM results WHERE source = 'published'")
             for r in rows:
+                validated(r)
                 insert_result(conn, r)
 
     def close(self) -> None:
@@ -92,6 +93,13 @@ class Store:
         """The id of a stored environment, storing it first if new.  ``key`` is what makes two
         fingerprints the same environment (measure.env.fingerprint_hash leaves out the volatile
         fields); without one, the whole fingerprint is the key."""
+        from gpuarena.store.environment import fingerprint_ok
+
+        try:
+            fingerprint_ok(fingerprint)   # what environment() would not read back is not written
+        except ValueError as exc:
+            raise UserError(f"this machine's environment fingerprint cannot be stored "
+                            f"({str(exc).splitlines()[0][:200]}); nothing was measured") from None
         blob = json.dumps(fingerprint, sort_keys=True, default=str)
         h = key or hashlib.sha256(blob.encode()).hexdigest()[:16]
         with self.transaction():
@@ -104,8 +112,15 @@ class Store:
             return cur.lastrowid
 
     def environment(self, env_id: int) -> dict | None:
+        """A stored fingerprint; None if there is none or it fails the typed Fingerprint
+        (edited by hand): the report then says unknown for that environment."""
+        from gpuarena.store.environment import fingerprint_ok
+
         row = self.conn.execute("SELECT fingerprint FROM environments WHERE id=?", (env_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            return fingerprint_ok(json.loads(row[0])) if row else None
+        except (ValueError, TypeError, RecursionError):
+            return None
 
     def create_run(self, suite: str, device: str, plan: list[dict], env_id: int | None,
                    argv: list[str] | None = None, run_id: str | None = None) -> str:

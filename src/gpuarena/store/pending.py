@@ -16,6 +16,9 @@ import os
 import tempfile
 
 from gpuarena.errors import UserError
+from gpuarena.safeio import read_json, write_text
+
+MAX_KEPT_BYTES = 64 << 20   # a result with its telemetry and extra is well under this
 
 
 def folders(db_path: str, run_id: str, kind: str = "pending") -> list[str]:
@@ -29,8 +32,6 @@ def folders(db_path: str, run_id: str, kind: str = "pending") -> list[str]:
 def keep(db_path: str, run_id: str, result: dict, kind: str = "pending") -> str | None:
     """Write result where --resume looks (or, kind "refused", beside it); the path, or None
     if no folder would take it."""
-    from gpuarena.safeio import write_text
-
     name = hashlib.sha256(str(result.get("case_key")).encode()).hexdigest()[:16] + ".json"
     text = json.dumps(result, default=str)
     for folder in folders(db_path, run_id, kind):
@@ -78,10 +79,9 @@ def store_pending(store, run_id: str, console=None) -> int:
     stored = 0
     for folder in folders(store.path, run_id):
         for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    result = json.load(f)
-            except (OSError, ValueError):
+            try:   # a file in /tmp is anyone's: a FIFO or a 10 GB file there must not stop --resume
+                result = read_json(path, path, MAX_KEPT_BYTES)
+            except UserError:
                 continue
             if _usable(result, run_id) and result["case_key"] not in done:
                 store.add_result(result)

@@ -263,10 +263,12 @@ def _replace(target: str, data: bytes, label: str, st) -> None:
 
 _CONTROL = {c: None for c in range(32) if c not in (9, 10)}
 _CONTROL.update({127: None, **{c: None for c in range(0x80, 0xA0)}})
+_CONTROL.update({c: None for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 
 
 def printable(text: str) -> str:
-    """Text without control characters (terminal escape codes); newlines and tabs kept."""
+    """Text without control characters (terminal escape codes) nor bidi controls (U+202E shows
+    "gpu.exe" as "exe.upg"); newlines and tabs kept."""
     return text.translate(_CONTROL)
 
 

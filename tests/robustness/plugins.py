@@ -19,7 +19,8 @@ HEADER = textwrap.dedent('''
         description = "a hostile plugin"
         item = "element"
         kind = "micro"
-        params = (Param("n", int, 1000, "elements", tiny=1000, min=1, max=1 << 30),)
+        params = (Param("n", int, 1000, "elements", tiny=1000, min=1, max=1 << 30),
+                  Param("label", str, "x", "a free text, stored with the result"))
 
         def setup(self):
             self.calls = 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.robustness.conftest import gp, one_line_error
 from tests.robustness.plugins import install
 
@@ -29,12 +31,8 @@ NOISY = '''
 
         def extra(self):
             return {"world_size": 0}    # the stored Result says world_size >= 1
-
-
-    class Named(Base):
-        name = "a+b,c"
 '''
-ENTRIES = {"toy-noisy": "Noisy", "toy-bad-extra": "BadExtra", "a+b,c": "Named"}
+ENTRIES = {"toy-noisy": "Noisy", "toy-bad-extra": "BadExtra"}
 ONE = ("--set", "repeats=2", "--set", "steps=1", "--set", "warmup=0", "-q")
 
 
@@ -54,12 +52,14 @@ def test_a_two_repeat_interval_is_kept_and_marked(tmp_path):
     assert "few repeats" in table.stdout, table.stdout
 
 
-def test_a_case_whose_result_cannot_be_stored_is_not_measured(tmp_path):
+@pytest.mark.parametrize("label,says", [("x" * 501, "longer than 500"), ("a\x1b[2Jb", "control character")],
+                         ids=["long", "escape"])
+def test_a_case_whose_result_cannot_be_stored_is_not_measured(tmp_path, label, says):
     env = install(tmp_path / "site", NOISY, ENTRIES)
     db = str(tmp_path / "r.db")
-    p = gp("run", "-w", "a+b,c", "--db", db, *ONE, cwd=str(tmp_path), env=env)
+    p = gp("run", "-w", "toy-noisy", "--set", f"label={label}", "--db", db, *ONE, cwd=str(tmp_path), env=env)
     one_line_error(p, says="nothing was measured")
-    assert "workload" in p.stderr and not os.path.exists(db)
+    assert says in p.stderr and "params.label" in p.stderr and not os.path.exists(db)
 
 
 def test_a_measured_result_the_store_refuses_is_kept_in_a_file(tmp_path):

@@ -244,17 +244,7 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
     check_format(fmt, ("table", "json"))
     data = {"workloads": [], "suites": []}
     for name in registry.names():
-        wl = registry.get(name)
-        data["workloads"].append({
-            "name": name, "version": wl.version, "description": wl.description, "source": wl.source,
-            "item": wl.item, "launcher": wl.launcher, "kind": wl.kind, "axis": wl.axis,
-            "multi_gpu": wl.multi_gpu, "plugin": name not in registry.REGISTRY,
-            "variants": dict(wl.variants),
-            "exclusive": [sorted(g) for g in wl.exclusive], "alone": sorted(wl.alone),
-            "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "tiny": p.tiny,
-                        "min": p.min, "max": p.max, "choices": list(p.choices) if p.choices else None,
-                        "doc": p.doc} for p in wl.params],
-        })
+        data["workloads"].append(registry.describe(registry.get(name)))
     for s in builtin_names():
         suite = load_suite(s)
         data["suites"].append({"name": s, "description": suite.description, "entries": len(suite.entries)})
@@ -263,10 +253,10 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
         return
     console = Console()
     for w in data["workloads"]:
-        console.print(f"[bold]{w['name']}[/] (v{w['version']}, {w['launcher']}) {w['description']}"
-                      + (f" [dim]-- {w['source']}[/]" if w["source"] else ""))
+        console.print(f"[bold]{escape(w['name'])}[/] (v{w['version']}, {w['launcher']}) {escape(w['description'])}"
+                      + (f" [dim]-- {escape(w['source'])}[/]" if w["source"] else ""))
         for v, doc in w["variants"].items():
-            console.print(f"    variant [cyan]{v}[/]: {doc}")
+            console.print(f"    variant [cyan]{escape(v)}[/]: {escape(doc)}")
         if w["exclusive"] or w["alone"]:
             ex = "; ".join(" | ".join(g) for g in w["exclusive"])
             console.print(f"    combine with '+', except: one of {{{ex}}} at a time"
@@ -277,7 +267,7 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
                 rng = f" one of {', '.join(map(str, p['choices']))}"
             elif p["min"] is not None or p["max"] is not None:
                 rng = f" in [{p['min']}, {p['max']}]"
-            console.print(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}")
+            console.print(escape(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}"))
     console.print("\n[bold]suites[/]")
     for s in data["suites"]:
         console.print(f"  [cyan]{s['name']}[/]: {s['description']}")

@@ -22,6 +22,7 @@ MAX_EXTRA_CHARS = 1_000_000  # per-rank lists and a stderr tail fit; a 5 MB blob
 MAX_FINGERPRINT_CHARS = 200_000
 MAX_DEPTH_PARAMS = 4
 MAX_DEPTH_EXTRA = 8
+WORKLOAD_NAME = r"^[A-Za-z0-9_.:+-]+$"   # stored in every result; registry refuses a plugin name outside it
 STATUSES = ("ok", "oom", "timeout", "crashed", "failed", "skipped")
 # C0, DEL, C1, and the bidi controls (U+202E shows "gpu.exe" as "exe.upg"): never in a stored name
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"

@@ -114,7 +114,10 @@ def _params(v: Optional[dict]) -> Optional[dict]:
         if isinstance(x, str):
             if len(x) > MAX_PARAM_STR:
                 raise ValueError(f"params.{k} is longer than {MAX_PARAM_STR} characters")
-            _name(x)
+            try:
+                _name(x)
+            except ValueError:
+                raise ValueError(f"params.{k} contains a control character") from None
         elif isinstance(x, (int, float)) and not isinstance(x, bool):
             _number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
     return v

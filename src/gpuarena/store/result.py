@@ -34,6 +34,7 @@ from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is lo
 
 from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERPRINT_CHARS,  # noqa: F401
                                    MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT, STATUSES,
+                                   WORKLOAD_NAME,
                                    _bounded, _name, _number, _text)
 from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
 from gpuarena.store.extra import Extra, ProcessMean, _params  # noqa: F401
@@ -137,7 +138,7 @@ class Result(BaseModel):
     run_id: Optional[str] = Field(None, max_length=100)
     case_key: str = Field(min_length=1, max_length=MAX_PARAMS_CHARS + 500)
     source: Literal["measured", "imported", "published"]
-    workload: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:+-]+$")
+    workload: str = Field(min_length=1, max_length=100, pattern=WORKLOAD_NAME)
     workload_version: Optional[int] = Field(None, ge=0, le=1_000_000)
     code_hash: Optional[str] = Field(None, max_length=64, pattern=r"^[0-9a-f]*$")
     variant: str = Field(min_length=1, max_length=200)

@@ -180,3 +180,17 @@ def db(tmp_path) -> str:
     p = gp("import", str(bundle), "--db", path, cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr
     return path
+
+
+def many_results(n: int) -> dict:
+    """A bundle of n varied results: three GPUs, matmuls with a FLOP rate (so every row asks for
+    its ceiling) and 2-rank results (so every such row asks for its scaling baseline)."""
+    b = make_bundle(n)
+    gpus = ["NVIDIA H200", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"]
+    for i, r in enumerate(b["results"]):
+        r.update(params={"m": 64 + i % 7, "n": 64, "k": 64, "dtype": "bf16"}, device_name=gpus[i % 3],
+                 precision="bf16", tflops=1.0 + i % 13, run_id=f"20260101-000000-{i % 50:06d}")
+        if i % 4 == 3:
+            r.update(workload="resnet50-train", unit="images/s", gpus=2, extra={"world_size": 2},
+                     params={"batch_size": 64}, precision="bf16")
+    return b

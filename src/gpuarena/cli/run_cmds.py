@@ -288,7 +288,10 @@ def results(
     store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
-    rows = with_derived(store.results(run_ids or None, workload=workload), store.results(status="ok"))
+    everything = store.results()     # read and validated once: the rows shown and the ok rows they derive from
+    rows = [r for r in everything if (not run_ids or r.get("run_id") in run_ids)
+            and (workload is None or r["workload"] == workload)]
+    rows = with_derived(rows, [r for r in everything if r["status"] == "ok"])
     if fmt == "json":
         print(to_json(rows))
     elif fmt == "csv":

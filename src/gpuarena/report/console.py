@@ -9,9 +9,11 @@ import json
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
-from gpuarena.textfit import natural_width, records, terminal_width  # noqa: F401 - re-exported
+from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, plain, records,  # noqa: F401
+                              terminal_width)
 from gpuarena.numbers import MIN_SAMPLES
 
 PARAM_KEYS_SHOWN = 4
@@ -129,7 +131,7 @@ def median_of(r: dict):
 
 
 def _table(title, columns, rows) -> Table:
-    t = Table(title=title, show_lines=False, header_style="bold")
+    t = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")  # a path is no markup
     for col, just in columns:
         t.add_column(col, justify=just, overflow="fold")
     for cells in rows:
@@ -138,24 +140,26 @@ def _table(title, columns, rows) -> Table:
 
 
 def fitted_results(results: list[dict], title: str | None, width: int):
-    """The results table at the terminal's width: optional columns dropped, else folded into records."""
+    """The results table at the terminal's width: optional columns dropped, else folded into
+    records.  Each cell is measured once; the table is built once, for the columns that fit."""
     cells = [result_cells(r) for r in results]
     cols = list(RESULT_COLUMNS)
     if len({r.get("device_name") for r in results}) <= 1:  # one device: the run header names it
         cols = [c for c in cols if c[0] != "GPU"]
     empty = {c for i, c in enumerate(RESULT_COLUMNS) if all(row[i] in ("-", "") for row in cells)}
     cols = [c for c in cols if c not in empty or c[0] in ("workload", "status")]
+    widths = column_widths([c[0] for c in RESULT_COLUMNS], cells)
     for drop in (None, *DROPPABLE):
         if drop:
             cols = [c for c in cols if c[0] != drop]
         keep = [i for i, c in enumerate(RESULT_COLUMNS) if c in cols]
-        t = _table(title, cols, [[row[i] for i in keep] for row in cells])
-        if natural_width(t) <= width:
-            return t
-    from rich.text import Text
-
-    plain = [[Text.from_markup(c).plain for c in row] for row in cells]
-    lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS], plain, width)
+        if natural_width(_table(title, cols, []), [widths[i] for i in keep]) <= width:
+            if len(cells) > LONG_TABLE:
+                return draw(title, [c[0] for c in cols], [c[1] for c in cols],
+                            [[plain(row[i]) for i in keep] for row in cells], [widths[i] for i in keep])
+            return _table(title, cols, [[row[i] for i in keep] for row in cells])
+    lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS],
+                                                 [[plain(c) for c in row] for row in cells], width)
     return Text("\n".join(lines))
 
 
@@ -164,6 +168,10 @@ def print_table(results: list[dict], title: str | None = None, console: Console 
     from gpuarena.report.notes import results_notes
 
     con = console or Console(width=terminal_width())
-    con.print(fitted_results(results, title, con.width))
+    fitted = fitted_results(results, title, con.width)
+    if isinstance(fitted, Text):   # drawn to the width already: written out, not laid out again
+        con.file.write(fitted.plain + "\n")
+    else:
+        con.print(fitted)
     for note in results_notes(results):
         con.print(escape(note), soft_wrap=False)

@@ -111,13 +111,15 @@ def result_cells(r: dict) -> list[str]:
     if (r.get("extra") or {}).get("nan"):
         flags.append("NaN")
     if not ok and r.get("error"):
-        flags.append(str(r["error"])[:60])
+        flags.append(" ".join(str(r["error"]).split())[:60])   # one line: a cell of a table
     gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
+    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
+    ci = f"{fmt_num(lo)}-{fmt_num(hi)}" if (thr.get("n") or 0) > 1 and lo is not None and hi is not None else "-"
     return [
         escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))), escape(gpu),
         escape(fmt_params(r.get("params"))), status,
         f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
-        f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if (thr.get("n") or 0) > 1 else "-",
+        ci,
         f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
         fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
         fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),

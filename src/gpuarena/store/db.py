@@ -43,6 +43,7 @@ class Store:
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
+        self._rows: list[dict] | None = None        # every valid row, read once (see results())
         if readonly:
             self.conn = opening.open_readonly(self.path)
             return
@@ -75,6 +76,7 @@ class Store:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def transaction(self):
+        self._rows = None     # a write: the rows read so far are read again on the next results()
         return _Tx(self.conn)
 
     def replace_published(self, rows: list[dict]) -> None:
@@ -192,31 +194,35 @@ class Store:
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,
                 source: str | None = None, status: str | None = None) -> list[dict]:
-        """Stored results; a row that fails the typed Result (written by an older gpuarena,
-        or edited by hand) is skipped and noted in self.skipped, never an error for the rest."""
-        where, args = [], []
-        run_ids = list(run_ids or [])
-        if run_ids:
-            where.append(f"run_id IN ({', '.join('?' * len(run_ids))})")
-            args += run_ids
-        for col, val in (("workload", workload), ("source", source), ("status", status)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                args.append(val)
-        sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-        out = []
-        for row in self.conn.execute(sql, args):
-            try:
-                d = row_to_result(row)
-                validated(d, as_stored=True)
-            except ResultRefused as exc:
-                self.skipped.append((row["id"], str(exc)[:200]))
-                continue
-            except (ValueError, TypeError, RecursionError) as exc:
-                self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
-                continue
-            out.append(d)
-        return out
+        """Stored results, oldest first; a row that fails the typed Result (written by an older
+        gpuarena, or edited by hand) is skipped and noted in self.skipped, never an error for the rest.
+
+        The table is read and validated once per Store and kept until this Store writes: a
+        report asks for rows dozens of times, and 20,000 rows validated each time would take
+        minutes.  Each call returns fresh row dicts; their nested values (extra, params,
+        throughput) are shared between calls and must be treated as read-only."""
+        run_ids = set(run_ids or [])
+        wanted = (("workload", workload), ("source", source), ("status", status))
+        return [dict(d) for d in self._all_rows()
+                if (not run_ids or d.get("run_id") in run_ids)
+                and all(val is None or d.get(col) == val for col, val in wanted)]
+
+    def _all_rows(self) -> list[dict]:
+        if self._rows is None:
+            rows = []
+            for row in self.conn.execute("SELECT * FROM results ORDER BY id"):
+                try:
+                    d = row_to_result(row)
+                    validated(d, as_stored=True)
+                except ResultRefused as exc:
+                    self.skipped.append((row["id"], str(exc)[:200]))
+                    continue
+                except (ValueError, TypeError, RecursionError) as exc:
+                    self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
+                    continue
+                rows.append(d)
+            self._rows = rows
+        return self._rows
 
 
 def _owner() -> dict:

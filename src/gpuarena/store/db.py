@@ -139,7 +139,13 @@ class Store:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 5")]
             raise UserError(f"no run {run_id!r} in {self.path}" + (f"; latest: {', '.join(ids)}" if ids else ""))
         d = dict(row)
-        d["plan"] = json.loads(d["plan"])
+        try:
+            d["plan"] = json.loads(d["plan"])
+        except (ValueError, TypeError, RecursionError):
+            raise UserError(f"run {run_id}: its stored plan is not JSON (edited by hand?); "
+                            "start a new run instead") from None
+        if not isinstance(d["plan"], list) or not all(isinstance(c, dict) for c in d["plan"]):
+            raise UserError(f"run {run_id}: its stored plan is not a list of cases; start a new run instead")
         return d
 
     def runs(self) -> list[dict]:

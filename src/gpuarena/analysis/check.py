@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from pathlib import Path  # noqa: F401 - tests locate the shipped claims through it
 
 from gpuarena.analysis import ceilings as C
 from gpuarena.analysis import precision as P

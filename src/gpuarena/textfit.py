@@ -8,6 +8,7 @@ import io
 import shutil
 import textwrap
 
+from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
@@ -83,16 +84,23 @@ LONG_TABLE = 1000   # rows above which a table is drawn as plain text (rich take
 
 
 def draw(title: str | None, headers: list[str], justify: list[str], rows: list[list[str]],
-         widths: list[int]) -> Text:
+         widths: list[int], ascii_only: bool = False) -> Text:
     """A long table as plain text in rich's default look (heavy head, light body, one space of
-    padding), drawn in one pass: the lines rich would print in a pipe, without its cost."""
-    def line(cells, bar):
-        return bar + bar.join(f" {_pad(c, w, j)} " for c, w, j in zip(cells, widths, justify)) + bar
+    padding; rich's ASCII box where the terminal takes only ASCII), drawn in one pass: the
+    lines rich would print in a pipe, without its cost."""
+    b = box.ASCII if ascii_only else box.HEAVY_HEAD
 
-    out = [f"┏{'┳'.join('━' * (w + 2) for w in widths)}┓", line(headers, "┃"),
-           f"┡{'╇'.join('━' * (w + 2) for w in widths)}┩"]
-    out += [line(cells, "│") for cells in rows]
-    out.append(f"└{'┴'.join('─' * (w + 2) for w in widths)}┘")
+    def rule(left, fill, cross, right):
+        return left + cross.join(fill * (w + 2) for w in widths) + right
+
+    def line(cells, left, bar, right):
+        return left + bar.join(f" {_pad(c, w, j)} " for c, w, j in zip(cells, widths, justify)) + right
+
+    out = [rule(b.top_left, b.top, b.top_divider, b.top_right),
+           line(headers, b.head_left, b.head_vertical, b.head_right),
+           rule(b.head_row_left, b.head_row_horizontal, b.head_row_cross, b.head_row_right)]
+    out += [line(cells, b.mid_left, b.mid_vertical, b.mid_right) for cells in rows]
+    out.append(rule(b.bottom_left, b.bottom, b.bottom_divider, b.bottom_right))
     if title:
         buf = io.StringIO()
         Console(file=buf, width=len(out[0]), color_system=None, force_terminal=False).print(

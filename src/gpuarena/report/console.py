@@ -141,7 +141,7 @@ def _table(title, columns, rows) -> Table:
     return t
 
 
-def fitted_results(results: list[dict], title: str | None, width: int):
+def fitted_results(results: list[dict], title: str | None, width: int, ascii_only: bool = False):
     """The results table at the terminal's width: optional columns dropped, else folded into
     records.  Each cell is measured once; the table is built once, for the columns that fit."""
     cells = [result_cells(r) for r in results]
@@ -158,7 +158,8 @@ def fitted_results(results: list[dict], title: str | None, width: int):
         if natural_width(_table(title, cols, []), [widths[i] for i in keep]) <= width:
             if len(cells) > LONG_TABLE:
                 return draw(title, [c[0] for c in cols], [c[1] for c in cols],
-                            [[plain(row[i]) for i in keep] for row in cells], [widths[i] for i in keep])
+                            [[plain(row[i]) for i in keep] for row in cells], [widths[i] for i in keep],
+                            ascii_only)
             return _table(title, cols, [[row[i] for i in keep] for row in cells])
     lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS],
                                                  [[plain(c) for c in row] for row in cells], width)
@@ -170,7 +171,7 @@ def print_table(results: list[dict], title: str | None = None, console: Console 
     from gpuarena.report.notes import results_notes
 
     con = console or Console(width=terminal_width())
-    fitted = fitted_results(results, title, con.width)
+    fitted = fitted_results(results, title, con.width, not con.encoding.lower().startswith("utf"))
     if isinstance(fitted, Text):   # drawn to the width already: written out, not laid out again
         con.file.write(fitted.plain + "\n")
     else:

@@ -155,13 +155,21 @@ def depth(x, limit: int = MAX_DEPTH) -> int:
 
 # --- writing -------------------------------------------------------------------
 
+# The smallest magnitude a figure a user gives may have: a billionth of its unit (items/s, GB/s,
+# dollars, hours).  Below it a value is no measurement, and its reciprocal (5e-324 is subnormal:
+# 1/5e-324 is infinite) would print Infinity where a figure belongs.
+MIN_MAGNITUDE = 1e-9
+
+
 def finite(x: float | None, what: str, positive: bool = True, cap: float = 1e15) -> float | None:
-    """A number a user gave, refused when NaN, infinite, out of range or (positive) <= 0."""
+    """A number a user gave, refused when NaN, infinite, out of range, (positive) <= 0, or a
+    magnitude below MIN_MAGNITUDE that is not zero."""
     if x is None:
         return x
-    if not math.isfinite(x) or (positive and x <= 0) or abs(x) > cap:
+    if (not math.isfinite(x) or (positive and x <= 0) or abs(x) > cap
+            or (x != 0 and abs(x) < MIN_MAGNITUDE)):
         raise UserError(f"{what} {x!r}: expected a finite number{' above 0' if positive else ''} "
-                        f"no larger than {cap:g}")
+                        f"from {MIN_MAGNITUDE:g} to {cap:g}")
     return x
 
 

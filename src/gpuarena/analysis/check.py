@@ -30,6 +30,7 @@ from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.safeio import MIN_MAGNITUDE
 
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8")
 NAMES = P.NAMES
@@ -43,8 +44,8 @@ def _num(claim: dict, key: str, positive: bool = True) -> float | None:
         x = float(v)
     except (TypeError, ValueError):
         raise UserError(f"claim {key} {v!r}: not a number") from None
-    if not math.isfinite(x) or (positive and x <= 0):
-        raise UserError(f"claim {key} {v!r}: must be a finite positive number")
+    if not math.isfinite(x) or (positive and x <= 0) or (x != 0 and abs(x) < MIN_MAGNITUDE):
+        raise UserError(f"claim {key} {v!r}: must be a finite positive number, at least {MIN_MAGNITUDE:g}")
     return x
 
 

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.cli.common import DbOption, check_format, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
@@ -95,6 +95,11 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     check_format(fmt, ("table", "md", "json"))
     if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
         from gpuarena.analysis import llm_claims
+
+        refuse_ignored("check -w llm-train (article 001's claims)", {
+            "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
+            "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
+            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"})
 
         _out(llm_claims.render(llm_claims.judge(), fmt))
         return
@@ -191,6 +196,12 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
+    refuse_ignored(f"whatif -w {workload}" + (" (its plan reads --model, --tokens, --mfu, --variant)"
+                                              if workload == "llm-train" else ""),
+                   {"--busbw": busbw is not None, "--overlap": overlap is not None,
+                    "--batch-size": batch_size is not None, "--throughput": throughput is not None,
+                    "--bucket-mb": bucket_mb != 25.0} if workload == "llm-train" else
+                   {"--tokens": tokens is not None, "--mfu": mfu is not None})
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import whatif_llm
 
@@ -221,6 +232,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     finite(min_memory, "--min-memory", cap=1e6)
     if validate:
         from gpuarena.analysis import projection as J
+
+        refuse_ignored("advise --validate (it checks the projection model on the catalog)", {
+            "--workload": workload is not None, "--gpus": gpus != 1, "--set": bool(sets),
+            "--prices": prices is not None, "--budget": budget is not None, "--hours": hours is not None,
+            "--min-memory": min_memory is not None, "--precision": precision is not None})
 
         _out(J.render_validation(J.validate(), fmt))
         return

@@ -288,6 +288,9 @@ def results(
     store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     # Shares of the ceiling and scaling efficiencies are derived from the stored results now.
+    from gpuarena.analysis.rows import known_workload
+
+    known_workload(store, workload)  # "-w zzz": did you mean, never "0 result(s)"
     everything = store.results()     # read and validated once: the rows shown and the ok rows they derive from
     rows = [r for r in everything if (not run_ids or r.get("run_id") in run_ids)
             and (workload is None or r["workload"] == workload)]

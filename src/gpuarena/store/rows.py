@@ -83,10 +83,13 @@ class ResultRefused(UserError):
     """A result the store would not read back: refused before it is written, with the reason."""
 
 
+COLUMN_DEFAULTS = {"source": "measured", "size": "full", "gpus": 1}   # the schema's DEFAULTs (migrations.py)
+
+
 def stored_form(result: dict) -> dict:
     """result as the store keeps it and reads it back: NaN as None (JSON and SQLite have none),
     JSON columns through a JSON round trip, throttled as a bool."""
-    d = {k: finite(v) for k, v in result.items()}
+    d = {**COLUMN_DEFAULTS, **{k: finite(v) for k, v in result.items()}}
     for c in JSON_COLUMNS:
         if d.get(c) is not None:
             d[c] = json.loads(json.dumps(d[c], default=str))

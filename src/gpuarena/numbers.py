@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import math
 
+# The repeats below which a 95% interval is low-confidence (t = 2.78 at 5, 12.7 at 2): measure
+# flags the result, the store keeps its interval as it is, the table marks it "few repeats".
+MIN_SAMPLES = 5
+
 
 def fmt_num(x, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     ax = abs(x)
+    if ax >= 1e15:   # an interval of 2 noisy repeats: 1.1e+17, not 18 digits with commas
+        return f"{x:.{digits - 1}e}"
     if ax >= 1000:
         return f"{x:,.0f}"
     if ax >= 100:

@@ -169,3 +169,28 @@ def make_bundle(n: int, run_id: str = "20260101-000000-abcdef") -> dict:
     return {"format": "gpuarena-bundle", "version": 1, "created_at": "2026-01-01T00:00:00+00:00",
             "environments": [{"id": 1, "hash": "abc123", "fingerprint": {"gpu": "NVIDIA H200"}}],
             "results": results}
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    """A database holding two imported results (a bundle of `make_bundle(2)`)."""
+    path = str(tmp_path / "r.db")
+    bundle = tmp_path / "seed.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    p = gp("import", str(bundle), "--db", path, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def many_results(n: int) -> dict:
+    """A bundle of n varied results: three GPUs, matmuls with a FLOP rate (so every row asks for
+    its ceiling) and 2-rank results (so every such row asks for its scaling baseline)."""
+    b = make_bundle(n)
+    gpus = ["NVIDIA H200", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"]
+    for i, r in enumerate(b["results"]):
+        r.update(params={"m": 64 + i % 7, "n": 64, "k": 64, "dtype": "bf16"}, device_name=gpus[i % 3],
+                 precision="bf16", tflops=1.0 + i % 13, run_id=f"20260101-000000-{i % 50:06d}")
+        if i % 4 == 3:
+            r.update(workload="resnet50-train", unit="images/s", gpus=2, extra={"world_size": 2},
+                     params={"batch_size": 64}, precision="bf16")
+    return b

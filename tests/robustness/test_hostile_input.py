@@ -118,11 +118,12 @@ def test_run_refuses(tmp_path, capsys, seeded_db, argv, files, says, fresh):
 @pytest.mark.parametrize("argv,says", [
     (["results", "--run", "nope"], "no run 'nope'"),
     (["results", "--format", "xml"], "--format 'xml'"),
-    (["results", "--run", "latest", "--format", "csv", "--workload", "x"], None),
-], ids=["unknown-run", "format-xml", "unknown-workload-is-empty"])
+    (["results", "--run", "latest", "--format", "csv", "--workload", "d2h"], None),
+    (["results", "--workload", "x"], "unknown workload 'x'"),   # issue 27: never a silent "0 result(s)"
+], ids=["unknown-run", "format-xml", "known-workload-without-results-is-empty", "unknown-workload"])
 def test_results_refuses(capsys, seeded_db, argv, says):
     before = snapshot(seeded_db)
-    if says is None:  # filtering by a workload with no results is not an error: an empty table
+    if says is None:  # a known workload with no results is not an error: an empty table
         code, _ = invoke(capsys, *argv, "--db", seeded_db)
         assert code == 0
         out = capsys.readouterr().out

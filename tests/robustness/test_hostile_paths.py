@@ -14,16 +14,6 @@ import pytest
 from conftest import digest, gp, make_bundle, one_line_error
 
 
-@pytest.fixture
-def db(tmp_path) -> str:
-    path = str(tmp_path / "r.db")
-    bundle = tmp_path / "seed.json"
-    bundle.write_text(json.dumps(make_bundle(2)))
-    p = gp("import", str(bundle), "--db", path, cwd=str(tmp_path))
-    assert p.returncode == 0, p.stderr
-    return path
-
-
 # --- items 2, 3, 11, 19, 20, 31: where output goes ------------------------------------------------
 
 @pytest.mark.parametrize("verb", ["report", "export"])

@@ -18,28 +18,36 @@ CEILING_DTYPE = {"default": "fp32", "fp32": "fp32", "tf32": "tf32", "bf16": "bf1
                  "fp16": "fp16", "fp8": "fp8"}
 
 
+def best_matmuls(pool: list[dict]) -> dict[tuple, dict]:
+    """(device name, dtype, tiny) -> the fastest ok, measured matmul result: one pass over pool."""
+    best: dict[tuple, dict] = {}
+    for r in pool:
+        if (r.get("workload") != "matmul" or r.get("status") != "ok" or not r.get("tflops")
+                or r.get("source") == "published"):
+            continue
+        key = (r.get("device_name"), r.get("precision"), r.get("size") == "tiny")
+        if key not in best or r["tflops"] > best[key]["tflops"]:
+            best[key] = r
+    return best
+
+
 def best_matmul(pool: list[dict], device_name: str, dtype: str, tiny: bool) -> dict | None:
     """The fastest ok, measured matmul result of that dtype on that device, or None.
 
     Tiny results (CPU tests) compare only with tiny matmuls, full ones with full ones.
     """
-    best = None
-    for r in pool:
-        if (r.get("workload") != "matmul" or r.get("status") != "ok" or r.get("device_name") != device_name or r.get("precision") != dtype or not r.get("tflops")
-                or r.get("source") == "published" or (r.get("size") == "tiny") != tiny):
-            continue
-        if best is None or r["tflops"] > best["tflops"]:
-            best = r
-    return best
+    return best_matmuls(pool).get((device_name, dtype, tiny))
 
 
-def figures(pool: list[dict], result: dict) -> dict:
-    """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool``; {} when
-    the result has no FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""
+def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = None) -> dict:
+    """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool`` (``index``:
+    best_matmuls(pool), when the caller asks for many results); {} when the result has no
+    FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""
     tflops, dtype = result.get("tflops"), CEILING_DTYPE.get(result.get("precision") or "")
     if result.get("status") != "ok" or not tflops or dtype is None:
         return {}
-    best = best_matmul(pool, result.get("device_name"), dtype, result.get("size") == "tiny")
+    index = best_matmuls(pool) if index is None else index
+    best = index.get((result.get("device_name"), dtype, result.get("size") == "tiny"))
     own = result.get("workload") == "matmul"
     if best is None and not own:
         return {}

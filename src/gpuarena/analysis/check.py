@@ -19,14 +19,16 @@ than the wire), and the reason says how much the interconnect alone explains.
 from __future__ import annotations
 
 import csv
+import io
 import math
-from pathlib import Path
+from pathlib import Path  # noqa: F401 - tests locate the shipped claims through it
 
 from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.safeio import MIN_MAGNITUDE
 
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 NAMES = P.NAMES
@@ -40,8 +42,8 @@ def _num(claim: dict, key: str, positive: bool = True) -> float | None:
         x = float(v)
     except (TypeError, ValueError):
         raise UserError(f"claim {key} {v!r}: not a number") from None
-    if not math.isfinite(x) or (positive and x <= 0):
-        raise UserError(f"claim {key} {v!r}: must be a finite positive number")
+    if not math.isfinite(x) or (positive and x <= 0) or (x != 0 and abs(x) < MIN_MAGNITUDE):
+        raise UserError(f"claim {key} {v!r}: must be a finite positive number, at least {MIN_MAGNITUDE:g}")
     return x
 
 
@@ -168,12 +170,10 @@ MAX_CSV = 8 << 20
 
 
 def read_claims(path: str) -> list[dict]:
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"--csv {path}: no such file")
-    if p.stat().st_size > MAX_CSV:
-        raise UserError(f"--csv {path}: larger than {MAX_CSV} bytes")
-    with open(p, newline="", encoding="utf-8") as f:
+    from gpuarena.safeio import read_text
+
+    text = read_text(path, f"--csv {path}", MAX_CSV, encoding="utf-8-sig")
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         cols = reader.fieldnames or []
         missing = [c for c in REQUIRED if c not in cols]

@@ -50,6 +50,11 @@ def usd_per_million_tokens(usd_per_gpu_hour: float | None, tokens_per_s: float |
 
 
 def check_inputs(years: float, gpus: int, kwh_price: float, pue: float, hosting: float) -> None:
+    from gpuarena.safeio import MIN_MAGNITUDE
+
+    for name, x in (("--years", years), ("--kwh-price", kwh_price), ("--hosting-per-gpu-year", hosting)):
+        if x != 0 and abs(x) < MIN_MAGNITUDE:   # 1e-320 years: a TCO per year of Infinity
+            raise UserError(f"{name} {x!r}: too small to mean anything (at least {MIN_MAGNITUDE:g}, or 0)")
     if not 0 < years <= 30:
         raise UserError(f"--years {years}: must be in (0, 30]")
     if not 1 <= gpus <= 1_000_000:

@@ -16,10 +16,12 @@ def with_derived(rows: list[dict], pool: list[dict] | None = None) -> list[dict]
     ones: those are replaced where the pool can recompute them, and kept where it cannot (a
     bundle exported without the matmul its ceiling came from)."""
     pool = rows if pool is None else pool
+    index = ceiling.best_matmuls(pool)            # one pass over the pool, not one per row
+    bases = scaling.baselines(pool)
     out = []
     for r in rows:
         extra = dict(r.get("extra") or {})
-        extra.update(ceiling.figures(pool, r))
-        extra.update(scaling.figures_for(pool, r))
+        extra.update(ceiling.figures(pool, r, index))
+        extra.update(scaling.figures_for(pool, r, bases))
         out.append(dict(r, extra=extra))
     return out

@@ -9,6 +9,8 @@ against the 1-rank result of the same run.
 
 from __future__ import annotations
 
+import json
+
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.workloads import registry
@@ -55,12 +57,30 @@ def find_baseline(candidates: list[dict], result: dict) -> dict | None:
     return None
 
 
-def figures_for(pool: list[dict], result: dict) -> dict:
-    """The scaling figures of an N-rank data-parallel result, when its baseline is in ``pool``."""
+def _setting(r: dict) -> tuple:
+    return (r.get("run_id"), r.get("workload"), r.get("variant"), r.get("size"),
+            json.dumps(r.get("params"), sort_keys=True, default=str))
+
+
+def baselines(pool: list[dict]) -> dict[tuple, list[dict]]:
+    """The 1-rank ok results of pool by run and setting: one pass, so that asking for the
+    baseline of every result of a 20,000-row database is not 20,000 passes."""
+    out: dict[tuple, list[dict]] = {}
+    for c in pool:
+        if c.get("status") == "ok" and world_size(c) == 1 and c.get("throughput_median"):
+            out.setdefault(_setting(c), []).append(c)
+    return out
+
+
+def figures_for(pool: list[dict], result: dict, index: dict[tuple, list[dict]] | None = None) -> dict:
+    """The scaling figures of an N-rank data-parallel result, when its baseline is in ``pool``
+    (``index``: baselines(pool), when the caller asks for many results)."""
     if result.get("status") != "ok" or world_size(result) < 2 or not result.get("throughput_median"):
         return {}
     cls = registry.find(result.get("workload"))
     if cls is None or cls.rank_aggregate != "sum":
         return {}   # collectives have bandwidths, not a scaling efficiency
+    if index is not None:
+        pool = index.get(_setting(result), [])
     base = find_baseline(pool, result)
     return scaling_figures(result, base) if base is not None else {}

@@ -66,8 +66,11 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
 # --- measured results ---------------------------------------------------------------
 
 def _ok(results: list[dict]) -> list[dict]:
+    """Measured serving results with decode figures (typed in store/extra.py, which keeps them
+    together with ttft_s and batch) and the prompt and output lengths they were timed at."""
     return [r for r in results if r.get("workload") == "llm-serve" and r.get("status") == "ok"
-            and (r.get("extra") or {}).get("tpot_ms_median")]
+            and (r.get("extra") or {}).get("tpot_ms_median")
+            and all(type((r.get("params") or {}).get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
 def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None:

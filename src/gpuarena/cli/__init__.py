@@ -58,6 +58,9 @@ def _say(line: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    for stream in (sys.stdout, sys.stderr):   # an ASCII terminal shows '?' for 'ü', never a traceback
+        if hasattr(stream, "reconfigure") and stream.encoding and not stream.encoding.lower().startswith("utf"):
+            stream.reconfigure(errors="replace")
     argv = [a for a in argv if a != "--debug"]
     try:
         try:

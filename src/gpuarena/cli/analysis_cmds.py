@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, check_format, open_store
+from gpuarena.cli.common import DbOption, check_format, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
@@ -107,6 +107,11 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     check_format(fmt, ("table", "md", "json"))
     if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
         from gpuarena.analysis import llm_claims
+
+        refuse_ignored("check -w llm-train (article 001's claims)", {
+            "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
+            "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
+            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"})
 
         _out(llm_claims.render(llm_claims.judge(), fmt))
         return
@@ -219,6 +224,8 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if workload == "llm-serve":
         raise UserError("whatif -w llm-serve: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
+    if workload != "llm-train":
+        refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None})
     if workload == "llm-train":
         from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
 
@@ -255,13 +262,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     if validate:
         from gpuarena.analysis import projection as J
 
-        given = [name for name, v in (("--workload", workload), ("--budget", budget), ("--hours", hours),
-                                      ("--min-memory", min_memory), ("--precision", precision), ("--set", sets),
-                                      ("--prices", prices), ("--include-consumer", include_consumer))
-                 if v] + (["--gpus"] if gpus != 1 else [])
-        if given:
-            raise UserError(f"--validate tests the projection model on the published families; it takes no "
-                            f"{', '.join(given)}")
+        refuse_ignored("advise --validate (it checks the projection model on the catalog)", {
+            "--workload": workload is not None, "--gpus": gpus != 1, "--set": bool(sets),
+            "--prices": prices is not None, "--budget": budget is not None, "--hours": hours is not None,
+            "--min-memory": min_memory is not None, "--precision": precision is not None,
+            "--include-consumer": include_consumer})
 
         _out(J.render_validation(J.validate(), fmt))
         return

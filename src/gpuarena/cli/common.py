@@ -23,6 +23,14 @@ def open_store(db: str | None, must_exist: bool = False, readonly: bool = False)
     return store
 
 
+def refuse_ignored(context: str, given: dict[str, bool]) -> None:
+    """An option the command would not use is refused with the reason, never silently ignored."""
+    names = [name for name, present in given.items() if present]
+    if names:
+        raise UserError(f"{', '.join(names)} {'does' if len(names) == 1 else 'do'} not apply to {context}; "
+                        "leave it out")
+
+
 def _writable(path: str, must_exist: bool):
     from gpuarena.store.db import Store
     from gpuarena.store.opening import check_path

@@ -81,7 +81,10 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
                variant: str | None, store, fmt: str) -> str:
     from gpuarena.analysis import llm_advice, llm_claims, llm_plan
 
+    from gpuarena.safeio import finite
+
     precision, _ = _precision(variant)
+    finite(tokens, "--tokens", cap=1e18)
     model = model or "gpt3-175b"
     results = store.results() if store is not None else []
     plans = []
@@ -95,6 +98,7 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
                 share, source = float(mfu), "given (end to end, as papers quote it)"
             except ValueError:
                 raise UserError(f"--mfu {mfu!r}: a share of peak such as 0.4, or 'measured'") from None
+            finite(share, "--mfu", cap=1.0)
         plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
                                    mfu_from=source, efficiency=llm_advice.compute_efficiency(results, precision)))
     if fmt == "json":

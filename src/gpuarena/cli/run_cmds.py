@@ -98,7 +98,7 @@ def run(
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.report.console import print_table
     from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import StoreFailed, clean_stale_workdirs, execute, store_pending
+    from gpuarena.runner.executor import StoreFailed, check_storable, clean_stale_workdirs, execute, store_pending
     from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
     from gpuarena.spec.model import Method, expand
     from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
@@ -171,10 +171,12 @@ def run(
             raise UserError(msg + " (pass --allow-busy to run anyway)")
         if msg:
             console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
+    fp = fingerprint()
+    dname = device_name(fp, device)
+    check_storable(todo, run_id or "new", dname)   # what could not be stored is never measured
     if not resume:
         store = open_store(db)  # only now: a refused command leaves no database behind
     clean_stale_workdirs()  # case folders of runners killed before they could clean up
-    fp = fingerprint()
     servers = server_environment(todo)
     if servers:
         fp["servers"] = servers
@@ -182,7 +184,6 @@ def run(
     if run_id is None:
         run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
         store.claim_run(run_id)
-    dname = device_name(fp, device)
     console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
                   f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""))
     # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
@@ -206,6 +207,8 @@ def run(
                 tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
                 # an error message is data: "[enforce fail ...]" is not rich markup
                 progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
+                if outcome.refused:
+                    progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
                 progress.advance(task)
 
             outcomes = execute(store, run_id, todo, env_id, dname, on_start, on_done)
@@ -245,17 +248,7 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
     check_format(fmt, ("table", "json"))
     data = {"workloads": [], "suites": []}
     for name in registry.names():
-        wl = registry.get(name)
-        data["workloads"].append({
-            "name": name, "version": wl.version, "description": wl.description, "source": wl.source,
-            "item": wl.item, "launcher": wl.launcher, "kind": wl.kind, "axis": wl.axis,
-            "multi_gpu": wl.multi_gpu, "plugin": name not in registry.REGISTRY,
-            "variants": dict(wl.variants),
-            "exclusive": [sorted(g) for g in wl.exclusive], "alone": sorted(wl.alone),
-            "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "tiny": p.tiny,
-                        "min": p.min, "max": p.max, "choices": list(p.choices) if p.choices else None,
-                        "doc": p.doc} for p in wl.params],
-        })
+        data["workloads"].append(registry.describe(registry.get(name)))
     for s in builtin_names():
         suite = load_suite(s)
         data["suites"].append({"name": s, "description": suite.description, "entries": len(suite.entries)})
@@ -264,10 +257,10 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
         return
     console = Console()
     for w in data["workloads"]:
-        console.print(f"[bold]{w['name']}[/] (v{w['version']}, {w['launcher']}) {w['description']}"
-                      + (f" [dim]-- {w['source']}[/]" if w["source"] else ""))
+        console.print(f"[bold]{escape(w['name'])}[/] (v{w['version']}, {w['launcher']}) {escape(w['description'])}"
+                      + (f" [dim]-- {escape(w['source'])}[/]" if w["source"] else ""))
         for v, doc in w["variants"].items():
-            console.print(f"    variant [cyan]{v}[/]: {doc}")
+            console.print(f"    variant [cyan]{escape(v)}[/]: {escape(doc)}")
         if w["exclusive"] or w["alone"]:
             ex = "; ".join(" | ".join(g) for g in w["exclusive"])
             console.print(f"    combine with '+', except: one of {{{ex}}} at a time"
@@ -278,7 +271,7 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
                 rng = f" one of {', '.join(map(str, p['choices']))}"
             elif p["min"] is not None or p["max"] is not None:
                 rng = f" in [{p['min']}, {p['max']}]"
-            console.print(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}")
+            console.print(escape(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}"))
     console.print("\n[bold]suites[/]")
     for s in data["suites"]:
         console.print(f"  [cyan]{s['name']}[/]: {s['description']}")
@@ -300,8 +293,14 @@ def results(
     store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     # Shares of the ceiling, scaling efficiencies and expected figures are derived from the stored results now.
-    pool = store.results(status="ok")
-    rows = annotate(with_derived(store.results(run_ids or None, workload=workload), pool), pool, store.environment)
+    from gpuarena.analysis.rows import known_workload
+
+    known_workload(store, workload)  # "-w zzz": did you mean, never "0 result(s)"
+    everything = store.results()     # read and validated once: the rows shown and the ok rows they derive from
+    rows = [r for r in everything if (not run_ids or r.get("run_id") in run_ids)
+            and (workload is None or r["workload"] == workload)]
+    pool = [r for r in everything if r["status"] == "ok"]
+    rows = annotate(with_derived(rows, pool), pool, store.environment)
     if fmt == "json":
         print(to_json(rows))
     elif fmt == "csv":

@@ -21,12 +21,26 @@ def plan_cases(run_row: dict) -> list:
     from gpuarena.errors import pydantic_error_line
     from gpuarena.spec.model import Case
 
+    from gpuarena.workloads import registry
+
     try:
-        return [Case(**c) for c in run_row["plan"]]
+        cases = [Case(**c) for c in run_row["plan"]]
     except (ValidationError, TypeError) as exc:
         why = pydantic_error_line(exc) if isinstance(exc, ValidationError) else str(exc)
         raise UserError(f"run {run_row['id']}: its plan cannot be read by this gpuarena ({why[:200]}); "
                         "resume it with the gpuarena that started it") from None
+    for c in cases:   # a plan edited by hand: its parameters checked as `--set` would check them
+        try:
+            wl = registry.get(c.workload)
+            params = wl.resolve_params(c.params, c.size)
+            if hasattr(wl, "check_params"):   # what planning checks (a path parameter's file)
+                wl.check_params(params)
+        except UserError as exc:
+            raise UserError(f"run {run_row['id']}: its plan names {c.label()[:100]}: {exc}") from None
+    return cases
+
+
+MIN_MEMORY_CAP_MB = 64
 
 
 def check_environment() -> None:
@@ -42,8 +56,12 @@ def check_environment() -> None:
             value = float(cap)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value <= 0 or value > 2**40:
-            raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a positive number of MiB")
+        # At least 64 MiB: on a CPU the cap bounds the address space a case adds, and torch's
+        # thread arenas map tens of MiB; on CUDA the caching allocator takes 2-20 MiB segments.
+        # A smaller cap would make every case fail, so it is refused before the run.
+        if not math.isfinite(value) or value < MIN_MEMORY_CAP_MB or value > 2**40:
+            raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a number of MiB from "
+                            f"{MIN_MEMORY_CAP_MB} (below it no case can run)")
     try:
         pass_through()
     except (UserError, ValueError) as exc:

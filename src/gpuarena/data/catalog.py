@@ -145,7 +145,8 @@ def load(path: str | None = None) -> tuple[GPU, ...]:
 _NOISE = {"nvidia", "tesla", "geforce", "gpu", "hgx", "dgx"}
 
 
-def _tokens(text: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)   # a report matches every result's device name: once per name
+def _tokens(text: str) -> frozenset[str]:
     text = re.sub(r"\([^)]*\)", " ", str(text).lower())          # "(DGX A100)", "(700 W)"
     text = re.sub(r"(\d+)\s*gb\b", r"\1gb", text)                 # "40 GB" -> "40gb"
     toks = {t for t in re.split(r"[^a-z0-9.]+", text) if t} - _NOISE
@@ -154,13 +155,17 @@ def _tokens(text: str) -> set[str]:
         m = re.fullmatch(r"(sxm|pcie)\d*", t)
         if m:
             out.add(m.group(1))                                   # "sxm4" also means "sxm"
-    return out
+    return frozenset(out)
 
 
-def _row_tokens(g: GPU) -> set[str]:
-    mem = g.memory_gb
-    extra = {f"{int(mem)}gb" if mem == int(mem) else f"{mem}gb", g.memory_type.lower().split()[0]}
-    return _tokens(g.name) | extra
+def _row_tokens(g: GPU) -> frozenset[str]:
+    return _name_tokens(g.name, g.memory_gb, g.memory_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_tokens(name: str, mem: float, memory_type: str) -> frozenset[str]:
+    extra = {f"{int(mem)}gb" if mem == int(mem) else f"{mem}gb", memory_type.lower().split()[0]}
+    return _tokens(name) | extra
 
 
 def candidates(name: str, gpus: tuple[GPU, ...] | None = None) -> list[GPU]:
@@ -177,7 +182,15 @@ def candidates(name: str, gpus: tuple[GPU, ...] | None = None) -> list[GPU]:
 
 def find(name: str, gpus: tuple[GPU, ...] | None = None) -> GPU | None:
     """The one matching row, or None when nothing or several match (no error)."""
+    if gpus is None:
+        return _find_in_catalog(str(name))
     c = candidates(name, gpus)
+    return c[0] if len(c) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)   # a report asks for every result's device: once per name
+def _find_in_catalog(name: str) -> GPU | None:
+    c = candidates(name)
     return c[0] if len(c) == 1 else None
 
 

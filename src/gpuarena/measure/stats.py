@@ -24,7 +24,7 @@ _T975 = [
 ]
 
 CV_WARN = 0.05      # a spread above 5% of the mean is flagged
-MIN_SAMPLES = 5     # fewer repeats than this is flagged
+from gpuarena.numbers import MIN_SAMPLES  # noqa: E402 - fewer repeats than this is flagged
 
 
 def t975(df: int) -> float:

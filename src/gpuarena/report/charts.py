@@ -138,6 +138,10 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
     """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?}).
     More than HBAR_FROM categories turn into horizontal bars: their labels then get a line each
     instead of colliding under the axis."""
+    if len(categories) > MAX_BARS:   # a chart of thousands of bars is unreadable, and slow to draw
+        title = f"{title} (the first {MAX_BARS} of {len(categories)}; the table lists all)".lstrip()
+        groups = [{**g, **{k: g[k][:MAX_BARS] for k in ("values", "lo", "hi") if g.get(k)}} for g in groups]
+        categories = categories[:MAX_BARS]
     if len(categories) > HBAR_FROM:
         return _hbars(chart_id, categories, groups, ylabel, title, ref)
     with plt.rc_context(STYLE):
@@ -172,6 +176,7 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
 
 
 HBAR_FROM = 6
+MAX_BARS = 60
 
 
 def _bar_label(v: float) -> str:

@@ -9,9 +9,12 @@ import json
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
-from gpuarena.textfit import natural_width, records, terminal_width  # noqa: F401 - re-exported
+from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, plain, records,  # noqa: F401
+                              terminal_width)
+from gpuarena.numbers import MIN_SAMPLES
 
 PARAM_KEYS_SHOWN = 4
 
@@ -103,19 +106,23 @@ def result_cells(r: dict) -> list[str]:
         flags.append("throttled")
     if thr.get("cv") is not None and thr["cv"] > 0.05:
         flags.append("noisy")
+    if 1 < (thr.get("n") or 0) < MIN_SAMPLES:   # the interval is shown, and read as wide
+        flags.append("few repeats")
     if (r.get("extra") or {}).get("nan"):
         flags.append("NaN")
     expected = (r.get("extra") or {}).get("expected") or {}
     if expected.get("below"):
         flags.append("below-expected")
     if not ok and r.get("error"):
-        flags.append(str(r["error"])[:60])
+        flags.append(" ".join(str(r["error"]).split())[:60])   # one line: a cell of a table
     gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
+    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
+    ci = f"{fmt_num(lo)}-{fmt_num(hi)}" if (thr.get("n") or 0) > 1 and lo is not None and hi is not None else "-"
     return [
         escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))), escape(gpu),
         escape(fmt_params(r.get("params"))), status,
         f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
-        f"{fmt_num(thr.get('ci95_low'))}-{fmt_num(thr.get('ci95_high'))}" if (thr.get("n") or 0) > 1 else "-",
+        ci,
         expected_cell(expected), f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
         fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
         fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
@@ -136,7 +143,7 @@ def median_of(r: dict):
 
 
 def _table(title, columns, rows) -> Table:
-    t = Table(title=title, show_lines=False, header_style="bold")
+    t = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")  # a path is no markup
     for col, just in columns:
         t.add_column(col, justify=just, overflow="fold")
     for cells in rows:
@@ -144,25 +151,28 @@ def _table(title, columns, rows) -> Table:
     return t
 
 
-def fitted_results(results: list[dict], title: str | None, width: int):
-    """The results table at the terminal's width: optional columns dropped, else folded into records."""
+def fitted_results(results: list[dict], title: str | None, width: int, ascii_only: bool = False):
+    """The results table at the terminal's width: optional columns dropped, else folded into
+    records.  Each cell is measured once; the table is built once, for the columns that fit."""
     cells = [result_cells(r) for r in results]
     cols = list(RESULT_COLUMNS)
     if len({r.get("device_name") for r in results}) <= 1:  # one device: the run header names it
         cols = [c for c in cols if c[0] != "GPU"]
     empty = {c for i, c in enumerate(RESULT_COLUMNS) if all(row[i] in ("-", "") for row in cells)}
     cols = [c for c in cols if c not in empty or c[0] in ("workload", "status")]
+    widths = column_widths([c[0] for c in RESULT_COLUMNS], cells)
     for drop in (None, *DROPPABLE):
         if drop:
             cols = [c for c in cols if c[0] != drop]
         keep = [i for i, c in enumerate(RESULT_COLUMNS) if c in cols]
-        t = _table(title, cols, [[row[i] for i in keep] for row in cells])
-        if natural_width(t) <= width:
-            return t
-    from rich.text import Text
-
-    plain = [[Text.from_markup(c).plain for c in row] for row in cells]
-    lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS], plain, width)
+        if natural_width(_table(title, cols, []), [widths[i] for i in keep]) <= width:
+            if len(cells) > LONG_TABLE:
+                return draw(title, [c[0] for c in cols], [c[1] for c in cols],
+                            [[plain(row[i]) for i in keep] for row in cells], [widths[i] for i in keep],
+                            ascii_only)
+            return _table(title, cols, [[row[i] for i in keep] for row in cells])
+    lines = ([title] if title else []) + records([c[0] for c in RESULT_COLUMNS],
+                                                 [[plain(c) for c in row] for row in cells], width)
     return Text("\n".join(lines))
 
 
@@ -171,6 +181,10 @@ def print_table(results: list[dict], title: str | None = None, console: Console 
     from gpuarena.report.notes import results_notes
 
     con = console or Console(width=terminal_width())
-    con.print(fitted_results(results, title, con.width))
+    fitted = fitted_results(results, title, con.width, not con.encoding.lower().startswith("utf"))
+    if isinstance(fitted, Text):   # drawn to the width already: written out, not laid out again
+        con.file.write(fitted.plain + "\n")
+    else:
+        con.print(fitted)
     for note in results_notes(results):
         con.print(escape(note), soft_wrap=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpuarena.analysis import serving as S
 from gpuarena.data import catalog
+from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
 
 
@@ -61,7 +62,10 @@ def section(rows: list[dict], store=None) -> Section | None:
                               "decode throughput against per-token latency, one point per batch"))
     full = [c for c in sets if c["size"] != "tiny"]
     if full:
-        s.subsections.append(kv_section(full[0], rows))
+        try:
+            s.subsections.append(kv_section(full[0], rows))
+        except UserError as exc:   # an imported result's hf_config names a file of another machine
+            s.paragraphs.append(f"The KV-cache table by GPU is left out: {exc}")
     return s
 
 

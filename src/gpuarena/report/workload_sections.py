@@ -125,8 +125,9 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
             s.charts[-1].title += f" ({devices[0]})"
     if not xk and len(good) > 1 and all(r.get("tflops") for r in good):
         # Cases that differ in shape or dtype, not size: their FLOP rate is what compares.
-        cats = [" ".join(p for p in (r["variant"] if len({x["variant"] for x in good}) > 1 else "",
-                                      params_text(r, keys)) if p) or str(r["id"]) for r in good]
+        several = len({x["variant"] for x in good}) > 1      # once, not once per row
+        cats = [" ".join(p for p in (r["variant"] if several else "", params_text(r, keys)) if p) or str(r["id"])
+                for r in good]
         s.charts.append(Chart(f"{s.id}-tflops", "Achieved TFLOP/s per case", "grouped_bars", {
             "categories": cats, "ylabel": "TFLOP/s",
             "groups": [{"label": d, "values": [r["tflops"] if device_of(r) == d else None for r in good]}

@@ -23,7 +23,8 @@ from gpuarena.identity import PROTOCOL_VERSION
 from gpuarena.runner.torchrun import ELSEWHERE
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
-from gpuarena.store.pending import StoreFailed, store_pending  # noqa: F401 (the CLI's resume)
+from gpuarena.store.pending import StoreFailed, refused, store_pending  # noqa: F401 (the CLI's resume)
+from gpuarena.store.rows import ResultRefused, validated
 
 STDERR_TAIL = 2000
 
@@ -33,6 +34,7 @@ class CaseOutcome:
     case: Case
     result: dict
     wall_s: float
+    refused: str | None = None   # the one line saying why the store refused it, and where it is kept
 
 
 def _tail(path: str, n: int = STDERR_TAIL) -> str:
@@ -128,12 +130,12 @@ def run_case(case: Case) -> dict:
         results.append(_run_process(case, wl))
         if results[-1].get("status") != "ok":
             break
-    base = _identity(case, wl)
+    base = identity(case, wl)
     base.update(merge(results))
     return base
 
 
-def _identity(case: Case, wl) -> dict:
+def identity(case: Case, wl) -> dict:
     return {"workload": case.workload, "variant": case.variant, "params": case.params,
             "size": case.size, "gpus": case.gpus, "device": case.device,
             "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),
@@ -152,7 +154,7 @@ def sweep_stop(case: Case, oom_at: dict[str, int]) -> dict | None:
 
     if not case.sweep or _sweep_group(case) not in oom_at or case.params[case.sweep] <= oom_at[_sweep_group(case)]:
         return None
-    out = _identity(case, registry.get(case.workload))
+    out = identity(case, registry.get(case.workload))
     out.update(status="skipped", error=f"{case.sweep}={case.params[case.sweep]} not run: "
                                        f"{case.sweep}={oom_at[_sweep_group(case)]} already ran out of memory")
     return out
@@ -225,14 +227,34 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
                        "device_name": device_name, "source": "measured"})
         result["extra"] = dict(result.get("extra") or {}, wall_s=time.perf_counter() - t0,
                                protocol=PROTOCOL_VERSION)
+        note = None
         try:
             store.add_result(result)
+        except ResultRefused as exc:   # check_storable refuses what it can foresee; this is the rest
+            note = refused(store, run_id, case, result, str(exc))
         except (sqlite3.OperationalError, OSError) as exc:  # a full or failing disk: keep the measurement
             if "locked" in str(exc):
                 raise
             raise StoreFailed(store, run_id, case, result, exc) from None
-        outcome = CaseOutcome(case, result, time.perf_counter() - t0)
+        outcome = CaseOutcome(case, result, time.perf_counter() - t0, note)
         outcomes.append(outcome)
         if on_done:
             on_done(i, outcome)
     return outcomes
+
+
+def check_storable(cases: list[Case], run_id: str, device_name: str) -> None:
+    """Refuse, before anything is measured, a case whose result the store could not keep (a
+    name or a parameter the stored Result does not allow): one line naming the case and why."""
+    from gpuarena.errors import UserError
+    from gpuarena.workloads import registry
+
+    for case in cases:
+        row = identity(case, registry.get(case.workload))
+        row.update(run_id=run_id, case_key=case.key, device_name=device_name, source="measured",
+                   status="skipped")
+        try:
+            validated(row)
+        except ResultRefused as exc:
+            raise UserError(f"{case.label()[:200]}: its result could not be stored ({exc}); "
+                            "nothing was measured") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -52,16 +52,17 @@ class Case(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # The bounds of Method: a plan edited by hand is refused on --resume as a suite file would be.
     workload: str
     variant: str
     params: dict[str, Any]
-    repeats: int
-    warmup: int
-    steps: int
-    timeout_s: float
-    size: str = "full"
+    repeats: int = Field(ge=1, le=1000)
+    warmup: int = Field(ge=0, le=10000)
+    steps: int = Field(ge=1, le=100000)
+    timeout_s: float = Field(gt=0, le=86400)
+    size: Literal["full", "tiny"] = "full"
     device: str = "cpu"
-    gpus: int = 1          # ranks for torchrun workloads
+    gpus: int = Field(1, ge=1, le=100_000)          # ranks for torchrun workloads
     processes: int = Field(1, ge=1, le=100)  # fresh processes, each measuring the case (runner/pool.py)
     sweep: str | None = None  # the parameter a "max" sweep grows; the runner ends it at the first OOM
 

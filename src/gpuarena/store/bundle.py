@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gpuarena import safeio
 from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.store.db import new_run_id
-from gpuarena.store.rows import _finite, insert_result, legacy_uid, now
+from gpuarena.store.rows import finite, insert_result, legacy_uid, now
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"
@@ -81,7 +81,7 @@ def export(store, run_ids: list[str] | None = None) -> dict:
         r["extra"] = {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")}
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
-            "results": [_finite(r) for r in results]}
+            "results": [finite(r) for r in results]}
 
 
 def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
@@ -149,14 +149,32 @@ def insert_rows(conn, rows: list[dict]) -> None:
         insert_result(conn, r)
 
 
-def _existing(conn, uids: list[str]) -> set[str]:
-    """Which of uids the database holds: indexed look-ups, a few hundred at a time."""
-    found: set[str] = set()
+_SAME = ("workload", "variant", "params", "size", "gpus", "device_name", "status", "throughput_median", "samples")
+
+
+def _content(d: dict) -> str:
+    """What a result measured: two rows with one uid must agree on it (a re-export changes its
+    source, run and origin, never its figures)."""
+    return json.dumps([d.get(k) for k in _SAME], sort_keys=True, default=str)
+
+
+def _existing(conn, uids: list[str]) -> dict[str, tuple[int, str]]:
+    """uid -> (id, content) of those of uids the database holds: indexed look-ups, 500 at a time."""
+    found: dict[str, tuple[int, str]] = {}
     for i in range(0, len(uids), 500):
         chunk = uids[i:i + 500]
-        found.update(r[0] for r in conn.execute(
-            f"SELECT uid FROM results WHERE uid IN ({', '.join('?' * len(chunk))})", chunk))
+        for row in conn.execute(f"SELECT id, uid, {', '.join(_SAME)} FROM results "
+                                f"WHERE uid IN ({', '.join('?' * len(chunk))})", chunk):
+            d = dict(zip(("id", "uid", *_SAME), row))
+            for k in ("params", "samples"):
+                d[k] = json.loads(d[k]) if d[k] is not None else None
+            found[d["uid"]] = (d["id"], _content(d))
     return found
+
+
+def _clash(path: str, what: str) -> UserError:
+    return UserError(f"{path}: refused, nothing imported: {what}; a uid names one measurement "
+                     "(was the bundle edited, or two bundles merged by hand?)")
 
 
 def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
@@ -167,14 +185,18 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     """
     bundle = bundle or read(path)
     out = {"run_id": None, "imported": 0, "skipped_duplicates": 0, "environments": len(bundle.environments)}
-    rows, seen = [], set()
-    for r in bundle.results:
+    rows, seen = [], {}
+    for i, r in enumerate(bundle.results):
         d = r.row()
         d["uid"] = d.get("uid") or legacy_uid(d)
         if d["uid"] in seen:
+            first, content = seen[d["uid"]]
+            if content != _content(d):
+                raise _clash(path, f"results.{i} and results.{first} share uid {d['uid'][:40]!r} "
+                                   "but differ in what they measured")
             out["skipped_duplicates"] += 1
             continue
-        seen.add(d["uid"])
+        seen[d["uid"]] = (i, _content(d))
         d["extra"] = {**d["extra"], "origin_run_id": d["run_id"], "origin_source": d["source"]}
         d["source"] = "imported"
         d["origin"] = f"bundle {Path(path).name}"
@@ -183,6 +205,9 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     statements = {d["uid"]: d for d in rows}
     with store.transaction() as conn:
         present = _existing(conn, list(statements))
+        for u, (rid, content) in present.items():
+            if content != _content(statements[u]):
+                raise _clash(path, f"uid {u[:40]!r} is stored already (result {rid}) with other figures")
         todo = [d for u, d in statements.items() if u not in present]
         out["skipped_duplicates"] += len(rows) - len(todo)
         if not todo:

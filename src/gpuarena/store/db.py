@@ -25,7 +25,7 @@ DEFAULT_DB = "gpuarena.db"
 
 from gpuarena.store import postgres  # noqa: E402
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
-from gpuarena.store.rows import insert_result, now, row_to_result  # noqa: E402
+from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
 
 
 def new_run_id() -> str:
@@ -51,6 +51,7 @@ class Store:
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
+        self._rows: list[dict] | None = None        # every valid row, read once (see results())
         self.is_postgres = postgres.is_url(self.path)
         # where files that belong with the results go (reports/, kept results); a server has no folder
         self.folder = os.getcwd() if self.is_postgres else os.path.dirname(os.path.abspath(self.path))
@@ -103,6 +104,7 @@ class Store:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def transaction(self):
+        self._rows = None     # a write: the rows read so far are read again on the next results()
         return _Tx(self.conn)
 
     def replace_published(self, rows: list[dict]) -> None:
@@ -110,6 +112,7 @@ class Store:
         with self.transaction() as conn:
             conn.execute("DELETE FROM results WHERE source = 'published'")
             for r in rows:
+                validated(r)
                 insert_result(conn, r)
 
     @property
@@ -125,6 +128,13 @@ class Store:
         """The id of a stored environment, storing it first if new.  ``key`` is what makes two
         fingerprints the same environment (measure.env.fingerprint_hash leaves out the volatile
         fields); without one, the whole fingerprint is the key."""
+        from gpuarena.store.environment import fingerprint_ok
+
+        try:
+            fingerprint_ok(fingerprint)   # what environment() would not read back is not written
+        except ValueError as exc:
+            raise UserError(f"this machine's environment fingerprint cannot be stored "
+                            f"({str(exc).splitlines()[0][:200]}); nothing was measured") from None
         blob = json.dumps(fingerprint, sort_keys=True, default=str)
         h = key or hashlib.sha256(blob.encode()).hexdigest()[:16]
         with self.transaction():
@@ -137,8 +147,15 @@ class Store:
             return cur.lastrowid
 
     def environment(self, env_id: int) -> dict | None:
+        """A stored fingerprint; None if there is none or it fails the typed Fingerprint
+        (edited by hand): the report then says unknown for that environment."""
+        from gpuarena.store.environment import fingerprint_ok
+
         row = self.conn.execute("SELECT fingerprint FROM environments WHERE id=?", (env_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            return fingerprint_ok(json.loads(row[0])) if row else None
+        except (ValueError, TypeError, RecursionError):
+            return None
 
     def create_run(self, suite: str, device: str, plan: list[dict], env_id: int | None,
                    argv: list[str] | None = None, run_id: str | None = None) -> str:
@@ -155,7 +172,13 @@ class Store:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 5")]
             raise UserError(f"no run {run_id!r} in {self.path}" + (f"; latest: {', '.join(ids)}" if ids else ""))
         d = dict(row)
-        d["plan"] = json.loads(d["plan"])
+        try:
+            d["plan"] = json.loads(d["plan"])
+        except (ValueError, TypeError, RecursionError):
+            raise UserError(f"run {run_id}: its stored plan is not JSON (edited by hand?); "
+                            "start a new run instead") from None
+        if not isinstance(d["plan"], list) or not all(isinstance(c, dict) for c in d["plan"]):
+            raise UserError(f"run {run_id}: its stored plan is not a list of cases; start a new run instead")
         return d
 
     def runs(self) -> list[dict]:
@@ -194,8 +217,10 @@ class Store:
     # --- results ------------------------------------------------------------
     def add_result(self, result: dict) -> int:
         """Insert one result (a dict in the shape results() returns) and commit at once;
-        it is a new result, so it gets a new global identity (uid)."""
+        it is a new result, so it gets a new global identity (uid).  A result that results()
+        would not read back is refused here (ResultRefused), never written to vanish later."""
         result = {**result, "uid": None}
+        validated(result)
         for attempt in range(5):
             try:
                 with self.transaction():
@@ -208,36 +233,35 @@ class Store:
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,
                 source: str | None = None, status: str | None = None) -> list[dict]:
-        """Stored results; a row that fails the typed Result (written by an older gpuarena,
-        or edited by hand) is skipped and noted in self.skipped, never an error for the rest."""
-        from pydantic import ValidationError
+        """Stored results, oldest first; a row that fails the typed Result (written by an older
+        gpuarena, or edited by hand) is skipped and noted in self.skipped, never an error for the rest.
 
-        from gpuarena.errors import pydantic_error_line
-        from gpuarena.store.result import Result
+        The table is read and validated once per Store and kept until this Store writes: a
+        report asks for rows dozens of times, and 20,000 rows validated each time would take
+        minutes.  Each call returns fresh row dicts; their nested values (extra, params,
+        throughput) are shared between calls and must be treated as read-only."""
+        run_ids = set(run_ids or [])
+        wanted = (("workload", workload), ("source", source), ("status", status))
+        return [dict(d) for d in self._all_rows()
+                if (not run_ids or d.get("run_id") in run_ids)
+                and all(val is None or d.get(col) == val for col, val in wanted)]
 
-        where, args = [], []
-        run_ids = list(run_ids or [])
-        if run_ids:
-            where.append(f"run_id IN ({', '.join('?' * len(run_ids))})")
-            args += run_ids
-        for col, val in (("workload", workload), ("source", source), ("status", status)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                args.append(val)
-        sql = "SELECT * FROM results" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-        out = []
-        for row in self.conn.execute(sql, args):
-            try:
-                d = row_to_result(row)
-                Result.model_validate(d)
-            except ValidationError as exc:
-                self.skipped.append((row["id"], pydantic_error_line(exc)[:200]))
-                continue
-            except (ValueError, TypeError, RecursionError) as exc:
-                self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
-                continue
-            out.append(d)
-        return out
+    def _all_rows(self) -> list[dict]:
+        if self._rows is None:
+            rows = []
+            for row in self.conn.execute("SELECT * FROM results ORDER BY id"):
+                try:
+                    d = row_to_result(row)
+                    validated(d, as_stored=True)
+                except ResultRefused as exc:
+                    self.skipped.append((row["id"], str(exc)[:200]))
+                    continue
+                except (ValueError, TypeError, RecursionError) as exc:
+                    self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
+                    continue
+                rows.append(d)
+            self._rows = rows
+        return self._rows
 
 
 def _owner() -> dict:

@@ -16,10 +16,15 @@ import os
 import tempfile
 
 from gpuarena.errors import UserError
+from gpuarena.safeio import read_json, write_text
+
+MAX_KEPT_BYTES = 64 << 20   # a result with its telemetry and extra is well under this
 
 
-def folders(db_path: str, run_id: str) -> list[str]:
-    """Beside the database file; for a PostgreSQL URL, in the working folder (named after the database)."""
+def folders(db_path: str, run_id: str, kind: str = "pending") -> list[str]:
+    """Where kept results go: "pending" (--resume stores them) or "refused" (the store would
+    not take them: kept for the user, never read back by gpuarena).  Beside the database file; for a
+    PostgreSQL URL, in the working folder (named after the database)."""
     from gpuarena.store.postgres import is_url
 
     if is_url(db_path):
@@ -27,17 +32,16 @@ def folders(db_path: str, run_id: str) -> list[str]:
         home = os.getcwd()
     else:
         base, home = os.path.basename(db_path), os.path.dirname(os.path.abspath(db_path))
-    return [os.path.join(home, f".gpuarena-pending-{base}", run_id),
-            os.path.join(tempfile.gettempdir(), f"gpuarena-pending-{base}-{run_id}")]
+    return [os.path.join(home, f".gpuarena-{kind}-{base}", run_id),
+            os.path.join(tempfile.gettempdir(), f"gpuarena-{kind}-{base}-{run_id}")]
 
 
-def keep(db_path: str, run_id: str, result: dict) -> str | None:
-    """Write result where --resume looks; the path, or None if no folder would take it."""
-    from gpuarena.safeio import write_text
-
-    name = hashlib.sha256(result["case_key"].encode()).hexdigest()[:16] + ".json"
+def keep(db_path: str, run_id: str, result: dict, kind: str = "pending") -> str | None:
+    """Write result where --resume looks (or, kind "refused", beside it); the path, or None
+    if no folder would take it."""
+    name = hashlib.sha256(str(result.get("case_key")).encode()).hexdigest()[:16] + ".json"
     text = json.dumps(result, default=str)
-    for folder in folders(db_path, run_id):
+    for folder in folders(db_path, run_id, kind):
         try:
             os.makedirs(folder, exist_ok=True)
             return write_text(os.path.join(folder, name), text, "pending result")
@@ -56,17 +60,22 @@ class StoreFailed(Exception):
         super().__init__(f"{store.path}: could not store the result of {case.label()} ({exc}); {where}")
 
 
+def refused(store, run_id: str, case, result: dict, why: str) -> str:
+    """The one line for a measured result the store refused (rows.validated): where it is kept."""
+    path = keep(store.path, run_id, result, "refused")
+    where = f"it is kept in {path}" if path else "and it could not be kept in a file either"
+    return f"the result of {case.label()} cannot be stored ({why}); {where}"
+
+
 def _usable(result, run_id: str) -> bool:
     """A kept file is stored only if it is this run's and a valid Result (a file in /tmp is anyone's)."""
-    from pydantic import ValidationError
-
-    from gpuarena.store.result import Result
+    from gpuarena.store.rows import ResultRefused, validated
 
     if not isinstance(result, dict) or result.get("run_id") != run_id:
         return False
     try:
-        Result.model_validate({"id": 0, **result})
-    except ValidationError:
+        validated(result)
+    except ResultRefused:
         return False
     return True
 
@@ -77,10 +86,9 @@ def store_pending(store, run_id: str, console=None) -> int:
     stored = 0
     for folder in folders(store.path, run_id):
         for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    result = json.load(f)
-            except (OSError, ValueError):
+            try:   # a file in /tmp is anyone's: a FIFO or a 10 GB file there must not stop --resume
+                result = read_json(path, path, MAX_KEPT_BYTES)
+            except UserError:
                 continue
             if _usable(result, run_id) and result["case_key"] not in done:
                 store.add_result(result)

@@ -9,7 +9,12 @@ import json
 import math
 import sqlite3
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gpuarena.errors import UserError
+
+if TYPE_CHECKING:
+    from gpuarena.store.result import Result
 
 JSON_COLUMNS = ("params", "throughput", "latency", "samples", "warnings", "telemetry", "extra")
 
@@ -27,14 +32,14 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _finite(x):
+def finite(x):
     """JSON and SQLite have no NaN: store None instead."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
     if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: finite(v) for k, v in x.items()}
     if isinstance(x, list):
-        return [_finite(v) for v in x]
+        return [finite(v) for v in x]
     return x
 
 
@@ -47,7 +52,7 @@ def insert_statement(result: dict) -> tuple[str, list]:
             and not (c == "created_at" and result[c] is None)]  # None: stamp it now
     values = []
     for c in cols:
-        v = _finite(result[c])
+        v = finite(result[c])
         if c in JSON_COLUMNS and v is not None:
             v = json.dumps(v, default=str)
         if c == "throttled" and v is not None:
@@ -75,6 +80,44 @@ def row_to_result(row: sqlite3.Row) -> dict[str, Any]:
         d["throttled"] = bool(d["throttled"])
     d["warnings"] = d.get("warnings") or []
     return d
+
+
+class ResultRefused(UserError):
+    """A result the store would not read back: refused before it is written, with the reason."""
+
+
+COLUMN_DEFAULTS = {"source": "measured", "size": "full", "gpus": 1}   # the schema's DEFAULTs (migrations.py)
+
+
+def stored_form(result: dict) -> dict:
+    """result as the store keeps it and reads it back: NaN as None (JSON and SQLite have none),
+    JSON columns through a JSON round trip, throttled as a bool."""
+    d = {**COLUMN_DEFAULTS, **{k: finite(v) for k, v in result.items()}}
+    for c in JSON_COLUMNS:
+        if d.get(c) is not None:
+            d[c] = json.loads(json.dumps(d[c], default=str))
+    if d.get("throttled") is not None:
+        d["throttled"] = bool(d["throttled"])
+    d["warnings"] = d.get("warnings") or []
+    d.setdefault("id", 0)
+    return d
+
+
+def validated(result: dict, as_stored: bool = False) -> "Result":
+    """The one validation of a result, on the way in (Store.add_result, import) and on the way
+    out (Store.results; as_stored: already read back, so no round trip): ResultRefused, one
+    line, naming the field and why."""
+    from pydantic import ValidationError
+
+    from gpuarena.errors import pydantic_error_line
+    from gpuarena.store.result import Result
+
+    try:
+        return Result.model_validate(result if as_stored else stored_form(result))
+    except ValidationError as exc:
+        raise ResultRefused(pydantic_error_line(exc)[:300]) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ResultRefused(f"not storable as JSON ({exc.__class__.__name__})") from None
 
 
 def insert_result(conn, result: dict) -> int:

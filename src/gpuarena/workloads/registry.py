@@ -4,16 +4,24 @@ heavy libraries (transformers, diffusers) load only when their workload is used.
 Third-party packages add workloads through the entry-point group ``gpuarena.workloads``
 (name = "module:Class", see docs/workloads.md).  They are found lazily, the first time a
 name is looked up; a plugin that cannot be loaded, or that is not a valid workload, is
-left out with a one-line warning, and a plugin may not take a built-in name.
+left out with a one-line warning, and a plugin may not take a built-in name.  Nothing a
+plugin does while it is imported ends or corrupts a command: sys.exit and KeyboardInterrupt
+raised at import leave it out like any other error (the price: a real Ctrl-C during a
+plugin's import is taken as that plugin failing), what it prints goes to stderr (so
+`list -f json` stays JSON), and its names and texts reach a terminal without escapes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import re
 import sys
 from importlib.metadata import entry_points
 
 from gpuarena.errors import UserError, did_you_mean
+from gpuarena.safeio import printable
+from gpuarena.store.checks import WORKLOAD_NAME
 
 ENTRY_POINT_GROUP = "gpuarena.workloads"
 
@@ -56,6 +64,8 @@ def plugins() -> dict[str, str]:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             if ep.name in REGISTRY:
                 _warn(ep.name, f"the name belongs to a built-in workload ({ep.value})")
+            elif not re.fullmatch(WORKLOAD_NAME, ep.name) or len(ep.name) > 100:
+                _warn(ep.name, "a workload name is letters, digits and _ . : + - (a result could not store it)")
             elif ":" not in ep.value:
                 _warn(ep.name, f"{ep.value!r} is not 'module:Class'")
             else:
@@ -91,15 +101,48 @@ def _check_plugin(name: str, cls) -> str | None:
 def _usable_plugin(name: str):
     """The plugin's class, or None (warned once) when it cannot be loaded or is invalid."""
     try:
-        cls = _load(name, plugins()[name])
-    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break gpuarena
-        _warn(name, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "))
+        with contextlib.redirect_stdout(sys.stderr):   # stdout is the command's (list -f json)
+            cls = _load(name, plugins()[name])
+            why = _check_plugin(name, cls) or _check_facts(cls)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - a plugin never ends gpuarena
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        _warn(name, printable(f"{type(exc).__name__}: {first}".rstrip(": ")))
         return None
-    why = _check_plugin(name, cls)
     if why:
         _warn(name, why)
         return None
     return cls
+
+
+def _check_facts(cls) -> str | None:
+    """Why the class's declared facts are not what `list` and planning read, or None."""
+    from gpuarena.workloads.param import Param
+
+    if not isinstance(cls.version, int) or isinstance(cls.version, bool):
+        return f"version={cls.version!r} is not an integer"
+    for attr in ("description", "item", "source"):
+        if not isinstance(getattr(cls, attr), str):
+            return f"{attr}={getattr(cls, attr)!r} is not a string"
+    if not isinstance(cls.params, tuple) or not all(isinstance(p, Param) for p in cls.params):
+        return f"params={cls.params!r:.60} is not a tuple of Param"
+    if not isinstance(cls.variants, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in cls.variants.items()):
+        return f"variants={cls.variants!r:.60} is not a mapping of names to descriptions"
+    describe(cls)   # what `list` shows must build
+    return None
+
+
+def describe(cls) -> dict:
+    """What `gpuarena list` shows of a workload; a plugin's texts without control characters."""
+    text = printable
+    return {"name": text(cls.name), "version": cls.version, "description": text(cls.description),
+            "source": text(cls.source), "item": text(cls.item), "launcher": cls.launcher, "kind": cls.kind,
+            "axis": cls.axis, "multi_gpu": cls.multi_gpu, "plugin": cls.name not in REGISTRY,
+            "variants": {text(k): text(v) for k, v in cls.variants.items()},
+            "exclusive": [sorted(g) for g in cls.exclusive], "alone": sorted(cls.alone),
+            "params": [{"name": text(p.name), "type": p.type.__name__, "default": p.default, "tiny": p.tiny,
+                        "min": p.min, "max": p.max, "choices": list(p.choices) if p.choices else None,
+                        "doc": text(p.doc)} for p in cls.params]}
 
 
 def names() -> list[str]:

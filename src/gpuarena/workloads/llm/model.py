@@ -14,7 +14,6 @@ preallocated ``StaticCache``).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -44,13 +43,29 @@ class LlamaConfig:
 
     def validate(self) -> "LlamaConfig":
         for k, v in asdict(self).items():
-            if isinstance(v, (int, float)) and not v > 0:
-                raise UserError(f"LLM config: {k}={v} must be positive")
+            kind = float if k in ("rope_theta", "norm_eps") else int
+            if isinstance(v, bool) or not isinstance(v, (int, float) if kind is float else int):
+                raise UserError(f"LLM config: {k}={v!r} must be {'a number' if kind is float else 'an integer'}")
+            if not (math.isfinite(v) and v > 0 and (v >= 1e-300 if kind is float else True)):
+                raise UserError(f"LLM config: {k}={v!r} must be a positive finite number")
+            if v > _LIMITS.get(k, 1 << 20):
+                raise UserError(f"LLM config: {k}={v:g} is beyond any decoder ({_LIMITS.get(k, 1 << 20):g} at most)")
         if self.dim % self.n_heads:
             raise UserError(f"LLM config: dim={self.dim} is not a multiple of n_heads={self.n_heads}")
         if self.n_heads % self.n_kv_heads:
             raise UserError(f"LLM config: n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
+        if param_counts(self)[0] > MAX_PARAMS:
+            raise UserError(f"LLM config: {param_counts(self)[0]:.3g} parameters, beyond any decoder "
+                            f"({MAX_PARAMS:g} at most)")
         return self
+
+
+# Bounds from published decoders, with a wide margin: hidden sizes and FFN widths reach ~5e4 (GPT-3:
+# 12288, Llama 3 405B: 16384 and 53248), depth 126, vocabularies 2.6e5, contexts 1e7 tokens; models
+# 1e12 parameters.  A config past these is a typo (10**100), refused before it is built.
+_LIMITS = {"n_layers": 10_000, "vocab_size": 1 << 24, "max_seq_len": 1 << 26, "rope_theta": 1e12,
+           "norm_eps": 1.0}
+MAX_PARAMS = 1e14
 
 
 # Published shapes.  llama-1b: the issue's 1B shape (Llama-2-style vocabulary).
@@ -77,27 +92,31 @@ MAX_CONFIG_BYTES = 1 << 20
 
 def config_from_hf(path: str) -> LlamaConfig:
     """A Hugging Face ``config.json`` (Llama, Mistral, Qwen2 ... decoders) as a LlamaConfig."""
+    from gpuarena.safeio import read_json
+
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
-    try:
-        if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise UserError(f"hf_config {path}: larger than 1 MB, not a config.json")
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UserError(f"hf_config {path}: cannot read a JSON config ({e.__class__.__name__})") from None
+    raw = read_json(str(p), f"hf_config {path}", MAX_CONFIG_BYTES)   # a regular file, bounded by reading
     if not isinstance(raw, dict):
         raise UserError(f"hf_config {path}: not a JSON object")
     missing = [hf for hf in _HF_KEYS.values() if not isinstance(raw.get(hf), int) or isinstance(raw.get(hf), bool)]
     if missing:
         raise UserError(f"hf_config {path}: needs integer {', '.join(missing)}")
     kw = {ours: raw[hf] for ours, hf in _HF_KEYS.items()}
-    kw["n_kv_heads"] = raw.get("num_key_value_heads") or kw["n_heads"]
-    for ours, hf, kind in (("max_seq_len", "max_position_embeddings", int), ("rope_theta", "rope_theta", float),
-                           ("norm_eps", "rms_norm_eps", float)):
-        if isinstance(raw.get(hf), (int, float)) and not isinstance(raw.get(hf), bool):
-            kw[ours] = kind(raw[hf])
-    return LlamaConfig(**kw).validate()
+    optional = (("n_kv_heads", "num_key_value_heads"), ("max_seq_len", "max_position_embeddings"),
+                ("rope_theta", "rope_theta"), ("norm_eps", "rms_norm_eps"))
+    for ours, hf in optional:      # present means typed: "2", true or NaN is refused, never guessed
+        if raw.get(hf) is not None:
+            kw[ours] = raw[hf]
+    kw.setdefault("n_kv_heads", kw["n_heads"])
+    try:
+        return LlamaConfig(**kw).validate()
+    except UserError as exc:        # in the file's own words: num_key_value_heads, not n_kv_heads
+        msg = str(exc).removeprefix("LLM config: ")
+        for ours, hf in (*_HF_KEYS.items(), *optional):
+            msg = msg.replace(f"{ours}=", f"{hf}=")
+        raise UserError(f"hf_config {path}: {msg}") from None
 
 
 def resolve_shape(shape: str, hf_config: str = "") -> LlamaConfig:

@@ -20,31 +20,17 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path  # noqa: F401 - tests locate the shipped claims through it
 
 from gpuarena.analysis import physics as X
+from gpuarena.analysis.physics import claim_number as _num
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.safeio import MIN_MAGNITUDE
 
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 NAMES = P.NAMES
-
-
-def _num(claim: dict, key: str, positive: bool = True) -> float | None:
-    v = claim.get(key)
-    if v in (None, ""):
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise UserError(f"claim {key} {v!r}: not a number") from None
-    if not math.isfinite(x) or (positive and x <= 0) or (x != 0 and abs(x) < MIN_MAGNITUDE):
-        raise UserError(f"claim {key} {v!r}: must be a finite positive number, at least {MIN_MAGNITUDE:g}")
-    return x
 
 
 def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:

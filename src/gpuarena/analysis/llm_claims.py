@@ -118,7 +118,7 @@ def check_serving(claim: dict, store=None) -> dict:
     model: impossible above the bound at the datasheet bandwidth and the dense peak; implausible
     above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
     from gpuarena.analysis import serving_model as M
-    from gpuarena.analysis.check import _num
+    from gpuarena.analysis.physics import claim_number as _num
     from gpuarena.analysis.physics import spread as run_spread
     from gpuarena.errors import UserError
     from gpuarena.workloads import registry
@@ -206,7 +206,7 @@ def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
     reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
-    from gpuarena.analysis.check import _num
+    from gpuarena.analysis.physics import claim_number as _num
     from gpuarena.errors import UserError
     from gpuarena.workloads.llm.model import flops_per_token, resolve_shape
 

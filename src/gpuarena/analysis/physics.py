@@ -38,6 +38,7 @@ from pathlib import Path
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.safeio import MIN_MAGNITUDE
 
 CEILINGS_CSV = Path(__file__).parents[1] / "data" / "ceilings.csv"
 CONDITIONS = {"batch_size": "batch_size", "seq_len": "seq_len", "image_size": "image_size",
@@ -80,6 +81,20 @@ def workload_params(workload: str, given: dict) -> dict:
                             + ", ".join(k for k, n in CONDITIONS.items() if n in known) + ")")
         params[name] = int(fv)
     return cls.resolve_params(params)
+
+
+def claim_number(claim: dict, key: str, positive: bool = True) -> float | None:
+    """A number a claim states (check, the LLM claims): None when absent, else finite, positive, not subnormal."""
+    v = claim.get(key)
+    if v in (None, ""):
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise UserError(f"claim {key} {v!r}: not a number") from None
+    if not math.isfinite(x) or (positive and x <= 0) or (x != 0 and abs(x) < MIN_MAGNITUDE):
+        raise UserError(f"claim {key} {v!r}: must be a finite positive number, at least {MIN_MAGNITUDE:g}")
+    return x
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
         else:
             thr = J.predict(abc, g, workload, request)
             if not thr:
-                excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(cls[0], cls[0])} peak to project with"})
+                excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(request, request)} peak to project with "
+                                                           f"({g.architecture} has none)"})
                 continue
             lim = X.limit(workload, g, request, params, pool=pool)
             if thr > lim.highest:

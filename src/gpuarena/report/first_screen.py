@@ -7,6 +7,7 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from gpuarena.analysis import physics as X
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import SETTINGS, advise, candidates
@@ -26,7 +27,8 @@ def short(gpu: str) -> str:
 
 
 def finite(r: dict) -> bool:
-    return ok(r) and not (r.get("extra") or {}).get("nan") and not R.is_search(r) and r.get("source") != "published"
+    """A measured result a headline may show: the decisions' own rule (physics.is_finite_result), no search."""
+    return X.is_finite_result(r) and not R.is_search(r) and r.get("source") != "published"
 
 
 def figure(r: dict) -> tuple[float, str]:

@@ -47,7 +47,7 @@ def model_expectation(gpu: catalog.GPU, workload: str, request: str, refs: list[
     models.  Returns {"value": items/s or None, "band": fraction, "how": text}."""
     from gpuarena.analysis import projection as J
 
-    band = J.band(workload, request) if J.FAMILIES.get(workload) else J.DEFAULT_BAND
+    band = J.band(workload, request) if J.family_prefix(workload) else J.DEFAULT_BAND
     refs = [(g, t) for g, t in refs if g.name != gpu.name and t > 0]
     if not refs:
         return {"value": None, "band": band, "how": "no figure of this recipe on another GPU"}

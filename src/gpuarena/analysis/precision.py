@@ -78,10 +78,13 @@ def executed(workload: str, request: str, arch: str) -> dict[str, str]:
     return _workload_class(workload).executed_precision(REQUEST_VARIANTS[request], arch)
 
 
-def peak_precision(workload: str, request: str, arch: str) -> str:
-    """The precision whose peak bounds the workload: the one its dominant op class ran at."""
-    ex = executed(workload, request, arch)
-    return ex.get(dominant_op(workload)) or ex["matmul"]
+def peak_precision(workload: str, request: str, arch: str, params: dict | None = None) -> str:
+    """The precision whose peak bounds the workload for a request: the class's own answer
+    (Workload.peak_precision: a wrapper such as ddp-train answers for the recipe it wraps);
+    FP8 and INT8, which no workload variant runs, are taken as stated."""
+    if request not in REQUEST_VARIANTS:
+        return request
+    return _workload_class(workload).peak_precision(REQUEST_VARIANTS[request], arch, params)
 
 
 def describe(workload: str, request: str, arch: str) -> str:

@@ -40,21 +40,24 @@ from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.data.published import engine_class
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 DEFAULT_BAND = 0.30       # an unvalidated family: the deployed path p80 held-out error (18%) widened by half again and more
-# Published cross-GPU families: one engine class measured on many GPUs by one publisher.
-FAMILIES = {"resnet50-train": "ResNet-50 training (DLE PyTorch)",
-            "bert-large-train": "BERT-Large SQuAD fine-tuning (DLE PyTorch",
-            "bert-large-infer": "BERT-Large SQuAD fine-tuning (DLE PyTorch"}   # same encoder arithmetic
-# The settings the families were published at (Lambda's DLE runs: ImageNet 224 px, SQuAD 384 tokens).
-FAMILY_SETTINGS = {"resnet50-train": {"image_size": 224}, "bert-large-train": {"seq_len": 384},
-                   "bert-large-infer": {"seq_len": 384}}
+
+
+def family_prefix(workload: str) -> str | None:
+    """The published cross-GPU family of a workload (one engine class measured on many GPUs by one
+    publisher): its rows' workload text prefix, the class's ``published_family``; None without one."""
+    return registry.fact(workload, "published_family")
+
+
+def family_settings(workload: str) -> dict:
+    """The settings the workload's family was published at (the class's ``family_settings``)."""
+    return dict(registry.fact(workload, "family_settings", None) or {})
 
 
 def flops_tflop(workload: str, settings: dict | None = None) -> float:
     """FLOPs per item, in TFLOP (the unit of a: t = a / P with P in TFLOP/s)."""
-    from gpuarena.workloads import registry
-
     cls = registry.get(workload)
     return float(cls.flops(cls.resolve_params(settings or {})) or 0.0) / 1e12
 
@@ -141,7 +144,7 @@ def family(workload: str, request: str) -> list[dict]:
     figure published for it in that family), each with its rows' sources."""
     from gpuarena.data.published import PUBLISHED_CSV
 
-    prefix = FAMILIES.get(workload)
+    prefix = family_prefix(workload)
     if not prefix:
         return []
     want = request_class(request)
@@ -162,26 +165,6 @@ def family(workload: str, request: str) -> list[dict]:
     return list(best.values())
 
 
-def spearman(xs: list[float], ys: list[float]) -> float:
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        for k, i in enumerate(order):
-            r[i] = float(k)
-        return r
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
-    return cov / den if den else float("nan")
-
-
-def _median(v: list[float]) -> float:
-    s = sorted(v)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-
 def _pctl(v: list[float], q: float) -> float:
     s = sorted(v)
     return s[min(len(s) - 1, max(0, int(math.ceil(q * len(s))) - 1))]
@@ -194,7 +177,7 @@ def family_shape(workload: str, cls: str, exclude_chip: str | None = None) -> tu
     if len({chip(p["gpu"]) for p in fam}) < 2:
         return None
     return fit([(p["gpu"], p["throughput"]) for p in fam], workload, cls,
-               a_min=flops_tflop(workload, FAMILY_SETTINGS.get(workload)))
+               a_min=flops_tflop(workload, family_settings(workload)))
 
 
 def rescale(shape: tuple[float, float, float], family_flops: float, flops: float, g0: catalog.GPU, thr0: float,
@@ -219,8 +202,8 @@ def _deployed(workload: str, cls: str) -> list[dict]:
     from gpuarena.analysis import physics as X
 
     pts = family(workload, cls)
-    ff = flops_tflop(workload, FAMILY_SETTINGS.get(workload))
-    params = X.workload_params(workload, {k: v for k, v in (FAMILY_SETTINGS.get(workload) or {}).items()
+    ff = flops_tflop(workload, family_settings(workload))
+    params = X.workload_params(workload, {k: v for k, v in (family_settings(workload) or {}).items()
                                           if k in ("image_size", "seq_len")})
     out = []
     for t in pts:
@@ -245,95 +228,15 @@ def _deployed(workload: str, cls: str) -> list[dict]:
     return out
 
 
-def _leave_chip_out(workload: str, cls: str) -> list[dict]:
-    """Every GPU predicted from a fit on the family without its whole die (the A100s' twins go with it)."""
-    pts = family(workload, cls)
-    a_min = flops_tflop(workload, FAMILY_SETTINGS.get(workload))
-    out = []
-    for p in pts:
-        rest = [(q["gpu"], q["throughput"]) for q in pts if chip(q["gpu"]) != chip(p["gpu"])]
-        if len({chip(g) for g, _ in rest}) < 2:
-            continue
-        pred = predict(fit(rest, workload, cls, a_min=a_min), p["gpu"], workload, cls)
-        if pred:
-            out.append({"path": "fitted (leave one die out)", "workload": workload, "precision": cls,
-                        "gpu": p["gpu"].name, "reference": "", "published": p["throughput"], "predicted": pred,
-                        "pct_error": (pred / p["throughput"] - 1) * 100, "engine": p["engine"], "source": p["source"]})
-    return out
-
-
 def consumer(g: catalog.GPU) -> bool:
     """A consumer card (GeForce): left out of data-centre advice unless asked."""
     return getattr(g, "segment", "") == "consumer" or "geforce" in g.name.lower()
 
 
-def _summary(rows: list[dict]) -> dict:
-    errs = [abs(r["pct_error"]) for r in rows]
-    return {"n": len(rows), "median_abs_pct_error": _median(errs) if errs else None,
-            "p80_abs_pct_error": _pctl(errs, 0.8) if errs else None, "max_abs_pct_error": max(errs) if errs else None}
-
-
-def holdout(groups=None) -> list[dict]:
-    """Cross-GPU ratios from sources no fit has seen (data/holdout_ratios.csv): the family's full shape
-    predicts b / a, compared with the published ratio."""
-    from gpuarena.data.published import holdout_ratios
-
-    out = []
-    for h in holdout_ratios():
-        w, cls = h["workload"], request_class(h["precision"])
-        if w not in FAMILIES:
-            continue
-        shape = family_shape(w, cls)
-        a, b = catalog.find(h["gpu_a"]), catalog.find(h["gpu_b"])
-        if shape is None or a is None or b is None:
-            continue
-        pa, pb = predict(shape, a, w, cls), predict(shape, b, w, cls)
-        if not (pa and pb):
-            continue
-        bw = b.memory_bandwidth_gbs / a.memory_bandwidth_gbs
-        out.append({"path": "hold-out ratio", "workload": w, "precision": cls, "gpu": b.name, "reference": a.name,
-                    "published": h["ratio"], "predicted": pb / pa, "pct_error": (pb / pa / h["ratio"] - 1) * 100,
-                    "bandwidth_ratio": bw, "engine": h["engine"], "source": h["source"]})
-    return out
-
-
-VALIDATED = (("resnet50-train", "tf32"), ("resnet50-train", "fp16"), ("bert-large-train", "tf32"),
-             ("bert-large-train", "fp16"))
-
-
-def validate(groups=VALIDATED) -> dict:
-    """Both paths advise uses, per family, with the held-out GPU's die left out of every fit; ranks against
-    the bandwidth-only baseline; cross-GPU ratios from independent sources."""
-    rows, per_group, rhos, base = [], {}, {}, {}
-    for w, req in groups:
-        fitted, deployed = _leave_chip_out(w, req), _deployed(w, req)
-        per_group[f"{w} {req}"] = {"fitted": _summary(fitted), "deployed": _summary(deployed)}
-        if len(fitted) >= 3:
-            rhos[f"{w} {req}"] = spearman([r["predicted"] for r in fitted], [r["published"] for r in fitted])
-            base[f"{w} {req}"] = spearman([catalog.match(r["gpu"]).memory_bandwidth_gbs for r in fitted],
-                                          [r["published"] for r in fitted])
-        rows += fitted + deployed
-    if not rows:
-        raise UserError("no published cross-GPU family to validate against")
-    hold = holdout()
-    everything = [r for r in rows if r["path"].startswith("deployed")]
-    deployed = [r for r in everything if not (consumer(catalog.match(r["gpu"])) or consumer(catalog.match(r["reference"])))]
-    return {"n": len(rows), "deployed": _summary(deployed), "deployed_with_consumer_cards": _summary(everything),
-            "fitted": _summary([r for r in rows if r["path"].startswith("fitted")]),
-            "holdout": _summary(hold), "per_group": per_group,
-            "median_abs_pct_error": _summary(deployed)["median_abs_pct_error"],
-            "spearman": sum(rhos.values()) / len(rhos) if rhos else None, "spearman_per_group": rhos,
-            "bandwidth_only_spearman": sum(base.values()) / len(base) if base else None,
-            "worst": sorted(deployed, key=lambda r: -abs(r["pct_error"]))[:3], "rows": rows + hold,
-            "form_chosen_on": ("the form (a/P + b/BW + c, a >= FLOPs) was chosen on the Lambda DLE PyTorch families "
-                               "of ResNet-50 and BERT-Large (TF32 and FP16); every error here holds the target's die "
-                               "out of the fit, and the hold-out ratios come from other publishers")}
-
-
 def band(workload: str, request: str, reference: catalog.GPU | None = None) -> float:
     """The 80th percentile of the deployed path's held-out error for the family, as a fraction; from the
     pairs whose reference is on the same die as ``reference`` where there are enough of them."""
-    rows = _deployed(workload, request_class(request)) if workload in FAMILIES else []
+    rows = _deployed(workload, request_class(request)) if family_prefix(workload) else []
     if reference is not None:
         mine = [r for r in rows if chip(catalog.match(r["reference"])) == chip(reference)]
         rows = mine if len(mine) >= 3 else rows
@@ -355,42 +258,22 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
     for cls in dict.fromkeys((request_class(request), "tf32", "fp16")):
         shape = family_shape(workload, cls)
         if shape is not None:
-            abc, how = rescale(shape, flops_tflop(workload, FAMILY_SETTINGS.get(workload)), flops, g0, thr0,
+            abc, how = rescale(shape, flops_tflop(workload, family_settings(workload)), flops, g0, thr0,
                                workload, request)
-            return abc, (f"split from the published {FAMILIES[workload].split(' (')[0]} family ({cls.upper()}), "
+            return abc, (f"split from the published {family_prefix(workload).split(' (')[0]} family ({cls.upper()}), "
                          f"{how}, to {g0.short}")
     return (_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
         f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"
 
 
-VALIDATION_COLUMNS = [("path", "path"), ("workload", "workload"), ("precision", "precision"), ("gpu", "GPU"),
-                      ("reference", "from"), ("published", "published"), ("predicted", "predicted"),
-                      ("error", "error"), ("source", "source")]
+def validate(groups=None) -> dict:
+    """The held-out validation of both paths (analysis/projection_check.py)."""
+    from gpuarena.analysis.projection_check import validate as held_out
+
+    return held_out(groups)
 
 
 def render_validation(result: dict, fmt: str) -> str:
-    from gpuarena.analysis.tables import render as _render
+    from gpuarena.analysis.projection_check import render_validation as render
 
-    if fmt == "json":
-        return _render([], [], "json", data={k: v for k, v in result.items()})
-
-    def short(name):
-        g = catalog.find(name) if name else None
-        return g.short if g else name
-
-    rows = [{**r, "gpu": short(r["gpu"]), "reference": short(r["reference"]), "error": f"{r['pct_error']:+.0f}%"}
-            for r in result["rows"] if not r["path"].startswith("deployed")]
-
-    def line(name, s):
-        if not s["n"]:
-            return f"{name}: no points"
-        return (f"{name}: n = {s['n']}, median {s['median_abs_pct_error']:.1f}%, p80 {s['p80_abs_pct_error']:.1f}%, "
-                f"max {s['max_abs_pct_error']:.1f}%")
-    notes = [line("deployed path (one reference, target's die out of the shape; data-centre cards)", result["deployed"]),
-             line("deployed path with consumer cards as reference or target", result["deployed_with_consumer_cards"]),
-             line("fitted path (leave one die out)", result["fitted"]),
-             line("hold-out cross-GPU ratios", result["holdout"]),
-             f"Spearman {result['spearman']:.2f} against {result['bandwidth_only_spearman']:.2f} for ranking by "
-             "datasheet bandwidth alone" if result["spearman"] is not None else "Spearman: too few points",
-             result["form_chosen_on"]]
-    return _render(VALIDATION_COLUMNS, rows, fmt, title="Projection model, held out", notes=notes)
+    return render(result, fmt)

@@ -33,8 +33,7 @@ def plan_cases(run_row: dict) -> list:
         try:
             wl = registry.get(c.workload)
             params = wl.resolve_params(c.params, c.size)
-            if hasattr(wl, "check_params"):   # what planning checks (a path parameter's file)
-                wl.check_params(params)
+            wl.check_params(params)   # what planning checks (a path parameter's file)
         except UserError as exc:
             raise UserError(f"run {run_row['id']}: its plan names {c.label()[:100]}: {exc}") from None
     return cases

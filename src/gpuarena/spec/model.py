@@ -144,14 +144,12 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                 given.update(dict(zip(keys, combo)))
                 for point, sweep in max_sweep(wl, given, size):
                     params = wl.resolve_params(point, size=size)
-                    if hasattr(wl, "check_params"):   # e.g. a path parameter: checked before any run exists
-                        wl.check_params(params)
-                    if hasattr(wl, "check_layout"):   # a parallel layout that cannot fit this rank count
-                        wl.check_layout(params, gpus)
+                    wl.check_params(params)        # e.g. a path parameter: checked before any run exists
+                    wl.check_layout(params, gpus)  # a parallel layout that cannot fit this rank count
                     for variant in variants:
                         cases.append(Case(
                             workload=wl.name, variant=variant, params=params,
-                            repeats=method.repeats or getattr(wl, "default_repeats", None) or DEFAULT_REPEATS,
+                            repeats=method.repeats or wl.default_repeats or DEFAULT_REPEATS,
                             warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
                             steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
                             timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from gpuarena import identity
 from gpuarena.errors import UserError, did_you_mean
 from gpuarena.workloads import precision as _precision
+from gpuarena.workloads.facts import WorkloadFacts, activation_traffic  # noqa: F401 - re-exported
 from gpuarena.workloads.param import Param  # noqa: F401 - re-exported: workloads import it from here
 from gpuarena.workloads.precision import PRECISION_VARIANTS, precision_of  # noqa: F401 - re-exported
 
@@ -43,7 +44,7 @@ class StepContext:
     notes: list[str] = field(default_factory=list)  # things the workload wants stored as warnings
 
 
-class Workload(ABC):
+class Workload(WorkloadFacts, ABC):
     """Base class.  Subclasses set the ClassVars and implement setup/step."""
 
     name: ClassVar[str]
@@ -64,6 +65,7 @@ class Workload(ABC):
     launcher: ClassVar[str] = "process"   # "process" (one child) or "torchrun" (N ranks)
     default_warmup: ClassVar[int] = 5
     default_steps: ClassVar[int] = 10     # steps in each timed repeat window
+    default_repeats: ClassVar[int | None] = None  # timed repeat windows; None: the runner's default
     tiny_warmup: ClassVar[int] = 1
     tiny_steps: ClassVar[int] = 2
 
@@ -177,6 +179,17 @@ class Workload(ABC):
         ``params`` lets a wrapper (ddp-train) name its inner workload's unit."""
         return cls.unit or f"{cls.item}s/s"
 
+    # --- planning checks: run before any case exists (spec/model.py, cli/run_guard.py) ---
+    @classmethod
+    def check_params(cls, params: dict) -> None:
+        """Refuse resolved params that cannot run (UserError), e.g. a path parameter naming no file.
+        Each Param is already in its bounds; this is for what one value alone cannot say."""
+
+    @classmethod
+    def check_layout(cls, params: dict, gpus: int) -> None:
+        """Refuse a parallel layout that cannot fit ``gpus`` ranks (UserError), e.g. tensor
+        parallel of 4 on 2 GPUs.  Single-GPU workloads have none."""
+
     # --- pure facts: no model is built, nothing runs ----------------------
     @classmethod
     def flops(cls, params: dict) -> float | None:
@@ -231,17 +244,6 @@ class Workload(ABC):
 
 
 # --- shared recipe helpers ------------------------------------------------
-
-def activation_traffic(elements: float, element_bytes: int, trains: bool, params: int, batch: int) -> float:
-    """Bytes per item: each activation element written and read once in inference; in training
-    also read again by the backward pass and its gradient written and read (five passes); the
-    weights once per step in inference, and in training FP32 master weights, gradients and
-    optimizer state read and written (7 x 4 bytes per parameter per step), spread over the batch.
-    A lower estimate: fused kernels skip some passes, a cache-resident working set others."""
-    passes = 5 if trains else 2
-    weights = params * (28 if trains else element_bytes)
-    return passes * elements * element_bytes + weights / max(1, batch)
-
 
 # Parameters that act only through some parts of a recipe (named alike in every workload):
 # results that differ in them alone measured one setting with different recipes, so the

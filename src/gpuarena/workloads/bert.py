@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
 from gpuarena.workloads.resnet50 import COMPILE_MODES
@@ -113,6 +114,10 @@ class _Bert(Workload):
     default_steps = 10
 
     @classmethod
+    def published_params(cls, setting: str) -> dict:
+        return {"seq_len": first_int(setting)}
+
+    @classmethod
     def bytes_per_item(cls, params: dict, element_bytes: int) -> float:
         """Per layer and token about 18 x hidden activation elements with fused attention (Q, K, V,
         context, output projection, two residual sums and LayerNorms, the FFN's input, GELU and
@@ -151,6 +156,8 @@ class BertLargeInfer(_Bert):
     source = "article 000, section 3.2"
     kind = "inference"
     published_as = ("BERT-Large inference (article 000 3.2, HF BertModel, inference_mode)",)
+    published_family = "BERT-Large SQuAD fine-tuning (DLE PyTorch"   # the same encoder arithmetic
+    family_settings = {"seq_len": 384}   # Lambda's DLE runs: SQuAD at 384 tokens
     params = arch_params(512, 64)
     variants = {
         "seed": "the article's code: FP32, the library's default attention, PyTorch defaults (matmul TF32 off)",
@@ -210,6 +217,8 @@ class BertLargeTrain(_Bert):
     kind = "training"
     ddp_name = "bert-large"
     published_as = ("BERT-Large pre-training (LAMB, phase1/phase2)", "BERT-Large pre-training")
+    published_family = "BERT-Large SQuAD fine-tuning (DLE PyTorch"   # the same encoder arithmetic
+    family_settings = {"seq_len": 384}   # Lambda's DLE runs: SQuAD at 384 tokens
     # Batch 32: article 001 gives none; 32 x 512 tokens fits FP32 training with eager attention.
     params = arch_params(512, 32) + (
         Param("lr", float, 5e-5, "AdamW learning rate (the article's 5e-5)", min=0.0, max=1.0),

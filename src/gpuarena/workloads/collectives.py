@@ -123,6 +123,7 @@ class _Collective(Workload):
 class AllReduce(_Collective):
     name = "allreduce"
     op = "allreduce"
+    device_figure = "allreduce-busbw"
     description = "all_reduce (sum) of size_mb in place; busbw = algbw x 2(n-1)/n"
 
     def buffers(self, count):
@@ -143,6 +144,7 @@ class AllReduce(_Collective):
 class AllGather(_Collective):
     name = "allgather"
     op = "allgather"
+    report_order = 2
     description = "all_gather_into_tensor: size_mb is the gathered output; busbw = algbw x (n-1)/n"
 
     def buffers(self, count):
@@ -163,6 +165,7 @@ class AllGather(_Collective):
 class ReduceScatter(_Collective):
     name = "reducescatter"
     op = "reducescatter"
+    report_order = 1
     description = "reduce_scatter_tensor (sum): size_mb is the whole input; busbw = algbw x (n-1)/n"
 
     def buffers(self, count):
@@ -186,6 +189,7 @@ class ReduceScatter(_Collective):
 class Broadcast(_Collective):
     name = "broadcast"
     op = "broadcast"
+    report_order = 3
     description = "broadcast of size_mb from rank 0; busbw = algbw"
 
     def buffers(self, count):

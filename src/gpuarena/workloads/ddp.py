@@ -85,6 +85,7 @@ class DDPTrain(Workload):
     source = "article 000 section 4, article 001 section 3 (multi-GPU scaling, gradient sync)"
     launcher = "torchrun"
     kind = "training"
+    physics = "data-parallel"
     axis = "batch_size"
     rank_aggregate = "sum"             # runner/rank.py: total throughput = sum over ranks
     rank_extra = ("comm_exposed_s", "comm_total_s", "step_nosync_s", "step_sync_s")

@@ -39,6 +39,7 @@ class Matmul(Workload):
     source = "the ceiling every share-of-peak figure divides by (issue 3)"
     kind = "micro"
     dominant_op = "matmul"
+    device_figure = "compute-peak"
     params = (
         Param("dtype", str, "bf16", "operand dtype; tf32 = fp32 tensors with TF32 matmul on",
               choices=MATMUL_DTYPES),
@@ -114,6 +115,10 @@ class Matmul(Workload):
         return {"sets": self.sets, "shape": [self.p["m"], self.p["n"], self.p["k"]],
                 "note": "one item = one m x n x k matmul = 2mnk FLOP; see tflops for the rate"}
 
+    @classmethod
+    def label(cls, params: dict) -> str:
+        return f"matmul {params.get('dtype')}"
+
 
 class MemBandwidth(Workload):
     name = "membw"
@@ -123,6 +128,7 @@ class MemBandwidth(Workload):
     unit = "GB/s"
     source = "memory ceiling for the share-of-peak figures (issue 3)"
     kind = "micro"
+    device_figure = "memory-bandwidth"
     axis = "size_mb"
     dominant_op = "copy"
     params = (
@@ -161,6 +167,7 @@ class _HostCopy(Workload):
     item = "GB"
     unit = "GB/s"
     kind = "micro"
+    device_figure = "host-link"
     axis = "size_mb"
     dominant_op = "copy"
     params = (
@@ -200,6 +207,10 @@ class _HostCopy(Workload):
 
     def extra(self) -> dict:
         return {"bytes_per_copy": self.nbytes, "pinned": self.pinned}
+
+    @classmethod
+    def label(cls, params: dict) -> str:
+        return f"{cls.name} {'pinned' if params.get('pinned', True) else 'pageable'}"
 
 
 class HostToDevice(_HostCopy):

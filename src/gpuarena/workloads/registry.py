@@ -170,6 +170,20 @@ def find(name: str):
         return None
 
 
+def has(name: str | None, **facts) -> bool:
+    """Whether the workload of that name declares these class facts (workloads/facts.py), e.g.
+    ``has(r["workload"], physics="serving")``; False for a name this installation lacks.  How
+    analysis and the report pick rows: by what a workload is, never by its name."""
+    cls = find(name) if name else None
+    return cls is not None and all(getattr(cls, k) == v for k, v in facts.items())
+
+
+def fact(name: str | None, attr: str, default=None):
+    """One class fact of the workload of that name, or ``default`` when this installation lacks it."""
+    cls = find(name) if name else None
+    return default if cls is None else getattr(cls, attr)
+
+
 def is_device_probe(name: str) -> bool:
     """Micro-benchmarks and collectives measure the device, not a job one buys a GPU for;
     multi-GPU wrappers (ddp-train) have their own report section."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
 
@@ -40,6 +41,9 @@ class ResNet50Train(Workload):
     ddp_name = "resnet50"
     published_as = ("ResNet-50 training (article 000 3.1, torchvision resnet50, SGD lr 0.1)",
                     "ResNet-50 training (DLE PyTorch)", "ResNet-50 v1.5 training (ImageNet)")
+    published_family = "ResNet-50 training (DLE PyTorch)"   # Lambda's DLE runs: ImageNet at 224 px
+    family_settings = {"image_size": 224}
+    finite_fix = "--set loss=cross-entropy"   # the article's loss = output.sum() diverges to NaN
     params = (
         Param("batch_size", int, 256, "images per step", tiny=2, min=1, max=65536),
         Param("image_size", int, 224, "input height and width in pixels", tiny=32, min=16, max=4096),
@@ -108,6 +112,10 @@ class ResNet50Train(Workload):
     @classmethod
     def param_count(cls, params: dict) -> int:
         return RESNET50_PARAMS   # convolutions and the 2048 x 1000 head do not depend on image size
+
+    @classmethod
+    def published_params(cls, setting: str) -> dict:
+        return {"image_size": first_int(setting) or 224}
 
     @classmethod
     def bytes_per_item(cls, params: dict, element_bytes: int) -> float:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 
 import torch
@@ -26,6 +27,7 @@ import torch
 from gpuarena.errors import UserError
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import find_max, search_max_batch
+from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.resnet50 import COMPILE_MODES
 
 # Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
@@ -141,6 +143,15 @@ class SD15Generate(Workload):
         Param("latency_limit_s", float, 0.0, "with max-batch: also the largest batch whose full call "
               "takes at most this long (0: skip)", min=0.0, max=86400.0),
     )
+
+    @classmethod
+    def published_params(cls, setting: str) -> dict:
+        """"512x512, 50 steps": the image size (512 when unstated) and the denoising steps."""
+        out = {"image_size": first_int(setting) or 512}
+        steps = re.search(r"(\d+)\s*steps", setting or "")
+        if steps:
+            out["inference_steps"] = int(steps.group(1))
+        return out
 
     @classmethod
     def check_params(cls, params: dict) -> None:

@@ -53,6 +53,7 @@ class EndpointServe(Workload):
     unit = "tokens/s"
     source = "issue 25; metrics as vLLM benchmarks/benchmark_serving.py defines them"
     kind = "inference"
+    physics = "endpoint"
     dominant_op = "matmul"
     advised_by = ("its measured figures: `gpuarena cost -w endpoint-serve` ($ per million output tokens at the "
                   "SLO) and `gpuarena compare` across GPUs of one engine")

@@ -66,6 +66,7 @@ class LLMServe(Workload):
     unit = "tokens/s"
     source = "issue 17 (article 000: the A100 for 'large-model inference such as LLM serving')"
     kind = "inference"
+    physics = "serving"
     axis = "batch_size"
     rank_aggregate = "sum"
     published_as: tuple[str, ...] = ()

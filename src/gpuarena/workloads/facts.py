@@ -1,0 +1,75 @@
+"""What analysis and the report ask a workload class, beyond how it runs.
+
+``Workload`` (workloads/base.py) inherits these facts and hooks, so a module elsewhere never
+tests a workload's name: it asks the class (through the registry) which physics model judges it,
+which device ceiling it measures, which published family it belongs to, how a published
+row's text maps onto its parameters.  A new workload sets the ones that apply to it; the
+defaults describe a plain single-GPU workload judged by the roofline.
+
+None of these shape a measurement: they are outside a workload's fingerprint
+(identity.ANALYSIS_ONLY), so refining one re-keys no stored result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+# Which of gpuarena's models judges, projects and reports a workload:
+#  "roofline"      per-item FLOPs at the executed precision's peak and bytes at bandwidth
+#                  (analysis/physics.py: check, advise, projection; the report's workload table);
+#  "serving"       the LLM serving model: bytes per token, prefill FLOPs, tensor parallel
+#                  (analysis/serving_model.py; the report's serving section);
+#  "llm-training"  MFU and parallel layouts (analysis/llm_claims.py, llm_plan.py; the LLM section);
+#  "data-parallel" a training workload wrapped in DDP over N ranks (analysis/whatif.py; scaling);
+#  "endpoint"      a served engine measured over HTTP (analysis/endpoints.py; its own section).
+PHYSICS = ("roofline", "serving", "llm-training", "data-parallel", "endpoint")
+# The device ceiling a micro-benchmark or collective measures (analysis reads the best of each):
+#  "compute-peak" dense matmul TFLOP/s by dtype; "memory-bandwidth" device copy GB/s;
+#  "host-link" host<->device copy GB/s; "allreduce-busbw" all-reduce bus bandwidth over N ranks.
+DEVICE_FIGURES = ("compute-peak", "memory-bandwidth", "host-link", "allreduce-busbw")
+
+
+class WorkloadFacts:
+    """The analysis-facing facts of a workload class, with their defaults."""
+
+    physics: ClassVar[str] = "roofline"          # one of PHYSICS
+    device_figure: ClassVar[str | None] = None   # one of DEVICE_FIGURES, or None
+    # Published cross-GPU family (one engine measured on many GPUs by one publisher): the prefix of
+    # its rows' workload text in data/published_results.csv, and the settings it was published at.
+    published_family: ClassVar[str | None] = None
+    family_settings: ClassVar[dict] = {}
+    # The recipe change that makes the article's diverging recipe finite, as `run` options
+    # (the report's first screen points at it when only NaN results were stored).
+    finite_fix: ClassVar[str | None] = None
+    # Order among siblings in a report table (the collectives: all-reduce first).
+    report_order: ClassVar[int] = 0
+
+    @classmethod
+    def published_params(cls, setting: str) -> dict:
+        """Parameters a published row states in its ``seq_len_or_resolution`` text ("384",
+        "512x512, 50 steps"), beyond the batch size: those of this workload's params."""
+        return {}
+
+    @classmethod
+    def label(cls, params: dict) -> str:
+        """A result's short name in a health check: the name, plus what sets its ceiling apart
+        (a matmul's dtype, a host copy's pinning)."""
+        return cls.name
+
+
+def first_int(text: str) -> int | None:
+    """The leading whole number of a published setting ("384", "224 px"), or None."""
+    m = re.match(r"\s*(\d+)", text or "")
+    return int(m.group(1)) if m else None
+
+
+def activation_traffic(elements: float, element_bytes: int, trains: bool, params: int, batch: int) -> float:
+    """Bytes per item: each activation element written and read once in inference; in training
+    also read again by the backward pass and its gradient written and read (five passes); the
+    weights once per step in inference, and in training FP32 master weights, gradients and
+    optimizer state read and written (7 x 4 bytes per parameter per step), spread over the batch.
+    A lower estimate: fused kernels skip some passes, a cache-resident working set others."""
+    passes = 5 if trains else 2
+    weights = params * (28 if trains else element_bytes)
+    return passes * elements * element_bytes + weights / max(1, batch)

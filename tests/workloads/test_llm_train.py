@@ -50,7 +50,7 @@ def test_single_rank_recipes_and_fp8_skipped(cli, db_path):
     assert bf16["extra"]["fused_adamw"] is True
     assert fp8["status"] == "skipped" and "compute capability 8.9" in fp8["error"] and "cpu" in fp8["error"]
     # the report's llm-train section lists both measured recipes with their tokens/s
-    section = next(s for s in gather(Store(db_path)).sections if s.id == "llm-train")
+    section = next(s for s in gather(Store(db_path)).sections if s.id == "decoder-training")
     table = section.tables[0]
     assert [row[3] for row in table.rows] == ["seed", "bf16+activation-checkpointing+fused-adamw"]
     assert "tokens/s per GPU" in [h for h, _ in table.columns]

@@ -188,7 +188,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     rows = _checked(rows, workload, request, params, store, excluded)
     _guard(rows, workload, request)
     _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch, price_basis)
-    if workload == "llm-train":   # cards too small for the measured model; the measured multi-GPU efficiency
+    if registry.has(workload, physics="decoder-training"):   # cards too small for the model; measured multi-GPU efficiency
         from gpuarena.analysis.llm_advice import adjust
 
         rows, excluded = adjust(rows, excluded, store.results(workload=workload, status="ok"), gpus)

@@ -10,6 +10,8 @@ share then follows the best matmul stored, whenever it was measured.
 
 from __future__ import annotations
 
+from gpuarena.workloads import registry
+
 # A result's precision -> the matmul dtype whose ceiling bounds it.  "default" is
 # PyTorch's default recipe: FP32 matmuls with TF32 off, so the FP32 ceiling; cuDNN
 # convolutions run in TF32 under that default, so a convolutional "default" result
@@ -18,11 +20,16 @@ CEILING_DTYPE = {"default": "fp32", "fp32": "fp32", "tf32": "tf32", "bf16": "bf1
                  "fp16": "fp16", "fp8": "fp8"}
 
 
+def _peak_probe(r: dict) -> bool:
+    """A result of the workload that measures the compute ceiling (matmul)."""
+    return registry.has(r.get("workload"), device_figure="compute-peak")
+
+
 def best_matmuls(pool: list[dict]) -> dict[tuple, dict]:
     """(device name, dtype, tiny) -> the fastest ok, measured matmul result: one pass over pool."""
     best: dict[tuple, dict] = {}
     for r in pool:
-        if (r.get("workload") != "matmul" or r.get("status") != "ok" or not r.get("tflops")
+        if (not _peak_probe(r) or r.get("status") != "ok" or not r.get("tflops")
                 or r.get("source") == "published"):
             continue
         key = (r.get("device_name"), r.get("precision"), r.get("size") == "tiny")
@@ -48,7 +55,7 @@ def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = No
         return {}
     index = best_matmuls(pool) if index is None else index
     best = index.get((result.get("device_name"), dtype, result.get("size") == "tiny"))
-    own = result.get("workload") == "matmul"
+    own = _peak_probe(result)
     if best is None and not own:
         return {}
     if own and (best is None or best.get("id") == result.get("id") or tflops >= best["tflops"]):

@@ -28,6 +28,7 @@ from gpuarena.analysis import precision as P
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 NAMES = P.NAMES
@@ -65,10 +66,11 @@ def check_claim(claim: dict, store=None) -> dict:
 
 
 def _check_one(claim: dict, store=None) -> dict:
-    if claim.get("workload") in ("llm-serve", "llm-train"):   # the serving model; MFU of a training claim
+    physics = registry.fact(claim.get("workload"), "physics")
+    if physics in ("serving", "decoder-training"):   # the serving model; MFU of a training claim
         from gpuarena.analysis.llm_claims import check_serving, check_training
 
-        return (check_serving if claim["workload"] == "llm-serve" else check_training)(claim, store)
+        return (check_serving if physics == "serving" else check_training)(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
     request = P.request_of(claim["precision"])

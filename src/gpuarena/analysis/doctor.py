@@ -22,6 +22,7 @@ from gpuarena.analysis import causes as C
 from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
 from gpuarena.data import catalog
+from gpuarena.workloads import registry
 
 PAIR_GAP = 0.10        # two GPUs: flag the slower one past this gap (no spread to estimate from two)
 ORDER = ("FAIL", "SLOW", "CHECK", "OK")
@@ -29,10 +30,9 @@ ORDER = ("FAIL", "SLOW", "CHECK", "OK")
 
 def check_name(r: dict) -> str:
     p = r.get("params") or {}
-    if r["workload"] == "matmul":
-        return f"matmul {p.get('dtype')}"
-    if r["workload"] in ("h2d", "d2h"):
-        return f"{r['workload']} {'pinned' if p.get('pinned', True) else 'pageable'}"
+    cls = registry.find(r["workload"])
+    if cls is not None and cls.label(p) != cls.name:   # what sets its ceiling apart: dtype, pinning
+        return cls.label(p)
     if (r.get("gpus") or 1) > 1:
         return f"{r['workload']} x{r['gpus']} {p.get('size_mb')} MiB"
     return r["workload"] if r.get("variant") == "seed" else f"{r['workload']} {r['variant']}"

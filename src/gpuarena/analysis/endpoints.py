@@ -15,8 +15,8 @@ from gpuarena.analysis.cost import usd_per_million_tokens
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
-WORKLOAD = "endpoint-serve"
 SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "concurrency", "slo_ttft_ms",
            "slo_tpot_ms")
 
@@ -49,7 +49,8 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
-    for r in R.latest([r for r in results if r.get("workload") == WORKLOAD and r.get("status") == "ok"]):
+    for r in R.latest([r for r in results if registry.has(r.get("workload"), physics="endpoint")
+                       and r.get("status") == "ok"]):
         e = r.get("extra") or {}
         gpu = cat.get(R.gpu_of(r))
         gpus = _num(e.get("server_gpus")) or 1
@@ -90,7 +91,7 @@ def render(rows: list[dict], fmt: str) -> str:
 
 
 def table(store, prices: dict | None = None) -> list[dict]:
-    rows = engine_rows(store.results(workload=WORKLOAD, status="ok"), prices)
+    rows = engine_rows(store.results(status="ok"), prices)
     if not rows:
         raise UserError("no ok endpoint-serve results (run `gpuarena run -w endpoint-serve --set base_url=...`)")
     return rows

@@ -15,6 +15,7 @@ import math
 
 from gpuarena.analysis import rows as R
 from gpuarena.data import catalog
+from gpuarena.workloads import registry
 
 NVLINK_EFF = 0.8
 PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
@@ -56,8 +57,8 @@ def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
     curves: dict[int, dict[float, float]] = {}
     if store is None:
         return {}
-    for r in store.results(workload="allreduce", status="ok"):
-        if R.gpu_of(r) != gpu:
+    for r in store.results(status="ok"):
+        if R.gpu_of(r) != gpu or not registry.has(r["workload"], device_figure="allreduce-busbw"):
             continue
         ex = r.get("extra") or {}
         bw = _extra_num(ex, "busbw_gbs", "busbw_GBps", "busbw")

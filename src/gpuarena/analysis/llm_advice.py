@@ -12,6 +12,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, PLAN_SHAPES, model_config
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 from gpuarena.workloads.llm.model import param_counts
 
 
@@ -42,8 +43,8 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
 
 
 def _llm_train(results: list[dict], precision: str) -> list[dict]:
-    return [r for r in results if r.get("workload") == "llm-train" and r.get("status") == "ok"
-            and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
+    return [r for r in results if registry.has(r.get("workload"), physics="decoder-training")
+            and r.get("status") == "ok" and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
             and isinstance((r.get("extra") or {}).get("mfu"), (int, float)) and 0 < r["extra"]["mfu"] <= 1]
 
 

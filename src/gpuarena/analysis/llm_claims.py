@@ -138,7 +138,8 @@ def check_serving(claim: dict, store=None) -> dict:
     if claim.get("seq_len") not in (None, ""):
         given.setdefault("prompt_len", claim["seq_len"])
     open_batch = claim.get("batch_size") in (None, "")      # "the batch chosen by the engine"
-    cls = registry.get("llm-serve")
+    name = claim["workload"]   # a workload judged by the serving model (check dispatches on its physics)
+    cls = registry.get(name)
     try:
         params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
     except (TypeError, ValueError):
@@ -156,13 +157,13 @@ def check_serving(claim: dict, store=None) -> dict:
     thr = thr if thr is not None else (b / lat if lat else None)
     if thr is None:
         raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
-    results = store.results(workload="llm-serve") if store is not None else []
+    results = store.results(workload=name) if store is not None else []
     bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
     ceil = M.ceiling(results)
     # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
     credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
     need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
-    spread, spread_from = run_spread(store, "llm-serve")
+    spread, spread_from = run_spread(store, name)
     fpi = cls.flops(params)
     implied = thr / tp * fpi / 1e12
     bw_per_tok = bound["bytes_per_step_per_gpu"] / b
@@ -184,7 +185,7 @@ def check_serving(claim: dict, store=None) -> dict:
     else:
         v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                   f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
-    return {"gpu": g.name, "workload": "llm-serve", "precision": claim["precision"], "executed": prec,
+    return {"gpu": g.name, "workload": name, "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
             "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
             "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
@@ -231,12 +232,12 @@ def check_training(claim: dict, store=None) -> dict:
     fpt = flops_per_token(cfg, seq, training=True)
     implied = thr / n * fpt / 1e12
     mfu = implied / peak
-    stored = [r["extra"]["mfu"] for r in (store.results(workload="llm-train") if store is not None else [])
+    stored = [r["extra"]["mfu"] for r in (store.results(workload=claim["workload"]) if store is not None else [])
               if r.get("status") == "ok" and r.get("precision") == prec
               and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
     from gpuarena.analysis.physics import spread as run_spread
 
-    spread = run_spread(store, "llm-train")[0]
+    spread = run_spread(store, claim["workload"])[0]
     # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
     ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
     if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
@@ -252,7 +253,7 @@ def check_training(claim: dict, store=None) -> dict:
                                     f"run-to-run spread {spread:.1%}")
     else:
         v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
-    return {"gpu": g.name, "workload": "llm-train", "precision": claim["precision"], "executed": prec,
+    return {"gpu": g.name, "workload": claim["workload"], "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
             "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,
             "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
@@ -270,7 +271,8 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
 
     if not 0 < low <= high:
         raise UserError("--ratio: a positive number or a range low-high")
-    cls = registry.get("llm-serve")
+    name = claim.get("workload") or registry.named(physics="serving")[0]
+    cls = registry.get(name)
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
     cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
@@ -281,16 +283,16 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
         if why:
             raise UserError(f"ratio claim on {g.short}: {why}")
     conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
-    ceil = M.ceiling(store.results(workload="llm-serve") if store is not None else [])
+    ceil = M.ceiling(store.results(workload=name) if store is not None else [])
     bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
     cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
     r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
-    s, s_from = run_spread(store, "llm-serve")
+    s, s_from = run_spread(store, name)
     lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
     verdict = "plausible" if low <= hi and high >= lo else "implausible"
     claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
     return {"kind": "single-GPU throughput ratio" if tp == 1 else f"{tp}-GPU tensor-parallel throughput ratio",
-            "workload": "llm-serve", "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
+            "workload": name, "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
             "claimed": low, "claimed_high": high, "expected_low": lo, "expected_high": hi, "spread": s,
             "spread_from": s_from, "verdict": verdict,
             "reason": (f"claimed {claimed}; the serving model at batch {conds[1]}, {conds[2]}+{conds[3]} tokens "

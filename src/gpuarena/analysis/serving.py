@@ -22,6 +22,7 @@ from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 # Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
@@ -68,14 +69,15 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
 def _ok(results: list[dict]) -> list[dict]:
     """Measured serving results with decode figures (typed in store/extra.py, which keeps them
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
-    return [r for r in results if r.get("workload") == "llm-serve" and r.get("status") == "ok"
+    return [r for r in results if registry.has(r.get("workload"), physics="serving") and r.get("status") == "ok"
             and (r.get("extra") or {}).get("tpot_ms_median")
             and all(type((r.get("params") or {}).get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
 def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None:
     """The best measured membw (copy, read + write) on that device, same size class."""
-    xs = [r["throughput_median"] for r in results if r.get("workload") == "membw" and r.get("status") == "ok"
+    xs = [r["throughput_median"] for r in results if r.get("status") == "ok"
+          and registry.has(r.get("workload"), device_figure="memory-bandwidth")
           and r.get("device_name") == device_name and (r.get("size") == "tiny") == tiny
           and r.get("source") != "published" and r.get("throughput_median")]
     return max(xs) if xs else None
@@ -113,8 +115,8 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
                            "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
                            "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
-        ooms = [int(r["params"]["batch_size"]) for r in results if r.get("workload") == "llm-serve"
-                and r.get("status") == "oom" and _setting(r) == (gpu, variant, model, prompt, new)]
+        ooms = [int(r["params"]["batch_size"]) for r in results if r.get("status") == "oom"
+                and registry.has(r.get("workload"), physics="serving") and _setting(r) == (gpu, variant, model, prompt, new)]
         slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
@@ -210,7 +212,8 @@ def advise(results: list[dict], sets: list[str], min_memory: float | None = None
     rows.sort(key=lambda x: -x["tokens_per_s"])
     for i, x in enumerate(rows, 1):
         x["rank"] = i
-    return {"workload": "llm-serve", "model": s["hf_config"] or s["shape"], "context": s["context"],
+    return {"workload": registry.named(physics="serving")[0], "model": s["hf_config"] or s["shape"],
+            "context": s["context"],
             "prompt": s["prompt"], "output": s["output"], "gpus": gpus,
             "precision": s["precision"], "overhead_fraction": s["overhead"], "bandwidth_share": sh.decode,
             "bandwidth_share_from": sh.decode_from, "prefill_mfu": sh.prefill, "prefill_mfu_from": sh.prefill_from,

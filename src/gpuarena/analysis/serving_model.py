@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 # gpt-fast (github.com/pytorch-labs/gpt-fast, README "Benchmarks"): Llama-2-7B in bf16 at batch 1
 # on an A100-80GB decodes at 104.9 tokens/s, 1,397 GB/s of the card's 2,039 GB/s.
@@ -171,7 +172,7 @@ def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt
 # --- shares: measured where stored, else the defaults -----------------------------------
 
 def _ok(results: list[dict]) -> list[dict]:
-    return [r for r in results if r.get("workload") == "llm-serve" and r.get("status") == "ok"
+    return [r for r in results if registry.has(r.get("workload"), physics="serving") and r.get("status") == "ok"
             and r.get("size") != "tiny" and (r.get("extra") or {}).get("tpot_ms_median")]
 
 

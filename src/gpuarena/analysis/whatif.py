@@ -64,7 +64,8 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
     and only the throughputs carry that cost."""
     if store is None:
         return None
-    rows = [r for r in store.results(workload="ddp-train", status="ok") if R.gpu_of(r) == gpu
+    rows = [r for r in store.results(status="ok") if registry.has(r["workload"], physics="data-parallel")
+            and R.gpu_of(r) == gpu
             and (model is None or (r.get("params") or {}).get("model") == model)
             and r.get("variant") == (variant or "seed") and r.get("throughput_median")]
     for r in reversed(rows):
@@ -122,7 +123,8 @@ def compressed(variant: str | None, ddp_model: str | None) -> bool:
     """Whether a (composed) DDP variant all-reduces 2-byte gradients, read through the variant parser."""
     if not variant or not ddp_model:
         return False
-    return bool(registry.get("ddp-train").parse_variant(variant) & set(COMPRESSED_VARIANTS))
+    wrapper = registry.get(registry.named(physics="data-parallel")[0])
+    return bool(wrapper.parse_variant(variant) & set(COMPRESSED_VARIANTS))
 
 
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
@@ -137,8 +139,8 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     """
     ddp_model = None
     counts = gradient_sizes()
-    if workload == "ddp-train":          # the model's gradients, measured through DDP at N = 1
-        ddp_model = model or "resnet50"
+    if registry.has(workload, physics="data-parallel"):   # the model's gradients, measured through DDP at N = 1
+        ddp_model = model or registry.get(workload).resolve_params({})["model"]   # the wrapper's default
         if ddp_model not in registry.ddp_models() or registry.ddp_models()[ddp_model].name not in counts:
             raise UserError(f"--model {ddp_model!r}: whatif knows "
                             + ", ".join(k for k, c in registry.ddp_models().items() if c.name in counts))

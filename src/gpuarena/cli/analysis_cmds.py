@@ -16,6 +16,7 @@ from gpuarena.cli.common import DbOption, check_format, open_store, refuse_ignor
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
+from gpuarena.workloads import registry
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
@@ -105,7 +106,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     from gpuarena.analysis import check as C
 
     check_format(fmt, ("table", "md", "json"))
-    if workload == "llm-train" and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
+    if registry.has(workload, physics="decoder-training") and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
         from gpuarena.analysis import llm_claims
 
         refuse_ignored("check -w llm-train (article 001's claims)", {
@@ -122,11 +123,11 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
         if vs is None or ratio is None or gpu is None or workload is None:
             raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
         lo, hi = RT.parse_range(ratio)
-        if workload == "llm-serve":   # the serving model's ratio at the claim's conditions
+        if registry.has(workload, physics="serving"):   # the serving model's ratio at the claim's conditions
             from gpuarena.analysis.llm_claims import check_serving_ratio
             from gpuarena.cli.llm_cmds import llm_claim_sets
 
-            cond = {"precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
+            cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
             _out(RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt))
             return
         if gpus and gpus > 1:
@@ -165,7 +166,7 @@ def _check_claim_input(c: dict) -> None:
     from gpuarena.analysis.precision import request_of
     from gpuarena.workloads import registry
 
-    if c.get("workload") == "llm-serve" and c.get("batch_size") in (None, ""):
+    if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
         bs = int(str(c.get("batch_size")).strip())
@@ -180,7 +181,7 @@ def _check_claim_input(c: dict) -> None:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
-    if wl.launcher == "torchrun" and wl.name != "llm-train":   # llm-train claims are tokens/s over all GPUs
+    if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs
         raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
                         "(e.g. resnet50-train) per GPU")
 
@@ -221,12 +222,12 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
-    if workload == "llm-serve":
-        raise UserError("whatif -w llm-serve: serving on N GPUs is tensor parallel, modelled by "
+    if registry.has(workload, physics="serving"):
+        raise UserError(f"whatif -w {workload}: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
-    if workload != "llm-train":
+    if not registry.has(workload, physics="decoder-training"):
         refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None})
-    if workload == "llm-train":
+    else:
         from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
 
         refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
@@ -272,7 +273,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if workload == "llm-serve":   # what fits, TTFT and sustained tokens/s: the serving model
+    if registry.has(workload, physics="serving"):   # what fits, TTFT and sustained tokens/s: the serving model
         from gpuarena.cli.llm_cmds import advise_serving
 
         _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,

@@ -5,6 +5,7 @@ refused with the reason; none is ignored."""
 from __future__ import annotations
 
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 
 def _results(db: str | None) -> list[dict]:
@@ -38,7 +39,7 @@ def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
     from gpuarena.analysis.llm_claims import SERVE_KEYS, TRAIN_KEYS
 
-    keys = {"llm-serve": SERVE_KEYS, "llm-train": TRAIN_KEYS}.get(workload or "")
+    keys = {"serving": SERVE_KEYS, "decoder-training": TRAIN_KEYS}.get(registry.fact(workload, "physics"))
     if keys is None:
         raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=) and "
                         "llm-train claims (shape=, hf_config=)")
@@ -66,7 +67,7 @@ def _precision(variant: str | None) -> tuple[str, bool | None]:
 
     if not variant:
         return "bf16", None
-    known = registry.get("llm-train").variants
+    known = registry.get(registry.named(physics="decoder-training")[0]).variants
     parts = [p.strip() for p in variant.split("+") if p.strip()]
     bad = [p for p in parts if p not in known]
     if bad:

@@ -89,17 +89,8 @@ def to_result(row: dict, workload: str) -> dict | None:
     bs = _int(row["batch_size"])
     if bs is None or value <= 0:
         return None
-    params: dict = {"batch_size": bs}
-    res = row["seq_len_or_resolution"]
-    if workload == "resnet50-train":
-        params["image_size"] = _int(res) or 224
-    elif workload.startswith("bert"):
-        params["seq_len"] = _int(res)
-    elif workload == "sd15-generate":
-        params["image_size"] = _int(res) or 512
-        steps = re.search(r"(\d+)\s*steps", res)
-        if steps:
-            params["inference_steps"] = int(steps.group(1))
+    # the settings the row states, as the workload's params (the class reads its own text)
+    params: dict = {"batch_size": bs, **registry.get(workload).published_params(row["seq_len_or_resolution"])}
     gpu = catalog.find(row["gpu"])
     unit = unit.replace(" (total)", "")
     return {

@@ -110,7 +110,7 @@ def workloads_in(rows: list[dict]) -> list[str]:
 def multi_gpu_section(store, rows: list[dict]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
-    ddp = [r for r in rows if r["workload"] == "ddp-train" and ok(r)]
+    ddp = [r for r in rows if registry.has(r["workload"], physics="data-parallel") and ok(r)]
     coll = [r for r in rows if _multi_gpu(r["workload"]) and registry.find(r["workload"]).kind == "collective" and ok(r)]
     if not ddp and not coll:
         return None

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis.endpoints import WORKLOAD, engine_rows
+from gpuarena.analysis.endpoints import engine_rows
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num, pct
+from gpuarena.workloads import registry
 
 
 def _n(x) -> str:
@@ -12,10 +13,10 @@ def _n(x) -> str:
 
 
 def section(rows: list[dict]) -> Section | None:
-    served = engine_rows([r for r in rows if r.get("workload") == WORKLOAD])
+    served = engine_rows([r for r in rows if registry.has(r.get("workload"), physics="endpoint")])
     if not served:
         return None
-    s = Section("endpoint-serve", "Served engines: throughput, latency and goodput at an SLO")
+    s = Section("served-engines", "Served engines: throughput, latency and goodput at an SLO")
     s.paragraphs.append(
         "endpoint-serve drives a running OpenAI-compatible server (vLLM, SGLang, transformers serve, ...) with "
         "streamed requests. TTFT, TPOT, ITL and E2E are defined as in vLLM's benchmarks/benchmark_serving.py; "

@@ -19,8 +19,6 @@ from gpuarena.report.cautions import caution_counts
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
 from gpuarena.workloads import registry
 
-NAN_FIX = {"resnet50-train": "--set loss=cross-entropy"}   # the finite recipe beside the article's
-
 
 def short(gpu: str) -> str:
     return catalog.match(gpu).short if catalog.find(gpu) else str(gpu).replace("NVIDIA ", "", 1)
@@ -34,7 +32,7 @@ def finite(r: dict) -> bool:
 def figure(r: dict) -> tuple[float, str]:
     """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
     extra = r.get("extra") or {}
-    if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
+    if extra.get("tokens_per_s_per_gpu"):   # a workload that reports per GPU (llm-train)
         v = extra["tokens_per_s_per_gpu"]
         return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra['mfu'])}" if extra.get("mfu") else "")
     if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
@@ -164,7 +162,7 @@ def setting_text(r: dict) -> str:
 
 
 def run_hint(workload: str) -> str:
-    extra = NAN_FIX.get(workload, "")
+    extra = registry.fact(workload, "finite_fix")   # the finite recipe beside the article's
     return f"gpuarena run -w {workload}" + (f" {extra}" if extra else "")
 
 

@@ -10,7 +10,7 @@ from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Table, device_of, params_text, slug
-from gpuarena.workloads.base import SCOPED_PARAMS, param_acts
+from gpuarena.workloads.facts import SCOPED_PARAMS, param_acts
 
 
 def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpuarena.report.model import NUMERIC, TEXT, Section, Table, catalog_share, device_of, ok, pct
 from gpuarena.report.console import fmt_bytes, fmt_num
+from gpuarena.workloads import registry
 
 
 def _ms(x) -> str:
@@ -16,10 +17,10 @@ def _ms(x) -> str:
 
 
 def llm_section(rows: list[dict]) -> Section | None:
-    mine = [r for r in rows if r.get("workload") == "llm-train" and ok(r)]
+    mine = [r for r in rows if registry.has(r.get("workload"), physics="decoder-training") and ok(r)]
     if not mine:
         return None
-    s = Section("llm-train", "LLM training: tokens/s, MFU and scaling")
+    s = Section("decoder-training", "LLM training: tokens/s, MFU and scaling")
     s.paragraphs.append(
         "MFU: model FLOPs per token (6 x non-embedding parameters + 12 x layers x hidden x sequence length) "
         "x tokens/s per GPU, over the catalog's dense peak for the executed precision (FP8 for the fp8 "

@@ -152,8 +152,7 @@ def busbw(rows: list[dict]) -> Section:
     s = Section("busbw", "Collective bus bandwidth")
     groups: dict[str, list[tuple[float, float, float | None]]] = {}
     table_rows = []
-    order = {w: i for i, w in enumerate(("allreduce", "reducescatter", "allgather", "broadcast"))}
-    rows = sorted(rows, key=lambda r: (order.get(r["workload"], 9), r["workload"], r.get("gpus") or 1,
+    rows = sorted(rows, key=lambda r: (registry.fact(r["workload"], "report_order", 9), r["workload"], r.get("gpus") or 1,
                                        R.message_bytes(r) or 0))
     for r in rows:
         extra = r.get("extra") or {}

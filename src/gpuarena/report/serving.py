@@ -8,6 +8,7 @@ from gpuarena.analysis import serving as S
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
+from gpuarena.workloads import registry
 
 
 def _ms(x) -> str:
@@ -17,7 +18,9 @@ def _ms(x) -> str:
 def section(rows: list[dict], store=None) -> Section | None:
     """None when no llm-serve result measured its per-token times.  The membw ceiling may come
     from any run in the store (it is a fact of the GPU, measured once)."""
-    ceilings = rows + (store.results(workload="membw", status="ok") if store is not None else [])
+    copies = [r for r in (store.results(status="ok") if store is not None else [])
+              if registry.has(r["workload"], device_figure="memory-bandwidth")]
+    ceilings = rows + copies
     sets = S.curves(rows, ceilings)
     if not sets:
         return None

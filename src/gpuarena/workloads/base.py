@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from gpuarena import identity
 from gpuarena.errors import UserError, did_you_mean
 from gpuarena.workloads import precision as _precision
-from gpuarena.workloads.facts import WorkloadFacts, activation_traffic  # noqa: F401 - re-exported
+from gpuarena.workloads.facts import SCOPED_PARAMS, WorkloadFacts, param_acts  # noqa: F401 - re-exported
 from gpuarena.workloads.param import Param  # noqa: F401 - re-exported: workloads import it from here
 from gpuarena.workloads.precision import PRECISION_VARIANTS, precision_of  # noqa: F401 - re-exported
 
@@ -245,19 +245,16 @@ class Workload(WorkloadFacts, ABC):
 
 # --- shared recipe helpers ------------------------------------------------
 
-# Parameters that act only through some parts of a recipe (named alike in every workload):
-# results that differ in them alone measured one setting with different recipes, so the
-# report's tuning ladder sets them against the same seed, labelled "variant (name=value)".
-SCOPED_PARAMS: dict[str, tuple[str, ...]] = {
-    "compile_mode": ("compile",),
-    "compile_scope": ("compile", "compile-max-autotune"),
-}
+def activation_traffic(elements: float, element_bytes: int, trains: bool, params: int, batch: int) -> float:
+    """Bytes per item: each activation element written and read once in inference; in training
+    also read again by the backward pass and its gradient written and read (five passes); the
+    weights once per step in inference, and in training FP32 master weights, gradients and
+    optimizer state read and written (7 x 4 bytes per parameter per step), spread over the batch.
+    A lower estimate: fused kernels skip some passes, a cache-resident working set others."""
+    passes = 5 if trains else 2
+    weights = params * (28 if trains else element_bytes)
+    return passes * elements * element_bytes + weights / max(1, batch)
 
-
-def param_acts(name: str, variant: str) -> bool:
-    """Whether a parameter changes what `variant` measures: always, unless it is recipe-scoped
-    (SCOPED_PARAMS) and the variant lacks every part it acts through."""
-    return name not in SCOPED_PARAMS or bool(set(variant.split("+")) & set(SCOPED_PARAMS[name]))
 
 def apply_math_mode(variants: frozenset[str]) -> None:
     """Set the global TF32 switches the way a recipe asks.

@@ -20,10 +20,10 @@ from typing import ClassVar
 #                  (analysis/physics.py: check, advise, projection; the report's workload table);
 #  "serving"       the LLM serving model: bytes per token, prefill FLOPs, tensor parallel
 #                  (analysis/serving_model.py; the report's serving section);
-#  "llm-training"  MFU and parallel layouts (analysis/llm_claims.py, llm_plan.py; the LLM section);
+#  "decoder-training" MFU and parallel layouts (analysis/llm_claims.py, llm_plan.py; the LLM section);
 #  "data-parallel" a training workload wrapped in DDP over N ranks (analysis/whatif.py; scaling);
 #  "endpoint"      a served engine measured over HTTP (analysis/endpoints.py; its own section).
-PHYSICS = ("roofline", "serving", "llm-training", "data-parallel", "endpoint")
+PHYSICS = ("roofline", "serving", "decoder-training", "data-parallel", "endpoint")
 # The device ceiling a micro-benchmark or collective measures (analysis reads the best of each):
 #  "compute-peak" dense matmul TFLOP/s by dtype; "memory-bandwidth" device copy GB/s;
 #  "host-link" host<->device copy GB/s; "allreduce-busbw" all-reduce bus bandwidth over N ranks.
@@ -64,12 +64,16 @@ def first_int(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def activation_traffic(elements: float, element_bytes: int, trains: bool, params: int, batch: int) -> float:
-    """Bytes per item: each activation element written and read once in inference; in training
-    also read again by the backward pass and its gradient written and read (five passes); the
-    weights once per step in inference, and in training FP32 master weights, gradients and
-    optimizer state read and written (7 x 4 bytes per parameter per step), spread over the batch.
-    A lower estimate: fused kernels skip some passes, a cache-resident working set others."""
-    passes = 5 if trains else 2
-    weights = params * (28 if trains else element_bytes)
-    return passes * elements * element_bytes + weights / max(1, batch)
+# Parameters that act only through some parts of a recipe (named alike in every workload):
+# results that differ in them alone measured one setting with different recipes, so the
+# report's tuning ladder sets them against the same seed, labelled "variant (name=value)".
+SCOPED_PARAMS: dict[str, tuple[str, ...]] = {
+    "compile_mode": ("compile",),
+    "compile_scope": ("compile", "compile-max-autotune"),
+}
+
+
+def param_acts(name: str, variant: str) -> bool:
+    """Whether a parameter changes what `variant` measures: always, unless it is recipe-scoped
+    (SCOPED_PARAMS) and the variant lacks every part it acts through."""
+    return name not in SCOPED_PARAMS or bool(set(variant.split("+")) & set(SCOPED_PARAMS[name]))

@@ -178,6 +178,11 @@ def has(name: str | None, **facts) -> bool:
     return cls is not None and all(getattr(cls, k) == v for k, v in facts.items())
 
 
+def named(**facts) -> list[str]:
+    """The workloads that declare these class facts, built-ins first (imports every workload module)."""
+    return [n for n, cls in classes().items() if all(getattr(cls, k) == v for k, v in facts.items())]
+
+
 def fact(name: str | None, attr: str, default=None):
     """One class fact of the workload of that name, or ``default`` when this installation lacks it."""
     cls = find(name) if name else None

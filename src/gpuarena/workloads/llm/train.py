@@ -62,7 +62,7 @@ class LLMTrain(Workload):
     rank_extra = ("comm_total_s", "comm_exposed_s", "loss_last")
     # Class facts of the typed spine (issue 14); plain attributes until the base class has them.
     kind = "training"
-    physics = "llm-training"
+    physics = "decoder-training"
     axis = "batch_size"
     rank_aggregate = "sum"
     published_as = ("llm training", "gpt-3 175b", "gpt3-175b", "175b training", "llama training")

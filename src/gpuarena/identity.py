@@ -73,7 +73,8 @@ DESCRIBED = frozenset({"variants"})           # {name: description}: the names c
 # Class methods that feed analysis alone (no stored figure depends on them): outside a
 # workload's identity, so refining the roofline's traffic estimate does not re-key results.
 ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "published_family", "family_settings",
-                           "finite_fix", "report_order", "published_params", "label"})  # workloads/facts.py
+                           "finite_fix", "report_order", "published_params", "label", "published_csv",
+                           "published_csv_path"})  # workloads/facts.py
 
 # Methods of the shared base class that shape the timed path (runner/measure_case.py, rank.py).
 TIMED_PATH = frozenset({"resolve_params", "parse_variant", "items_per_step", "flops_per_item", "flops",

@@ -18,12 +18,13 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
-from gpuarena.analysis import whatif
-from gpuarena.analysis.tables import render as _render
+from gpuarena.analysis.advise_rows import COLUMNS, explain, render, scale_and_price  # noqa: F401 - the verb's API
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -122,72 +123,27 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     cloud_usd_for_hours, items_per_joule, memory_gb, note}], "excluded": [{gpu, reason}],
     "other_classes": [...], "explanation"}.  Rows are sorted fastest first.
     """
-    if not 1 <= gpus <= 100_000:
-        raise UserError(f"--gpus {gpus}: must be between 1 and 100000")
-    for name, v in (("--budget", budget), ("--hours", hours), ("--min-memory", min_memory)):
-        if v is not None and not v > 0:
-            raise UserError(f"{name} {v}: must be positive")
+    _check_options(gpus, budget, hours, min_memory)
     own = registry.get(workload).advised_by    # registry.get: the UserError with a suggestion
     if own:
         raise UserError(f"{workload} is not ranked by per-item compute and traffic scaling; see {own}")
     cands = candidates(store, workload)
     if not cands:
         raise UserError(f"no finite measured or credible published {workload} result to advise from")
-    wl_defaults = registry.get(workload).resolve_params({})
-    defaults = tuple((k, wl_defaults[k]) for k in SETTINGS if k in wl_defaults)
-    cls, fallback = _pick_class(cands, precision, defaults)
-    mine = [c for c in cands if c["class"] == cls]
-    request = max(mine, key=lambda c: c["throughput"])["request"]
-    best: dict[str, dict] = {}
-    for c in sorted(mine, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])):
-        best.setdefault(c["gpu"].name, c)
-    refs = [(c["gpu"], c["throughput"]) for c in best.values()]
-    settings = dict(cls[2])
-    abc, how = J.calibrate(refs, workload, request, settings)
-    band = J.band(workload, request, refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
-    ref_batch = max(mine, key=lambda c: c["throughput"])["batch_size"] or 1
-    params = X.workload_params(workload, {**_conditions(settings), "batch_size": ref_batch})
-    pool = X.evidence(workload, store)
+    b = _basis(store, workload, cands, precision)
     # the smallest footprint measured for the workload: a card below it cannot run it at any batch tried
     need = min((c["peak_memory"] for c in cands if c["basis"] == "measured" and c["peak_memory"]), default=0)
-    unit = next(iter(best.values()))["unit"]
     rows, excluded = [], []
     for g in catalog.priced(prices):
-        if J.consumer(g) and not include_consumer:
-            excluded.append({"gpu": g.name, "reason": "consumer card: left out of data-centre advice "
-                                                       "(--include-consumer to rank it)"})
-            continue
-        if min_memory and g.memory_gb < min_memory:
-            excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB < {min_memory:g} GB"})
-            continue
-        if need and g.memory_gb * 1e9 < need:
-            excluded.append({"gpu": g.name, "reason": f"{g.memory_gb:g} GB cannot hold the {need / 1e9:.1f} GB "
-                                                       "of the smallest run measured"})
-            continue
-        c = best.get(g.name) or _twin(g, best)
-        note = ""
-        if c:
-            thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
-            if c["gpu"].name != g.name:
-                note = f"same silicon as the {c['gpu'].short} (same die, peaks and bandwidth): its figure"
+        why = _unfit(g, min_memory, need, include_consumer)
+        row = None if why else _row(g, b)
+        if why or isinstance(row, str):
+            excluded.append({"gpu": g.name, "reason": why or row})
         else:
-            thr = J.predict(abc, g, workload, request)
-            if not thr:
-                excluded.append({"gpu": g.name, "reason": f"no {P.NAMES.get(request, request)} peak to project with "
-                                                           f"({g.architecture} has none)"})
-                continue
-            lim = X.limit(workload, g, request, params, pool=pool)
-            if thr > lim.highest:
-                note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
-                        + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
-                thr = lim.highest * (1 - 1e-9)
-            lo, hi, basis, src = thr * (1 - band), min(thr * (1 + band), lim.highest), "projected", how
-        rows.append({"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
-                     "rank_value": thr, "unit": unit, "precision": P.NAMES.get(request, request), "engine": cls[1],
-                     "source": src, "note": note})
-    rows = _checked(rows, workload, request, params, store, excluded)
-    _guard(rows, workload, request)
-    _scale_and_price(rows, workload, gpus, budget, hours, excluded, ref_batch, price_basis)
+            rows.append(row)
+    rows = _checked(rows, workload, b.request, b.params, store, excluded)
+    _guard(rows, workload, b.request)
+    scale_and_price(rows, workload, gpus, budget, hours, excluded, b.batch_size, price_basis)
     if registry.has(workload, physics="decoder-training"):   # cards too small for the model; measured multi-GPU efficiency
         from gpuarena.analysis.llm_advice import adjust
 
@@ -198,16 +154,99 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     if not rows:
         raise UserError(f"no GPU to advise for {workload}: "
                         + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
+    return _ranked(rows, excluded, cands, b, workload, gpus, budget)
+
+
+def _check_options(gpus: int, budget, hours, min_memory) -> None:
+    if not 1 <= gpus <= 100_000:
+        raise UserError(f"--gpus {gpus}: must be between 1 and 100000")
+    for name, v in (("--budget", budget), ("--hours", hours), ("--min-memory", min_memory)):
+        if v is not None and not v > 0:
+            raise UserError(f"{name} {v}: must be positive")
+
+
+class _Basis(NamedTuple):
+    """What every catalog row of one ranking is computed from."""
+    workload: str
+    cls: tuple                   # (precision class, engine, settings) ranked on
+    fallback: str
+    request: str
+    best: dict                   # GPU name -> its best candidate of the class
+    abc: tuple                   # the projection's (a, b, c)
+    how: str                     # how it was calibrated
+    band: float
+    batch_size: int
+    params: dict                 # the workload's params at the class's settings and batch
+    pool: list                   # physics evidence
+    unit: str
+
+
+def _basis(store, workload: str, cands: list[dict], precision: str | None) -> _Basis:
+    wl_defaults = registry.get(workload).resolve_params({})
+    defaults = tuple((k, wl_defaults[k]) for k in SETTINGS if k in wl_defaults)
+    cls, fallback = _pick_class(cands, precision, defaults)
+    mine = [c for c in cands if c["class"] == cls]
+    top = max(mine, key=lambda c: c["throughput"])
+    best: dict[str, dict] = {}
+    for c in sorted(mine, key=lambda c: (BASES.index(c["basis"]), -c["throughput"])):
+        best.setdefault(c["gpu"].name, c)
+    refs = [(c["gpu"], c["throughput"]) for c in best.values()]
+    settings = dict(cls[2])
+    abc, how = J.calibrate(refs, workload, top["request"], settings)
+    band = J.band(workload, top["request"], refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
+    batch = top["batch_size"] or 1
+    params = X.workload_params(workload, {**_conditions(settings), "batch_size": batch})
+    return _Basis(workload, cls, fallback, top["request"], best, abc, how, band, batch, params,
+                  X.evidence(workload, store), next(iter(best.values()))["unit"])
+
+
+def _unfit(g: catalog.GPU, min_memory: float | None, need: float, include_consumer: bool) -> str:
+    """Why a card is left out before any figure is looked at; "" when it is not."""
+    if J.consumer(g) and not include_consumer:
+        return "consumer card: left out of data-centre advice (--include-consumer to rank it)"
+    if min_memory and g.memory_gb < min_memory:
+        return f"{g.memory_gb:g} GB < {min_memory:g} GB"
+    if need and g.memory_gb * 1e9 < need:
+        return f"{g.memory_gb:g} GB cannot hold the {need / 1e9:.1f} GB of the smallest run measured"
+    return ""
+
+
+def _row(g: catalog.GPU, b: _Basis) -> dict | str:
+    """A card's figure of the class: measured, else published (its own or its twin's), else projected
+    and capped at physics' limit; a string when there is none (the reason)."""
+    c = b.best.get(g.name) or _twin(g, b.best)
+    note = ""
+    if c:
+        thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
+        if c["gpu"].name != g.name:
+            note = f"same silicon as the {c['gpu'].short} (same die, peaks and bandwidth): its figure"
+    else:
+        thr = J.predict(b.abc, g, b.workload, b.request)
+        if not thr:
+            return f"no {P.NAMES.get(b.request, b.request)} peak to project with ({g.architecture} has none)"
+        lim = X.limit(b.workload, g, b.request, b.params, pool=b.pool)
+        if thr > lim.highest:
+            note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
+                    + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
+            thr = lim.highest * (1 - 1e-9)
+        lo, hi, basis, src = thr * (1 - b.band), min(thr * (1 + b.band), lim.highest), "projected", b.how
+    return {"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
+            "rank_value": thr, "unit": b.unit, "precision": P.NAMES.get(b.request, b.request), "engine": b.cls[1],
+            "source": src, "note": note}
+
+
+def _ranked(rows: list[dict], excluded: list[dict], cands: list[dict], b: _Basis, workload: str, gpus: int,
+            budget: float | None) -> dict:
     rows.sort(key=lambda x: (-round(x["rank_value"], 3), BASES.index(x["basis"])))
     for i, x in enumerate(rows, 1):
         x["rank"] = i
         x.pop("g", None)
-    others = sorted({_class_text(c["class"]) for c in cands if c["class"] != cls})
-    label = _class_text(cls, request)
-    return {"workload": workload, "gpus": gpus, "class": label, "fallback": fallback, "request": request,
-            "settings": settings, "batch_size": ref_batch,
-            "calibration": how, "band": band, "rows": rows, "excluded": excluded, "other_classes": others,
-            "explanation": explain(rows, workload, gpus, budget, label, fallback)}
+    others = sorted({_class_text(c["class"]) for c in cands if c["class"] != b.cls})
+    label = _class_text(b.cls, b.request)
+    return {"workload": workload, "gpus": gpus, "class": label, "fallback": b.fallback, "request": b.request,
+            "settings": dict(b.cls[2]), "batch_size": b.batch_size,
+            "calibration": b.how, "band": b.band, "rows": rows, "excluded": excluded, "other_classes": others,
+            "explanation": explain(rows, workload, gpus, budget, label, b.fallback)}
 
 
 def _conditions(settings: dict) -> dict:
@@ -257,92 +296,3 @@ def _guard(rows: list[dict], workload: str, request: str) -> None:
                 x["rank_value"] = m["throughput"] * (1 - 1e-6)
                 x["note"] = (f"ranked below the measured {m['g'].short}, at least as fast on paper: "
                              "its projection is contradicted by that measurement")
-
-
-def _scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size, basis) -> None:
-    from gpuarena.analysis.cost import per_dollar
-
-    keep = []
-    for x in rows:
-        g = x["g"]
-        scaling = 1.0
-        if gpus > 1:
-            if workload in whatif.gradient_sizes():
-                p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
-                scaling = p["rows"][0]["efficiency"]
-            elif not registry.get(workload).trains:
-                x["note"] = "; ".join(filter(None, [x["note"], f"{gpus} independent copies (no gradient "
-                                                                 "exchange): linear"]))
-            else:
-                raise UserError(f"--gpus {gpus}: gpuarena has no interconnect model for {workload}'s gradients")
-        total = x["throughput"] * gpus * scaling
-        purchase = g.purchase.usd * gpus if g.purchase.usd else None
-        cloud = g.cloud.usd * gpus * hours if (g.cloud.usd and hours) else None
-        if budget is not None:
-            spend = cloud if hours else purchase
-            if spend is None or spend > budget:
-                excluded.append({"gpu": g.name, "reason": f"no {'cloud' if hours else 'purchase'} price to check "
-                                 "against the budget" if spend is None else f"${spend:,.0f} > budget ${budget:,.0f}"})
-                continue
-        price = g.price(basis)
-        x.update({"scaling": scaling, "throughput": total, "low": x["low"] * gpus * scaling,
-                  "high": x["high"] * gpus * scaling, "rank_value": x["rank_value"] * gpus * scaling,
-                  "price_usd": price.usd * gpus if price.usd else None, "price_basis": basis,
-                  "price_source": price.label if price.usd else f"unpriced: {price.source}",
-                  "price_rankable": bool(price.usd) and price.rankable,
-                  "per_dollar": per_dollar(total, price) / gpus if price.usd else None,
-                  "items_per_s_per_1000usd": total / purchase * 1000 if purchase else None,
-                  "cloud_usd_for_hours": cloud,
-                  "items_per_joule": x["throughput"] / g.tdp_w if g.tdp_w else None, "memory_gb": g.memory_gb})
-        keep.append(x)
-    rows[:] = keep
-
-
-PER_DOLLAR_TEXT = {"cloud": "per $ of cloud time (on-demand $/GPU-hour)", "purchase": "items/s per $1,000 of purchase"}
-
-
-def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cls: str, fallback: str) -> str:
-    fast = rows[0]
-    s = (f"For {workload} on {gpus} GPU(s){f' within ${budget:,.0f}' if budget else ''}, ranked on {cls} figures: "
-         f"the {catalog.match(fast['gpu']).short} is fastest at {fast['throughput']:,.0f} {fast['unit']} "
-         f"({fast['basis']}, {fast['source']}).")
-    if fallback:
-        s += f" {fallback.capitalize()}."
-    if len(rows) > 1:
-        nxt = rows[1]
-        s += (f" What would change it: the {catalog.match(nxt['gpu']).short} ({nxt['basis']}, "
-              f"{nxt['throughput'] / fast['throughput']:.0%} of it")
-        s += (f", band up to {nxt['high']:,.0f}) measuring above {fast['low']:,.0f}." if nxt["basis"] == "projected"
-              else ") overtaking it in a measurement at the same settings.")
-    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
-    if priced:
-        v = max(priced, key=lambda x: x["per_dollar"])
-        basis = v["price_basis"]
-        price = (f"${v['price_usd']:,.2f} per hour" if basis == "cloud" else f"${v['price_usd']:,.0f}")
-        s += (f" Most throughput {PER_DOLLAR_TEXT[basis]}: the {catalog.match(v['gpu']).short}, "
-              f"{v['throughput']:,.0f} {v['unit']} for {price} ({v['price_source']}) = {v['per_dollar']:,.0f} "
-              f"{'items per $' if basis == 'cloud' else 'per $1,000'} ({v['basis']}), at "
-              f"{v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
-    unpriced = [catalog.match(x["gpu"]).short for x in rows if not x.get("price_usd")]
-    if unpriced:
-        s += f" Unpriced on this basis: {', '.join(unpriced)}."
-    if fast["basis"] == "projected":
-        s += " The top figure is a projection: measure before buying."
-    return s
-
-
-COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("band", "band"),
-           ("unit", "unit"), ("precision", "precision"), ("engine", "engine"), ("scaling", "scaling"),
-           ("price_usd", "price $"), ("per_dollar", "per $"), ("items_per_joule", "items/J (TDP)"),
-           ("memory_gb", "GB"), ("source", "source"), ("note", "note")]
-
-
-def render(result: dict, fmt: str) -> str:
-    if fmt == "json":
-        return _render([], [], "json", data=result)
-    rows = [{**x, "band": "" if x["basis"] != "projected" else f"{x['low']:,.0f}-{x['high']:,.0f}"}
-            for x in result["rows"]]
-    notes = [result["explanation"]]
-    if result["other_classes"]:
-        notes.append("Not set beside these (other precision, engine or settings): " + "; ".join(result["other_classes"]))
-    return _render(COLUMNS, rows, fmt, title=f"GPUs for {result['workload']} x {result['gpus']}", notes=notes)

@@ -107,17 +107,25 @@ def to_result(row: dict, workload: str) -> dict | None:
     }
 
 
+def csv_paths() -> list[Path]:
+    """The shipped published_results.csv, then each workload's own (``published_csv``)."""
+    own = [cls.published_csv_path() for cls in registry.classes().values() if cls.published_csv]
+    return [PUBLISHED_CSV, *own]
+
+
 def published_rows(path: str | None = None, all_rows: bool = False) -> list[dict]:
-    """Result dicts for the published rows that map to a gpuarena workload."""
+    """Result dicts for the published rows that map to a gpuarena workload: of ``path``, else of
+    every file of csv_paths()."""
     out = []
-    with open(path or PUBLISHED_CSV, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            w = _workload(row)
-            r = to_result(row, w) if w else None
-            if r is not None:
-                out.append(r)
-            elif all_rows:
-                out.append({"source": "published", "workload": None, "origin": row["source"], "row": row})
+    for p in [path] if path else csv_paths():
+        with open(p, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                w = _workload(row)
+                r = to_result(row, w) if w else None
+                if r is not None:
+                    out.append(r)
+                elif all_rows:
+                    out.append({"source": "published", "workload": None, "origin": row["source"], "row": row})
     return out
 
 

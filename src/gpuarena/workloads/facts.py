@@ -13,6 +13,8 @@ None of these shape a measurement: they are outside a workload's fingerprint
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from typing import ClassVar
 
 # Which of gpuarena's models judges, projects and reports a workload:
@@ -39,6 +41,10 @@ class WorkloadFacts:
     # its rows' workload text in data/published_results.csv, and the settings it was published at.
     published_family: ClassVar[str | None] = None
     family_settings: ClassVar[dict] = {}
+    # A CSV of published figures for this workload (data/published_results.csv's columns, each row
+    # with its source), relative to the workload's module: `gpuarena import --published` loads its
+    # rows beside the shipped ones, so a plugin brings its own.  Rows are matched by published_as.
+    published_csv: ClassVar[str | None] = None
     # The recipe change that makes the article's diverging recipe finite, as `run` options
     # (the report's first screen points at it when only NaN results were stored).
     finite_fix: ClassVar[str | None] = None
@@ -50,6 +56,13 @@ class WorkloadFacts:
         """Parameters a published row states in its ``seq_len_or_resolution`` text ("384",
         "512x512, 50 steps"), beyond the batch size: those of this workload's params."""
         return {}
+
+    @classmethod
+    def published_csv_path(cls) -> Path | None:
+        """Where ``published_csv`` lies, or None."""
+        if not cls.published_csv:
+            return None
+        return Path(sys.modules[cls.__module__].__file__).parent / cls.published_csv
 
     @classmethod
     def label(cls, params: dict) -> str:

@@ -1,0 +1,86 @@
+"""docs/workloads.md's worked example, run as written: a DDP-wrappable training workload with
+published rows is one module (plus its rows and one entry point), and list, import --published,
+run, ddp-train, compare, check, whatif and advise all take it without a gpuarena file changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from gpuarena.data import catalog
+
+from tests.conftest import ROOT, run_cli
+
+DOC = Path(ROOT) / "docs" / "workloads.md"
+HEADING = "## Worked example: a DDP-wrappable training workload with published rows"
+
+
+def blocks() -> dict[str, str]:
+    """The section's fenced blocks by language: the module, its CSV, its entry point."""
+    text = DOC.read_text(encoding="utf-8").split(HEADING, 1)[1].split("\n## ", 1)[0]
+    return {lang: body for lang, body in re.findall(r"```(\w+)\n(.*?)```", text, re.S)}
+
+
+def install(site: Path) -> dict:
+    """The package and its dist-info, as `pip install` leaves them; the CSV's VALUE is 40% of each
+    card's TF32 peak over the class's FLOPs per sample, SOURCE says it is this test's."""
+    b = blocks()
+    pkg = site / "gpuarena_mlp"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(b["python"])
+    flops = 48 * 1024 ** 2            # the class's flops() at its defaults (hidden 1024)
+    rows = []
+    for line in b["csv"].splitlines():
+        if "VALUE" in line:
+            peak = catalog.match(line.split(",")[0]).peaks["tf32"]
+            line = line.replace("VALUE", f"{0.4 * peak * 1e12 / flops:.0f}").replace("SOURCE", "test fixture")
+        rows.append(line)
+    (pkg / "published.csv").write_text("\n".join(rows) + "\n")
+    info = site / "gpuarena_mlp-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gpuarena-mlp\nVersion: 0.1\n")
+    entry = b["toml"].split("\n", 1)[1].replace('"', "")
+    (info / "entry_points.txt").write_text("[gpuarena.workloads]\n" + entry)
+    return {"PYTHONPATH": os.pathsep.join([str(Path(ROOT) / "src"), str(site), os.environ.get("PYTHONPATH", "")])}
+
+
+def ok(*args: str, env: dict) -> str:
+    p = run_cli(*args, env=env, timeout=400)
+    assert p.returncode == 0, (args, p.stderr[-3000:])
+    assert "left out" not in p.stderr, p.stderr      # the plugin loaded cleanly
+    return p.stdout
+
+
+def test_worked_example_through_every_verb(tmp_path):
+    env = install(tmp_path / "site")
+    db = str(tmp_path / "mlp.db")
+    listed = {w["name"]: w for w in json.loads(ok("list", "-f", "json", env=env))["workloads"]}
+    assert listed["mlp-train"]["plugin"] and listed["mlp-train"]["kind"] == "training"
+
+    ok("import", "--published", "--db", db, env=env)            # its own rows beside the shipped ones
+    ok("run", "-w", "mlp-train", "--device", "cpu", "-r", "2", "--db", db, "-q", env=env)
+    ok("run", "-w", "ddp-train", "--set", "model=mlp", "--gpus", "2", "--device", "cpu", "-r", "2",
+       "--db", db, "-q", env=env)
+    rows = json.loads(ok("results", "--db", db, "-f", "json", env=env))
+    mine = [(r["workload"], r["gpus"], r["status"], (r.get("params") or {}).get("model")) for r in rows
+            if r["workload"] in ("mlp-train", "ddp-train")]
+    assert ("mlp-train", 1, "ok", None) in mine and ("ddp-train", 2, "ok", "mlp") in mine, mine
+    assert sum(1 for r in rows if r["workload"] == "mlp-train" and r.get("source") == "published") == 2
+
+    compared = ok("compare", "-b", "A100 80GB SXM4", "-w", "mlp-train", "--db", db, env=env)
+    assert "H100" in compared
+
+    claim = ("check", "--gpu", "A100 80GB SXM4", "-w", "mlp-train", "--precision", "tf32", "--batch-size", "256",
+             "-f", "json")
+    peak = 156.0e12 / (48 * 1024 ** 2)                            # samples/s at the A100's TF32 peak
+    fine = json.loads(ok(*claim, "--throughput", f"{0.5 * peak:.0f}", env=env))
+    above = json.loads(ok(*claim, "--throughput", f"{2 * peak:.0f}", env=env))
+    assert [fine[0]["verdict"], above[0]["verdict"]] == ["plausible", "impossible"], (fine, above)
+
+    scaled = json.loads(ok("whatif", "-w", "mlp-train", "--gpu", "A100 80GB SXM4", "--n", "2,8",
+                           "--throughput", "10000", "-f", "json", env=env))
+    assert [r["n"] for r in scaled["rows"]] == [2, 8] and scaled["grad_bytes"] > 0
+    advice = json.loads(ok("advise", "-w", "mlp-train", "--db", db, "-f", "json", env=env))
+    assert {"NVIDIA A100 80GB SXM4", "NVIDIA H100 80GB SXM5"} <= {r["gpu"] for r in advice["rows"]}

@@ -138,8 +138,7 @@ def check_serving(claim: dict, store=None) -> dict:
     if claim.get("seq_len") not in (None, ""):
         given.setdefault("prompt_len", claim["seq_len"])
     open_batch = claim.get("batch_size") in (None, "")      # "the batch chosen by the engine"
-    name = claim["workload"]   # a workload judged by the serving model (check dispatches on its physics)
-    cls = registry.get(name)
+    cls = registry.get(claim["workload"])   # judged by the serving model (check dispatches on its physics)
     try:
         params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
     except (TypeError, ValueError):
@@ -157,13 +156,13 @@ def check_serving(claim: dict, store=None) -> dict:
     thr = thr if thr is not None else (b / lat if lat else None)
     if thr is None:
         raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
-    results = store.results(workload=name) if store is not None else []
+    results = store.results(workload=cls.name) if store is not None else []
     bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
     ceil = M.ceiling(results)
     # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
     credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
     need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
-    spread, spread_from = run_spread(store, name)
+    spread, spread_from = run_spread(store, cls.name)
     fpi = cls.flops(params)
     implied = thr / tp * fpi / 1e12
     bw_per_tok = bound["bytes_per_step_per_gpu"] / b
@@ -185,7 +184,7 @@ def check_serving(claim: dict, store=None) -> dict:
     else:
         v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                   f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
-    return {"gpu": g.name, "workload": name, "precision": claim["precision"], "executed": prec,
+    return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
             "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
             "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],

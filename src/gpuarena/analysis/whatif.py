@@ -127,6 +127,58 @@ def compressed(variant: str | None, ddp_model: str | None) -> bool:
     return bool(wrapper.parse_variant(variant) & set(COMPRESSED_VARIANTS))
 
 
+def _ddp_model(workload: str, model: str | None, counts: dict[str, int]) -> str | None:
+    """The model a data-parallel wrapper trains (its gradients are what is all-reduced); None for a
+    plain training workload, refused when whatif does not know its gradient size."""
+    if registry.has(workload, physics="data-parallel"):   # the model's gradients, measured through DDP at N = 1
+        ddp_model = model or registry.get(workload).resolve_params({})["model"]   # the wrapper's default
+        if ddp_model not in registry.ddp_models() or registry.ddp_models()[ddp_model].name not in counts:
+            raise UserError(f"--model {ddp_model!r}: whatif knows "
+                            + ", ".join(k for k, c in registry.ddp_models().items() if c.name in counts))
+        return ddp_model
+    if workload not in counts:
+        raise UserError(f"whatif knows the gradient size of {', '.join(counts)} and ddp-train; "
+                        f"not {workload!r}")
+    return None
+
+
+def _check_inputs(ns: list[int], busbw, overlap, batch_size, bucket_mb) -> None:
+    if not ns or any(n < 1 or n > 100_000 for n in ns):
+        raise UserError("--n: GPU counts must be between 1 and 100000")
+    if busbw is not None and not 0 < busbw < 100_000:
+        raise UserError(f"--busbw {busbw}: must be a positive GB/s figure below 100000")
+    if overlap is not None and not 0 <= overlap <= 1:
+        raise UserError(f"--overlap {overlap}: must be between 0 and 1")
+    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
+        raise UserError(f"--batch-size {batch_size}: must be a whole number >= 1")
+    if not 0 < bucket_mb <= 1e6:
+        raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
+
+
+def _compute(store, workload: str, g, batch_size, throughput, ddp_model, variant) -> dict:
+    """One GPU's step: given (--throughput, the workload's default batch) or the stored result's.
+    {thr, bs, src, batch_from, accum, model_variant}; accum: ddp-train no-sync micro-batches per all-reduce."""
+    if throughput is not None:
+        if not (math.isfinite(throughput) and throughput > 0):
+            raise UserError(f"--throughput {throughput}: must be a finite positive number")
+        batch_from = "given"
+        if batch_size is None:
+            batch_size, batch_from = _default_batch(grad_model_workload(workload, ddp_model)), "the workload's default"
+        return {"thr": throughput, "bs": batch_size, "src": "given", "batch_from": batch_from, "accum": 1,
+                "model_variant": None}
+    r = single_gpu_throughput(store, workload, g.name, batch_size, ddp_model,
+                              (variant or "seed") if ddp_model else variant)
+    if r is None:
+        raise UserError(f"no single-GPU {workload} result on {g.name}"
+                        + (f" at batch size {batch_size}" if batch_size else "")
+                        + "; pass --throughput (items/s on one GPU) or import published results")
+    thr = r["throughput_median"]
+    return {"thr": thr, "bs": _batch_size(r) or batch_size or 1, "batch_from": "the stored result",
+            "accum": int((r.get("extra") or {}).get("accum_steps") or 1),
+            "model_variant": (r.get("params") or {}).get("model_variant"),
+            "src": f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")}
+
+
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
             overlap: float | None = None, batch_size: int | None = None,
             throughput: float | None = None, model: str | None = None, variant: str | None = None,
@@ -137,76 +189,29 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
              "busbw_gbs", "busbw_from", "overlap", "overlap_from", "message_bytes",
              "rows": [{n, busbw_gbs, comm_s, exposed_s, step_s, efficiency, throughput}]}.
     """
-    ddp_model = None
     counts = gradient_sizes()
-    if registry.has(workload, physics="data-parallel"):   # the model's gradients, measured through DDP at N = 1
-        ddp_model = model or registry.get(workload).resolve_params({})["model"]   # the wrapper's default
-        if ddp_model not in registry.ddp_models() or registry.ddp_models()[ddp_model].name not in counts:
-            raise UserError(f"--model {ddp_model!r}: whatif knows "
-                            + ", ".join(k for k, c in registry.ddp_models().items() if c.name in counts))
-    elif workload not in counts:
-        raise UserError(f"whatif knows the gradient size of {', '.join(counts)} and ddp-train; "
-                        f"not {workload!r}")
+    ddp_model = _ddp_model(workload, model, counts)
     g = catalog.match(gpu)
-    if not ns or any(n < 1 or n > 100_000 for n in ns):
-        raise UserError("--n: GPU counts must be between 1 and 100000")
-    if busbw is not None and not 0 < busbw < 100_000:
-        raise UserError(f"--busbw {busbw}: must be a positive GB/s figure below 100000")
-    if overlap is not None and not 0 <= overlap <= 1:
-        raise UserError(f"--overlap {overlap}: must be between 0 and 1")
-    accum = 1   # ddp-train no-sync: accum_steps micro-batches per all-reduce
-    model_variant = None
-    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
-        raise UserError(f"--batch-size {batch_size}: must be a whole number >= 1")
-    batch_from = "given"
-    if throughput is not None:
-        if not (math.isfinite(throughput) and throughput > 0):
-            raise UserError(f"--throughput {throughput}: must be a finite positive number")
-        if batch_size is None:
-            batch_size, batch_from = _default_batch(grad_model_workload(workload, ddp_model)), "the workload's default"
-        thr, bs, src = throughput, batch_size, "given"
-    else:
-        r = single_gpu_throughput(store, workload, g.name, batch_size, ddp_model,
-                                  (variant or "seed") if ddp_model else variant)
-        if r is None:
-            raise UserError(f"no single-GPU {workload} result on {g.name}"
-                            + (f" at batch size {batch_size}" if batch_size else "")
-                            + "; pass --throughput (items/s on one GPU) or import published results")
-        thr, bs = r["throughput_median"], _batch_size(r) or batch_size or 1
-        batch_from = "the stored result"
-        accum = int((r.get("extra") or {}).get("accum_steps") or 1)
-        model_variant = (r.get("params") or {}).get("model_variant")
-        src = f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")
-    compute = bs * accum / thr
-    if not 0 < bucket_mb <= 1e6:
-        raise UserError(f"--bucket-mb {bucket_mb}: must be a positive size in MiB")
+    _check_inputs(ns, busbw, overlap, batch_size, bucket_mb)
+    c = _compute(store, workload, g, batch_size, throughput, ddp_model, variant)
+    bs, accum = c["bs"], c["accum"]
+    compute = bs * accum / c["thr"]
     grad_workload = grad_model_workload(workload, ddp_model)
     shrink = 0.5 if compressed(variant, ddp_model) else 1.0    # a 2-byte hook sends half the bytes
     grad_bytes = counts[grad_workload] * GRAD_BYTES_PER_PARAM * shrink
     # DDP all-reduces buckets of bucket_mb of FP32 gradients, one after another: the whole transfer
     # moves at the bus bandwidth of that message size, not of 1 GB.
     message = min(bucket_mb * 2**20 * shrink, grad_bytes)
-    bws: dict[int, tuple[float, str]] = {}
-    for n in ns:
-        if busbw is not None:
-            bws[n] = (busbw, "given")
-        else:
-            bws[n] = measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)
+    bws = {n: (busbw, "given") if busbw is not None else
+           (measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)) for n in ns}
     comm = {n: ring_allreduce_s(grad_bytes, n, bws[n][0]) for n in ns}
     if overlap is not None:
         ov, ov_from = overlap, "given"
     else:
-        model_name = ddp_model or grad_workload.removesuffix("-train")
+        model_name = ddp_model or registry.get(grad_workload).ddp_name
         ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm)
                        or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
-    # Two baselines: DDP's own step at 1 GPU (what ddp-train measures) and the plain single-GPU step of
-    # the model (the articles' "linear coefficient").  Without DDP in the loop they are the same step.
-    plain = None
-    if ddp_model and store is not None:
-        pr = single_gpu_throughput(store, grad_workload, g.name, bs, None, model_variant)
-        plain = pr["throughput_median"] if pr else None
-    elif not ddp_model:
-        plain = thr
+    plain = _plain(store, ddp_model, grad_workload, g, bs, c)
     rows = []
     for n in ns:
         exposed = (1 - ov) * comm[n]
@@ -215,14 +220,22 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         rows.append({"n": n, "busbw_gbs": bws[n][0], "comm_s": comm[n], "exposed_s": exposed, "step_s": step,
                      "efficiency": compute / step, "throughput": total,
                      "efficiency_vs_plain": total / (n * plain) if plain else None})
-    froms = sorted({f for _, f in bws.values()})
     return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
-            "batch_size": bs, "batch_from": batch_from, "accum_steps": accum,
+            "batch_size": bs, "batch_from": c["batch_from"], "accum_steps": accum,
             "efficiency_baseline": "DDP at 1 GPU" if ddp_model else "the plain single-GPU step",
             "plain_throughput": plain, "grad_bytes": grad_bytes, "message_bytes": message,
-            "compute_s": compute,
-            "compute_from": src, "busbw_gbs": bws[ns[-1]][0], "busbw_from": "; ".join(froms),
+            "compute_s": compute, "compute_from": c["src"], "busbw_gbs": bws[ns[-1]][0],
+            "busbw_from": "; ".join(sorted({f for _, f in bws.values()})),
             "overlap": ov, "overlap_from": ov_from, "rows": rows}
+
+
+def _plain(store, ddp_model, grad_workload: str, g, bs: int, c: dict) -> float | None:
+    """Two baselines: DDP's own step at 1 GPU (what ddp-train measures) and the plain single-GPU step of
+    the model (the articles' "linear coefficient").  Without DDP in the loop they are the same step."""
+    if ddp_model and store is not None:
+        pr = single_gpu_throughput(store, grad_workload, g.name, bs, None, c["model_variant"])
+        return pr["throughput_median"] if pr else None
+    return None if ddp_model else c["thr"]
 
 
 COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),

@@ -77,6 +77,12 @@ def first_int(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def steps_in(text: str) -> int | None:
+    """The step count a published setting states ("512x512, 50 steps"), or None."""
+    m = re.search(r"(\d+)\s*steps", text or "")
+    return int(m.group(1)) if m else None
+
+
 # Parameters that act only through some parts of a recipe (named alike in every workload):
 # results that differ in them alone measured one setting with different recipes, so the
 # report's tuning ladder sets them against the same seed, labelled "variant (name=value)".

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 
 import torch
@@ -27,7 +26,7 @@ import torch
 from gpuarena.errors import UserError
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import find_max, search_max_batch
-from gpuarena.workloads.facts import first_int
+from gpuarena.workloads.facts import first_int, steps_in
 from gpuarena.workloads.resnet50 import COMPILE_MODES
 
 # Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
@@ -145,13 +144,9 @@ class SD15Generate(Workload):
     )
 
     @classmethod
-    def published_params(cls, setting: str) -> dict:
-        """"512x512, 50 steps": the image size (512 when unstated) and the denoising steps."""
-        out = {"image_size": first_int(setting) or 512}
-        steps = re.search(r"(\d+)\s*steps", setting or "")
-        if steps:
-            out["inference_steps"] = int(steps.group(1))
-        return out
+    def published_params(cls, setting: str) -> dict:   # "512x512, 50 steps"; 512 when unstated
+        steps = steps_in(setting)
+        return {"image_size": first_int(setting) or 512, **({"inference_steps": steps} if steps else {})}
 
     @classmethod
     def check_params(cls, params: dict) -> None:

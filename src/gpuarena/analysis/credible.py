@@ -1,0 +1,134 @@
+"""The best attainment credibly reached, per workload, precision class and GPU generation: the
+published evidence (data/ceilings.csv, every row sourced) and the finite measurements of the
+database, and the run-to-run spread that widens it (see analysis/physics.py)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuarena.analysis import precision as P
+from gpuarena.analysis.roofline import _workload, is_finite_result, precision_class, roof, workload_params
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
+
+CEILINGS_CSV = Path(__file__).parents[1] / "data" / "ceilings.csv"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    workload: str
+    precision: str           # executed
+    generation: str
+    gpu: str
+    throughput: float
+    attainment: float
+    share_of_peak: float
+    engine: str
+    source: str
+
+
+@functools.lru_cache(maxsize=1)
+def published_evidence() -> tuple[Evidence, ...]:
+    out = []
+    with open(CEILINGS_CSV, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            g = catalog.match(row["gpu"])
+            thr = (float(row["throughput"]) if row["throughput"]
+                   else float(row["batch_size"] or 1) / float(row["latency_s"]))
+            params = workload_params(row["workload"], row)
+            r = roof(row["workload"], g, P.request_of(row["precision"]), params)
+            out.append(Evidence(row["workload"], r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
+                                r.share_of_peak(thr), row["engine"], row["source"]))
+    return tuple(out)
+
+
+def measured_evidence(store, workload: str) -> list[Evidence]:
+    """The finite single-GPU measurements of the database as evidence (never a diverged one)."""
+    if store is None:
+        return []
+    from gpuarena.analysis.rows import gpu_of, is_search
+
+    out = []
+    for r in store.results(workload=workload, status="ok"):
+        if r.get("source") == "published" or (r.get("gpus") or 1) != 1 or not is_finite_result(r) or is_search(r):
+            continue
+        g = catalog.find(gpu_of(r))
+        if g is None:
+            continue
+        variants = frozenset(str(r.get("variant") or "seed").split("+"))
+        try:
+            req = P.request_of_variants(variants, r.get("precision"))
+            params = _workload(workload).resolve_params(
+                {k: v for k, v in (r.get("params") or {}).items() if k in _workload(workload).param_map()})
+            rf = roof(workload, g, req, params)
+        except (UserError, KeyError, TypeError, ValueError):
+            continue
+        thr = r["throughput_median"]
+        if rf.share_of_peak(thr) > 1:
+            continue     # a measurement above peak is a broken measurement, not evidence
+        out.append(Evidence(workload, rf.executed, P.arch_of(g), g.name, thr, rf.attainment(thr),
+                            rf.share_of_peak(thr), "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+                            f"gpuarena measurement (run {r.get('run_id')}, {r.get('variant')})"))
+    return out
+
+
+def evidence(workload: str, store=None) -> list[Evidence]:
+    return [e for e in published_evidence() if e.workload == workload] + measured_evidence(store, workload)
+
+
+DEFAULT_SPREAD = 0.025
+DEFAULT_SPREAD_SOURCE = ("same case in two H200 sessions: bert-large-infer tf32 516.3 vs 503.9 seq/s "
+                         "(docs/data/h200-s3/-s4-2026-11-29.json)")
+
+
+def spread(store, workload: str) -> tuple[float, str]:
+    """Run-to-run spread of a workload's throughput: (fraction, where it comes from)."""
+    if store is not None:
+        from gpuarena.analysis.rows import gpu_of
+
+        seen: dict[str, list[float]] = {}
+        for r in store.results(workload=workload, status="ok"):
+            if r.get("source") == "published" or not is_finite_result(r):
+                continue
+            if "compile" in str(r.get("variant") or "").split("+"):
+                continue    # the claims are of eager code: CUDA graphs make compiled runs far steadier
+            key = json.dumps([gpu_of(r), r.get("variant"), r.get("params"), r.get("gpus")], sort_keys=True, default=str)
+            seen.setdefault(key, []).append(r["throughput_median"])
+        pairs = sorted(max(v) / min(v) - 1 for v in seen.values() if len(v) > 1)
+        if pairs:
+            half = len(pairs) // 2
+            mid = pairs[half] if len(pairs) % 2 else (pairs[half - 1] + pairs[half]) / 2
+            return mid, (f"median difference between repeated runs of the {len(pairs)} eager {workload} case(s) "
+                         "measured more than once in this database")
+    return DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    best: Evidence
+    borrowed: bool           # no evidence on this generation: the best of the others
+
+
+def ceiling(workload: str, executed: str, generation: str, store=None,
+            pool: list[Evidence] | None = None) -> Ceiling | None:
+    """The best attainment credibly reached on the workload at the precision class on this generation;
+    where the generation has none, the best of any generation (borrowed, and said).
+
+    Per generation because attainment of an estimated roofline does not carry perfectly: a newer die
+    with a larger L2 and newer kernels beats its DRAM roofline by more (MLPerf's H100 ResNet-50 reaches
+    69% of it, the A100 50%), so an A100 figure judged by the H100's best would pass at 4,600 images/s."""
+    pool = evidence(workload, store) if pool is None else pool
+    cls = precision_class(executed)
+    same = [e for e in pool if precision_class(e.precision) == cls]
+    if not same:
+        return None
+    here = [e for e in same if e.generation == generation]
+    if here:
+        return Ceiling(max(here, key=lambda e: e.attainment), False)
+    return Ceiling(max(same, key=lambda e: e.attainment), True)
+
+

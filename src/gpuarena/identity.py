@@ -70,8 +70,9 @@ PROSE_ATTRS = frozenset({"description", "source"})
 PROSE_FIELDS = frozenset({"doc"})             # Param.doc: dataclass fields left out of a hash
 DESCRIBED = frozenset({"variants"})           # {name: description}: the names count, in order
 
-# Class methods that feed analysis alone (no stored figure depends on them): outside a
-# workload's identity, so refining the roofline's traffic estimate does not re-key results.
+# Class methods and facts that feed analysis alone (no stored figure depends on them): outside a
+# workload's identity, so refining the roofline's traffic estimate, or a fact of workloads/facts.py
+# (which model judges it, its published family...), does not re-key results.
 ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "published_family", "family_settings",
                            "finite_fix", "report_order", "published_params", "label", "published_csv",
                            "published_csv_path"})  # workloads/facts.py

@@ -15,6 +15,15 @@ from tests.conftest import ROOT, run_cli
 
 DOC = Path(ROOT) / "docs" / "workloads.md"
 HEADING = "## Worked example: a DDP-wrappable training workload with published rows"
+SUITE = """
+name: worked-example
+method: {size: tiny, repeats: 2}
+entries:
+  - workload: mlp-train
+  - workload: ddp-train
+    params: {model: mlp}
+    gpus: [2]
+"""
 
 
 def blocks() -> dict[str, str]:
@@ -60,9 +69,9 @@ def test_worked_example_through_every_verb(tmp_path):
     assert listed["mlp-train"]["plugin"] and listed["mlp-train"]["kind"] == "training"
 
     ok("import", "--published", "--db", db, env=env)            # its own rows beside the shipped ones
-    ok("run", "-w", "mlp-train", "--device", "cpu", "-r", "2", "--db", db, "-q", env=env)
-    ok("run", "-w", "ddp-train", "--set", "model=mlp", "--gpus", "2", "--device", "cpu", "-r", "2",
-       "--db", db, "-q", env=env)
+    suite = tmp_path / "suite.yaml"      # run it, and ddp-train wrapping it on 2 gloo ranks, in one command
+    suite.write_text(SUITE)
+    ok("run", "--suite", str(suite), "--device", "cpu", "--db", db, "-q", env=env)
     rows = json.loads(ok("results", "--db", db, "-f", "json", env=env))
     mine = [(r["workload"], r["gpus"], r["status"], (r.get("params") or {}).get("model")) for r in rows
             if r["workload"] in ("mlp-train", "ddp-train")]

@@ -44,8 +44,7 @@ def figure(r: dict) -> tuple[float, str]:
 
 def wrapper(workload: str) -> bool:
     """A multi-GPU wrapper of another workload (ddp-train): its figure is the scaling efficiency."""
-    cls = registry.find(workload)
-    return cls is not None and cls.multi_gpu and "model" in cls.param_map()
+    return registry.has(workload, physics="data-parallel")
 
 
 def best_finite(rows: list[dict]) -> dict | None:

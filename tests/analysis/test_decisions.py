@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gpuarena.analysis import advise, projection
+from gpuarena.analysis import advise, projection, projection_check
 from gpuarena.data import catalog
 from gpuarena.store import bundle
 from gpuarena.store.db import Store
@@ -73,7 +73,7 @@ def test_cheapest_per_throughput_is_explained_by_price(everything):
 
 
 def test_validation_meets_its_goal():
-    v = projection.validate()
+    v = projection_check.validate()
     assert v["n"] >= 30
     assert v["median_abs_pct_error"] <= 25 and v["spearman"] >= 0.8
     assert len(v["worst"]) == 3

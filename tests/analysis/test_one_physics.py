@@ -17,6 +17,7 @@ from gpuarena.analysis import advise as A
 from gpuarena.analysis import check as C
 from gpuarena.analysis import physics as X
 from gpuarena.analysis import projection as J
+from gpuarena.analysis import projection_check
 from gpuarena.data import catalog
 from gpuarena.data.published import load_into
 from gpuarena.store.bundle import import_bundle
@@ -112,7 +113,7 @@ def test_one_verdict_whatever_the_16bit_label():
 
 
 def test_validation_reports_both_paths_and_the_baseline():
-    v = J.validate()
+    v = projection_check.validate()
     assert v["deployed"]["n"] > 50 and v["fitted"]["n"] > 10
     assert v["deployed"]["median_abs_pct_error"] <= 15
     assert v["deployed"]["max_abs_pct_error"] <= 35

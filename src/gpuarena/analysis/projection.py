@@ -24,7 +24,7 @@ per item over the memory efficiency, c the host, data-loading and launch time.
   GPU (the roofline and the best attainment credibly reached on its
   generation), so advise never ranks a row that check rejects.
 
-validate() tests both paths with the held-out GPU's whole chip family left out
+projection_check.validate() tests both paths with the held-out GPU's whole chip family left out
 of every fit, and against cross-GPU ratios from sources no fit has seen
 (data/holdout_ratios.csv).  The band is the 80th percentile of the deployed
 path's held-out error.
@@ -264,16 +264,3 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
                          f"{how}, to {g0.short}")
     return (_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
         f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"
-
-
-def validate(groups=None) -> dict:
-    """The held-out validation of both paths (analysis/projection_check.py)."""
-    from gpuarena.analysis.projection_check import validate as held_out
-
-    return held_out(groups)
-
-
-def render_validation(result: dict, fmt: str) -> str:
-    from gpuarena.analysis.projection_check import render_validation as render
-
-    return render(result, fmt)

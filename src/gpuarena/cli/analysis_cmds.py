@@ -261,7 +261,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     finite(hours, "--hours")
     finite(min_memory, "--min-memory", cap=1e6)
     if validate:
-        from gpuarena.analysis import projection as J
+        from gpuarena.analysis import projection_check as J
 
         refuse_ignored("advise --validate (it checks the projection model on the catalog)", {
             "--workload": workload is not None, "--gpus": gpus != 1, "--set": bool(sets),

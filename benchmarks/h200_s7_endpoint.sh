@@ -65,6 +65,7 @@ from transformers.utils.import_utils import is_serve_available
 print("transformers serve available:", is_serve_available())
 EOF
 SERVER=; W1=; W2=
+ENGINE="transformers serve $TF${CB_ARGS:+ $CB_ARGS}"   # its flags beyond the defaults name another engine
 stop_server() {
   [ -n "$SERVER" ] || return 0
   kill -TERM "$SERVER" 2>/dev/null
@@ -107,7 +108,7 @@ run() { local want=$1 lim; shift; lim=$(cap "$want"); say "gpuarena run $* (limi
   [ "$lim" -gt 5 ] || { echo "skipped: the budget is spent"; return 0; }
   timeout $(( lim + 15 )) "$PY" -m gpuarena run -q --db "$DB" "$@" --set "timeout_s=$lim" 2>&1 \
     | grep -vE '^\s*$' | tail -"${TAIL:-4}"; }
-EP=(-w endpoint-serve --size full --set "base_url=$URL" --set "model=$MODEL" --set "engine=transformers serve $TF"
+EP=(-w endpoint-serve --size full --set "base_url=$URL" --set "model=$MODEL" --set "engine=$ENGINE"
     --set "prompt_len=$PROMPT" --set "output_len=$OUTPUT" --set ignore_eos=false --set "slo_ttft_ms=$TTFT"
     --set "slo_tpot_ms=$TPOT" --set request_timeout_s=120)
 if [ "$up" = 1 ]; then

@@ -3,7 +3,9 @@
 # server, continuous batching) driven by endpoint-serve, beside gpuarena's llm-serve on the same model shape
 # and lengths: the first engine-versus-engine comparison on one GPU. One device call, <= BUDGET_S (560 s).
 #   cd .serve && bash benchmarks/h200_s7_endpoint.sh                 # llama-1b; results under $OUT
-#   SHAPE=llama3-8b bash benchmarks/h200_s7_endpoint.sh              # the 8B shape instead (same steps)
+#   SHAPE=llama3-8b BATCH=64 LLM=0 bash benchmarks/h200_s7_endpoint.sh   # the 8B shape, served side only
+#       (llm-serve's 8B figures at these lengths, batch 1 and 64, are stored from sessions 6-7: import
+#       docs/data/h200-s6-serve-*.json and h200-s7-b64-*.json beside this call's bundle for `engines`)
 #   bash benchmarks/h200_s7_endpoint.sh rehearse                     # the same steps on a CPU, tiny sizes
 # Steps (each under a time limit taken from what is left of the budget, so the call ends in time):
 #  A. untimed, side by side: llm-serve's inductor caches warmed (batch 1 and BATCH, -r 1, --allow-busy);
@@ -82,7 +84,8 @@ warm() { local n=$1 lim; shift; lim=$(cap 170)
   timeout $(( lim + 10 )) "$PY" -m gpuarena run -q --allow-busy --db "/tmp/warm-$n.db" "$@" -r 1 \
     --set "timeout_s=$lim" > "/tmp/warm-$n.log" 2>&1
   echo "warm $n rc=$? $(grep -E ' ok | failed| timeout' "/tmp/warm-$n.log" | tail -1)" >> "$OUT/warm.log"; }
-if [ "${WARM:-1}" = 1 ] && [ "$VARIANT" != seed ]; then
+LLM_RUNS=${LLM:-1}
+if [ "$LLM_RUNS" = 1 ] && [ "${WARM:-1}" = 1 ] && [ "$VARIANT" != seed ]; then
   warm 1 "${LLM[@]}" -v "$VARIANT" --set batch_size=1 & W1=$!
   sleep 5; warm "$B" "${LLM[@]}" -v "$VARIANT" --set "batch_size=$B" & W2=$!
 fi
@@ -113,7 +116,7 @@ EP=(-w endpoint-serve --size full --set "base_url=$URL" --set "model=$MODEL" --s
     --set "slo_tpot_ms=$TPOT" --set request_timeout_s=120)
 if [ "$up" = 1 ]; then
   # the first requests ever also set up continuous batching (the KV cache): warm-up, not timed
-  run 100 "${EP[@]}" --set concurrency=1 --set num_requests=6 --set warmup_requests=2 -r 2
+  run 100 "${EP[@]}" --set concurrency=1 --set num_requests=5 --set warmup_requests=2 -r 2
   run 100 "${EP[@]}" --set "concurrency=$B" --set "num_requests=$(( 2 * B ))" --set "warmup_requests=$B" -r 2
   # a lone user's medians against the SLO: when they miss it, no rate can hold it, and the sweep is skipped
   lone=$("$PY" -m gpuarena results --db "$DB" -w endpoint-serve -f json 2>/dev/null | "$PY" -c "
@@ -131,13 +134,16 @@ fi
 tail -5 "$OUT/server.log" > "$OUT/server-tail.log"
 stop_server
 say "server stopped"
-for b in 1 "$B"; do run 150 "${LLM[@]}" -v "$VARIANT" --set "batch_size=$b" -r 3; done
-if [ "$VARIANT" != seed ]; then    # eager against eager: gpuarena's seed decode loop, if time is left
-  RESERVE=25; for b in 1 "$B"; do [ "$(left)" -gt 60 ] && run 45 "${LLM[@]}" -v seed --set "batch_size=$b" -r 3; done
+if [ "$LLM_RUNS" = 1 ]; then
+  for b in 1 "$B"; do run 150 "${LLM[@]}" -v "$VARIANT" --set "batch_size=$b" -r 3; done
+  if [ "$VARIANT" != seed ]; then    # eager against eager: gpuarena's seed decode loop, if time is left
+    RESERVE=25; for b in 1 "$B"; do [ "$(left)" -gt 60 ] && run 45 "${LLM[@]}" -v seed --set "batch_size=$b" -r 3; done
+  fi
 fi
 say "closing"
 "$PY" -m gpuarena engines --db "$DB" -f md > "$OUT/engines.md" 2>&1; cat "$OUT/engines.md" | cut -c1-400
 "$PY" -m gpuarena results --db "$DB" -f json > "$OUT/results.json" 2>/dev/null
 "$PY" -m gpuarena results --db "$DB" 2>/dev/null | tail -30
 "$PY" -m gpuarena export --db "$DB" -o "$OUT/h200-s7-endpoint.json" >/dev/null 2>&1 || true
+rm -f "$OUT"/*.db-shm "$OUT"/*.db-wal
 say "done"

@@ -3,7 +3,7 @@
 # server, continuous batching) driven by endpoint-serve, beside gpuarena's llm-serve on the same model shape
 # and lengths: the first engine-versus-engine comparison on one GPU. One device call, <= BUDGET_S (560 s).
 #   cd .serve && bash benchmarks/h200_s7_endpoint.sh                 # llama-1b; results under $OUT
-#   SHAPE=llama3-8b BATCH=64 LLM=0 bash benchmarks/h200_s7_endpoint.sh   # the 8B shape, served side only
+#   SHAPE=llama3-8b BATCH=64 OWN_LOOP=0 bash benchmarks/h200_s7_endpoint.sh   # the 8B shape, served side only
 #       (llm-serve's 8B figures at these lengths, batch 1 and 64, are stored from sessions 6-7: import
 #       docs/data/h200-s6-serve-*.json and h200-s7-b64-*.json beside this call's bundle for `engines`)
 #   bash benchmarks/h200_s7_endpoint.sh rehearse                     # the same steps on a CPU, tiny sizes
@@ -50,9 +50,11 @@ say() { echo "### [$(( SECONDS - T0 )) s] $*"; }
 
 WHL=${WHL:-.whl}; SITE=${SITE:-/tmp/site}
 if [ -z "${SKIP_WHEELS:-}" ] && ls "$WHL"/*.whl >/dev/null 2>&1; then   # fastapi, uvicorn, openai, pydantic ...
-  timeout 90 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
-    "$WHL"/*.whl 2>&1 | tail -2 \
-    || { mkdir -p "$SITE"; for w in "$WHL"/*.whl; do "$PY" -m zipfile -e "$w" "$SITE"; done; }   # wheels are zips
+  if ! timeout 90 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
+      "$WHL"/*.whl > "$OUT/pip.log" 2>&1; then
+    tail -3 "$OUT/pip.log"; mkdir -p "$SITE"
+    for w in "$WHL"/*.whl; do "$PY" -m zipfile -e "$w" "$SITE"; done   # wheels are zip files
+  fi
 fi
 export PYTHONPATH=src:$SITE${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 mkdir -p /tmp/hf-hub-empty
@@ -84,8 +86,8 @@ warm() { local n=$1 lim; shift; lim=$(cap 170)
   timeout $(( lim + 10 )) "$PY" -m gpuarena run -q --allow-busy --db "/tmp/warm-$n.db" "$@" -r 1 \
     --set "timeout_s=$lim" > "/tmp/warm-$n.log" 2>&1
   echo "warm $n rc=$? $(grep -E ' ok | failed| timeout' "/tmp/warm-$n.log" | tail -1)" >> "$OUT/warm.log"; }
-LLM_RUNS=${LLM:-1}
-if [ "$LLM_RUNS" = 1 ] && [ "${WARM:-1}" = 1 ] && [ "$VARIANT" != seed ]; then
+OWN=${OWN_LOOP:-1}   # 0: the served side only
+if [ "$OWN" = 1 ] && [ "${WARM:-1}" = 1 ] && [ "$VARIANT" != seed ]; then
   warm 1 "${LLM[@]}" -v "$VARIANT" --set batch_size=1 & W1=$!
   sleep 5; warm "$B" "${LLM[@]}" -v "$VARIANT" --set "batch_size=$B" & W2=$!
 fi
@@ -134,7 +136,7 @@ fi
 tail -5 "$OUT/server.log" > "$OUT/server-tail.log"
 stop_server
 say "server stopped"
-if [ "$LLM_RUNS" = 1 ]; then
+if [ "$OWN" = 1 ]; then
   for b in 1 "$B"; do run 150 "${LLM[@]}" -v "$VARIANT" --set "batch_size=$b" -r 3; done
   if [ "$VARIANT" != seed ]; then    # eager against eager: gpuarena's seed decode loop, if time is left
     RESERVE=25; for b in 1 "$B"; do [ "$(left)" -gt 60 ] && run 45 "${LLM[@]}" -v seed --set "batch_size=$b" -r 3; done

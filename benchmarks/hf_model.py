@@ -54,9 +54,13 @@ def build(folder: str, shape: str, device: str = "cpu") -> dict:
     t0 = time.perf_counter()
     tokenizer(s.vocab_size).save_pretrained(folder)
     torch.manual_seed(0)
-    torch.set_default_dtype(torch.bfloat16)
-    with torch.device(device):
-        model = LlamaForCausalLM(cfg)
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)        # built in bf16 (8B in fp32 first would be 32 GB more)
+    try:
+        with torch.device(device):
+            model = LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(before)
     model.generation_config.eos_token_id = None
     built = time.perf_counter() - t0
     model.save_pretrained(folder)

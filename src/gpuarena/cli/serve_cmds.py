@@ -53,10 +53,11 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
                                                  help="YAML file of price overrides (see data/article_prices.yaml)"),
             db: Optional[str] = DbOption,
             fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")) -> None:
-    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens."""
+    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens;
+    gpuarena's own llm-serve at the same lengths beside them."""
     from gpuarena.analysis import endpoints
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
-    rows = endpoints.table(open_store(db, readonly=True), load_prices(prices))
-    typer.echo(endpoints.render(rows, fmt), nl=False)
+    rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
+    typer.echo(endpoints.render(rows, fmt, own), nl=False)

@@ -62,12 +62,14 @@ if [ "$PART" = all ]; then
   wait
   echo "### phase A done at $(date +%T)"; cat "$OUT/warm.log"
 
-  # ResNet-50 batch 256: seed (the ladder's base), the session-5 best, cuDNN autotuning, the two dynamic rungs;
+  # ResNet-50 batch 256: seed (the ladder's base), the session-5 best, cuDNN autotuning, the two dynamic rungs,
+  # batch norms folded and ReLU/residual add in cuDNN's fused epilogue (eager: nothing to warm);
   # TensorRT is refused in a second ("torch_tensorrt is not installed: pip install torch-tensorrt ...").
-  V=""; for v in seed $RESNET_RUNGS tensorrt; do V="$V -v $v"; done
+  V=""; for v in seed $RESNET_RUNGS $CL+cudnn-benchmark+cudnn-fused tensorrt; do V="$V -v $v"; done
   t 200 $R256 $V -r 5 --set timeout_s=150
-  # ResNet-50 batch 1 (latency), CUDA graphs: the bf16 recipe and the fp8 rung
-  t 80 $R1 -v $CL+compile -v $CL+cudnn-benchmark+compile+fp8-dynamic -r 5 --set timeout_s=70
+  # ResNet-50 batch 1 (latency), CUDA graphs: the bf16 recipe and the fp8 rung; the fused eager model
+  t 100 $R1 -v $CL+compile -v $CL+cudnn-benchmark+compile+fp8-dynamic -v $CL+cudnn-benchmark+cudnn-fused -r 5 \
+    --set timeout_s=70
   # BERT-Large batch 64 x 512: seed, the session-3 best (bf16+sdpa+compile), the two dynamic rungs
   V=""; for v in seed $BERT_RUNGS; do V="$V -v $v"; done
   t 170 $BERT $V -r 4 --set timeout_s=120

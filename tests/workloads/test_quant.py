@@ -67,11 +67,11 @@ def test_a_1x1_convolution_as_a_linear_layer_is_exact(stride, channels_last):
 def test_rungs_run_through_the_runner_or_are_refused_with_the_cause(db_path):
     pytest.importorskip("torchao")
     rs = run_entries(db_path, [
-        {"workload": "resnet50-infer", "variants": ["int8-dynamic", "bf16+channels-last+fp8-dynamic"],
-         "params": {"batch_size": 4}},
+        {"workload": "resnet50-infer", "variants": ["int8-dynamic", "bf16+channels-last+fp8-dynamic",
+                                                    "channels-last+cudnn-fused"], "params": {"batch_size": 4}},
         {"workload": "bert-large-infer", "variants": ["bf16+sdpa+int8-weights"]},
     ], repeats=2)
-    res_int8, res_fp8, bert = rs
+    res_int8, res_fp8, fused, bert = rs
     assert_ok(res_int8)
     e = res_int8["extra"]
     assert res_int8["precision"] == "int8" and e["quantized_layers"]["convs_as_linears"] == 36
@@ -81,6 +81,8 @@ def test_rungs_run_through_the_runner_or_are_refused_with_the_cause(db_path):
     assert res_fp8["status"] == "skipped"
     assert res_fp8["error"] == ("fp8-dynamic needs a CUDA GPU of compute capability 8.9+ (Ada, Hopper); "
                                 "this is a CPU")
+    assert_ok(fused)       # folded batch norms: the FP32 model's output (workloads/convfuse.py)
+    assert fused["extra"]["fused_convs"] == 53 and fused["extra"]["accuracy"]["rel_rms_error"] < 1e-4
     assert_ok(bert)
     assert bert["precision"] == "bf16" and bert["extra"]["accuracy"]["cosine_min"] > 0.99
 

@@ -6,9 +6,13 @@ response a client waits for), so at batch 1 the step time is the request's
 latency.  The deployment paths a user would try are variants: eager,
 ``torch.compile`` (mode from compile_mode: max-autotune, or reduce-overhead for
 CUDA graphs), AOTInductor (``torch.export``, then an AOT-compiled package loaded
-back with ``aoti_load_package`` and timed as the deployed artefact), and TensorRT
+back with ``aoti_load_package`` and timed as the deployed artefact), TensorRT
 through ``torch_tensorrt`` (FP16, as the article; skipped where it is not
-installed).
+installed; deploy.py), and ``cudnn-fused``: batch norms folded, ReLU and residual
+add in cuDNN's convolution epilogue (convfuse.py).  The low-precision rungs
+``int8-weights``, ``int8-dynamic`` and ``fp8-dynamic`` (torchao, quant.py) quantise
+the 1x1 convolutions (as linear layers) and the classifier.  Every case measures its
+output against the FP32 model's on the same input (``extra.accuracy``).
 
 ``instances=N``: N processes share the device, each serving its own stream of
 requests with its own model and CUDA context (the article's "multi-instance
@@ -31,13 +35,13 @@ import traceback
 
 import torch
 
-from gpuarena.workloads import deploy, quant
+from gpuarena.workloads import convfuse, deploy, quant
 from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_math_mode, precision_of
 from gpuarena.workloads.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
-DEPLOY = ("compile", "aot-inductor", "tensorrt")
+DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 
 
 class ResNet50Infer(quant.QuantRungs, Workload):
@@ -74,11 +78,14 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         "aot-inductor": "torch.export, AOTInductor package (aoti_compile_and_package), loaded and timed",
         "tensorrt": "torch_tensorrt.compile with FP16 kernels enabled; skipped where torch_tensorrt is missing",
         "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
+        "cudnn-fused": "batch norms folded into the convolutions (exact in eval), ReLU and residual add in cuDNN's "
+                       "fused epilogue (torch.cudnn_convolution_relu / _add_relu): one kernel per convolution, "
+                       "eager (the ops cannot be traced); plain ops on a CPU",
         **{r: quant.VARIANT_DOCS[r] + "; ResNet-50: the 1x1 convolutions (as linears) and the classifier, "
            "the 3x3 ones stay" for r in quant.RUNGS},
     }
     exclusive = (frozenset({"fp32", "tf32", "fp16", "bf16"}), frozenset(DEPLOY),
-                 frozenset({"aot-inductor", "tensorrt", *quant.RUNGS}))
+                 frozenset({"aot-inductor", "tensorrt", *quant.RUNGS}), frozenset({"cudnn-fused", *quant.RUNGS}))
     default_warmup = 20
     default_steps = 20
     tiny_warmup = 1
@@ -136,6 +143,8 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         model = torchvision.models.resnet50().eval().to(self.device)
         x = torch.randn(bs, 3, size, size, device=self.device)
         self.ref = quant.fp32_reference(model, lambda m: m(x)) if self.measure_accuracy else None
+        if "cudnn-fused" in v:
+            model = convfuse.fuse_resnet(model)
         model, self.x = model.to(dtype=dt), x.to(dt)
         if "channels-last" in v:
             model = model.to(memory_format=torch.channels_last)
@@ -238,6 +247,8 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         if "aot-inductor" in v:
             out["package_bytes"] = self.package_bytes
         out.update(self.quant or {})
+        if "cudnn-fused" in v:
+            out["fused_convs"] = convfuse.fused_convs(self.model)
         if self.ref is not None and self.out is not None:
             out["accuracy"] = quant.agreement(self.ref, self.out, logits=True)
         if self.workers:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 7 (2026-12-01) on one lent nvidia-h200: the low-precision inference rungs (issue 23), one device call.
 #   bash benchmarks/h200_s7_rungs.sh          # from the repository root, carrying .serve (its .whl/ wheels);
-#                                             # results and a bundle under $OUT; about 5-6 minutes
+#                                             # results and a bundle under $OUT; about 6.5 minutes
 #   bash benchmarks/h200_s7_rungs.sh aoti     # the AOTInductor rung alone (refused with its cause, or it runs)
 # Phase A warms inductor's caches (FX graph, AOTAutograd, Triton kernels) with every compiled case at
 # once, each in its own process on its own scratch database (compilation is CPU work; nothing of phase A
@@ -52,13 +52,15 @@ for r in json.load(open(sys.argv[1])):
 EOF
 }
 
-if [ "$PART" = all ]; then
+save() { summary > "$OUT/summary.txt"; python3 -m gpuarena export --db "$DB" -o "$OUT/h200-s7-rungs.json" >/dev/null 2>&1; }
+
+if [ "$PART" = all ]; then   # about 6.5 minutes expected; the time limits below cap it at 9.5
   i=0
-  for v in $RESNET_RUNGS; do i=$((i+1)); warm r$i $R256 -v "$v" & sleep 2; done
-  warm b1 $R1 -v $CL+compile & sleep 2
-  warm b2 $R1 -v $CL+cudnn-benchmark+compile+fp8-dynamic & sleep 2
+  for v in $RESNET_RUNGS; do i=$((i+1)); WARM_S=170 warm r$i $R256 -v "$v" & sleep 2; done
   i=0
-  for v in $BERT_RUNGS; do i=$((i+1)); warm e$i $BERT -v "$v" & sleep 2; done
+  for v in $BERT_RUNGS; do i=$((i+1)); WARM_S=170 warm e$i $BERT -v "$v" & sleep 2; done
+  WARM_S=150 warm b1 $R1 -v $CL+compile & sleep 2
+  WARM_S=150 warm b2 $R1 -v $CL+cudnn-benchmark+compile+fp8-dynamic &
   wait
   echo "### phase A done at $(date +%T)"; cat "$OUT/warm.log"
 
@@ -66,16 +68,15 @@ if [ "$PART" = all ]; then
   # batch norms folded and ReLU/residual add in cuDNN's fused epilogue (eager: nothing to warm);
   # TensorRT is refused in a second ("torch_tensorrt is not installed: pip install torch-tensorrt ...").
   V=""; for v in seed $RESNET_RUNGS $CL+cudnn-benchmark+cudnn-fused tensorrt; do V="$V -v $v"; done
-  t 200 $R256 $V -r 5 --set timeout_s=150
-  # ResNet-50 batch 1 (latency), CUDA graphs: the bf16 recipe and the fp8 rung; the fused eager model
-  t 100 $R1 -v $CL+compile -v $CL+cudnn-benchmark+compile+fp8-dynamic -v $CL+cudnn-benchmark+cudnn-fused -r 5 \
-    --set timeout_s=70
+  t 180 $R256 $V -r 5 --set timeout_s=120; save
   # BERT-Large batch 64 x 512: seed, the session-3 best (bf16+sdpa+compile), the two dynamic rungs
   V=""; for v in seed $BERT_RUNGS; do V="$V -v $v"; done
-  t 170 $BERT $V -r 4 --set timeout_s=120
+  t 150 $BERT $V -r 4 --set timeout_s=100; save
+  # ResNet-50 batch 1 (latency), CUDA graphs: the bf16 recipe and the fp8 rung; the fused eager model
+  t 80 $R1 -v $CL+compile -v $CL+cudnn-benchmark+compile+fp8-dynamic -v $CL+cudnn-benchmark+cudnn-fused -r 5 \
+    --set timeout_s=60
 fi
 if [ "$PART" = aoti ]; then
   t 300 $R256 -v aot-inductor -v $CL+aot-inductor -r 5
 fi
-summary | tee "$OUT/summary.txt"
-python3 -m gpuarena export --db "$DB" -o "$OUT/h200-s7-rungs.json" >/dev/null 2>&1 || true
+save; cat "$OUT/summary.txt"

@@ -74,10 +74,10 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         "fp16": "model and input in float16 (half weights)",
         "bf16": "model and input in bfloat16",
         "channels-last": "NHWC memory format for model and input",
+        "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
         "compile": "torch.compile the model (mode from compile_mode)",
         "aot-inductor": "torch.export, AOTInductor package (aoti_compile_and_package), loaded and timed",
         "tensorrt": "torch_tensorrt.compile with FP16 kernels enabled; skipped where torch_tensorrt is missing",
-        "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
         "cudnn-fused": "batch norms folded into the convolutions (exact in eval), ReLU and residual add in cuDNN's "
                        "fused epilogue (torch.cudnn_convolution_relu / _add_relu): one kernel per convolution, "
                        "eager (the ops cannot be traced); plain ops on a CPU",

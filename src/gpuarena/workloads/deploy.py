@@ -82,3 +82,32 @@ def refuse_static_libstdcxx(package: str) -> None:
                     raise RuntimeError(
                         f"AOTInductor linked libstdc++ statically into {os.path.basename(name)}: loading it next "
                         "to torch's shared libstdc++ crashes (SIGSEGV in std::regex); not loaded")
+
+
+def graph_ready(device) -> None:
+    if device.type != "cuda":
+        raise WorkloadSkipped(f"cuda-graph captures CUDA work; this is a {device.type.upper()}")
+
+
+class GraphedModel:
+    """``model(x)`` captured once as a CUDA graph on its fixed input and replayed per request
+    (torch.cuda.graph, as PyTorch's CUDA-graph notes show it): every kernel of the forward is
+    launched by one call.  A few eager calls on a side stream first, so lazy initialisation and
+    cuDNN's autotuning happen outside the capture."""
+
+    def __init__(self, model, x, warmup: int = 3):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), torch.inference_mode():
+            for _ in range(warmup):
+                model(x)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph, self.x = torch.cuda.CUDAGraph(), x
+        with torch.cuda.graph(self.graph), torch.inference_mode():
+            self.out = model(x)
+
+    def __call__(self, x):
+        if x is not self.x:
+            raise ValueError("a captured CUDA graph replays on the input it captured")
+        self.graph.replay()
+        return self.out

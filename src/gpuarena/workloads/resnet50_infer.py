@@ -81,11 +81,15 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         "cudnn-fused": "batch norms folded into the convolutions (exact in eval), ReLU and residual add in cuDNN's "
                        "fused epilogue (torch.cudnn_convolution_relu / _add_relu): one kernel per convolution, "
                        "eager (the ops cannot be traced); plain ops on a CPU",
+        "cuda-graph": "the forward captured once as a CUDA graph and replayed per request (torch.cuda.graph): "
+                      "one launch for every kernel, for the eager paths (compile has compile_mode=reduce-overhead); "
+                      "skipped on a CPU",
         **{r: quant.VARIANT_DOCS[r] + "; ResNet-50: the 1x1 convolutions (as linears) and the classifier "
            "(fp8 leaves it: 1000 outputs are no multiple of 16); the 3x3 convolutions stay" for r in quant.RUNGS},
     }
     exclusive = (frozenset({"fp32", "tf32", "fp16", "bf16"}), frozenset(DEPLOY),
-                 frozenset({"aot-inductor", "tensorrt", *quant.RUNGS}), frozenset({"cudnn-fused", *quant.RUNGS}))
+                 frozenset({"aot-inductor", "tensorrt", *quant.RUNGS}), frozenset({"cudnn-fused", *quant.RUNGS}),
+                 frozenset({"cuda-graph", "compile", "aot-inductor", "tensorrt"}))
     default_warmup = 20
     default_steps = 20
     tiny_warmup = 1
@@ -137,6 +141,8 @@ class ResNet50Infer(quant.QuantRungs, Workload):
             deploy.aot_ready()
         if rung:
             quant.require(rung, self.device)
+        if "cuda-graph" in v:
+            deploy.graph_ready(self.device)
         apply_math_mode(v)
         torch.backends.cudnn.benchmark = "cudnn-benchmark" in v
         bs, size, dt = self.p["batch_size"], self.p["image_size"], self.dtype()
@@ -163,6 +169,8 @@ class ResNet50Infer(quant.QuantRungs, Workload):
             model, self.package_bytes = deploy.aot_package(model, self.x, "resnet50")
         elif "tensorrt" in v:
             model = deploy.tensorrt_compile(model, self.x, dt)
+        elif "cuda-graph" in v:
+            model = deploy.GraphedModel(model, self.x)
         self.build_s = time.perf_counter() - t0
         self.model = model
         self.out = None
@@ -241,7 +249,7 @@ class ResNet50Infer(quant.QuantRungs, Workload):
 
     def extra(self) -> dict:
         v = self.ctx.variants
-        path = next((d for d in DEPLOY if d in v), "eager")
+        path = "+".join(d for d in (*DEPLOY, "cuda-graph") if d in v) or "eager"
         out = {"deployment": path, "dtype": str(self.dtype()).replace("torch.", ""),
                "build_s": self.build_s, "request": "forward + logits copied to host"}
         if "aot-inductor" in v:

@@ -71,8 +71,23 @@ def test_compare_is_like_for_like_across_addresses_and_engines(store):
     assert any("different engines (vllm 0.11.0 against sglang 0.5.2)" in s["reason"] for s in out["skipped"])
 
 
+def own_loop(device: str, batch: int, prompt: int = 512, variant: str = "compile+fused-proj") -> dict:
+    """A stored llm-serve result (gpuarena's own decode loop) at batch `batch`, 128 new tokens."""
+    params = registry.get("llm-serve").resolve_params({"shape": "llama-1b", "batch_size": batch, "prompt_len": prompt})
+    windows = [0.50, 0.51, 0.49]
+    t = summarize([batch * 128 / w for w in windows], "tokens/s")
+    return {"case_key": f"llm-serve|{device}|{batch}|{prompt}", "source": "measured", "workload": "llm-serve",
+            "workload_version": 2, "code_hash": "abc123", "variant": variant, "params": params, "size": "full",
+            "gpus": 1, "device": "cuda", "device_name": device, "status": "ok", "unit": "tokens/s",
+            "precision": "bf16", "throughput_median": t.median, "throughput": t.to_dict(), "samples": windows,
+            "items_per_step": batch * 128, "latency": summarize(windows, "s/step").to_dict(), "warnings": [],
+            "extra": {"ttft_s": 0.012, "tpot_ms_median": 3.8, "tpot_ms_p99": 4.1, "batch": batch},
+            "energy_j_per_item": 0.2}
+
+
 def test_engines_side_by_side_and_in_the_report(store):
-    rows = EP.table(store)
+    rows, own = EP.table(store)
+    assert own == []
     assert [(r["gpu"], r["engine"]) for r in rows] == [("NVIDIA H200 SXM 141GB", "vllm 0.11.0"),
                                                        ("NVIDIA H100 80GB SXM5", "vllm 0.11.0"),
                                                        ("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]
@@ -93,3 +108,23 @@ def test_engines_and_cost_commands(store, cli, tmp_path):
     Store(empty).close()
     out = cli("engines", "--db", empty)
     assert out.returncode == 2 and "no ok endpoint-serve results" in out.stderr
+
+
+def test_own_loop_beside_the_served_engines_at_the_same_lengths(store, cli):
+    store.add_result(own_loop(H200, 1))
+    store.add_result(own_loop(H200, 32))
+    store.add_result(own_loop(H200, 1, prompt=1024))         # other lengths than any served result: not shown
+    store.add_result(own_loop(H100 + " PCIe", 1))            # a GPU no served result ran on: not shown
+    rows, own = EP.table(store)
+    assert [(x["gpu"], x["batch"], x["lengths"]) for x in own] == [("NVIDIA H200 SXM 141GB", 1, "512 in / 128 out"),
+                                                                  ("NVIDIA H200 SXM 141GB", 32, "512 in / 128 out")]
+    b32 = own[1]
+    assert b32["engine"] == "gpuarena llm-serve compile+fused-proj" and b32["shape"] == "llama-1b"
+    assert b32["output_tokens_per_s"] == pytest.approx(32 * 128 / 0.50) and b32["ttft_ms"] == pytest.approx(12)
+    assert b32["tpot_ms_p50"] == 3.8 and b32["joules_per_token"] == 0.2
+    text = EP.render(rows, "md", own)
+    assert EP.OWN_TITLE in text and "| gpuarena llm-serve compile+fused-proj | llama-1b | 32 |" in text
+    md = render_markdown(gather(store))
+    assert EP.OWN_TITLE in md
+    out = cli("engines", "--db", store.path, "-f", "json")
+    assert out.returncode == 0 and '"own_loop"' in out.stdout and '"batch": 32' in out.stdout, out.stderr

@@ -8,7 +8,8 @@ from gpuarena.analysis import llm_advice, llm_claims
 from gpuarena.analysis import llm_plan as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads.llm.model import SHAPES, param_counts
+from gpuarena.workloads.llm.flops import param_counts
+from gpuarena.workloads.llm.shapes import SHAPES
 
 GPT3 = SHAPES["gpt3-175b"]
 

@@ -25,7 +25,8 @@ from gpuarena.analysis import serving as S
 from gpuarena.analysis import serving_model as M
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads.llm.model import SHAPES, LlamaConfig, flops_per_token
+from gpuarena.workloads.llm.flops import flops_per_token
+from gpuarena.workloads.llm.shapes import SHAPES, LlamaConfig
 
 A100 = catalog.match("A100 80GB SXM4")
 LLAMA2_7B = LlamaConfig(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn_dim=11008, vocab_size=32000)
@@ -167,13 +168,15 @@ def test_pcie_cards_get_fsdp_not_tensor_parallel():
 
 
 def test_measured_mfu_only_from_comparable_scale():
+    peak = catalog.find("NVIDIA H200").peak("bf16")     # MFU is computed when read: TFLOP/s over this peak
     r = {"workload": "llm-train", "status": "ok", "precision": "bf16", "gpus": 1, "variant": "bf16", "id": 3,
-         "device_name": "NVIDIA H200", "params": {"shape": "llama-1b"}, "extra": {"mfu": 0.58, "shape": "llama-1b"}}
+         "device_name": "NVIDIA H200", "tflops": 0.58 * peak, "params": {"shape": "llama-1b"},
+         "extra": {"shape": "llama-1b"}}
     with pytest.raises(UserError, match="comparable scale"):
         llm_advice.measured_mfu([r], "bf16", "gpt3-175b", 1024)
     with pytest.raises(UserError, match="GPU count within 8x"):
         llm_advice.measured_mfu([r], "bf16", "llama-1b", 64)
-    assert llm_advice.measured_mfu([r], "bf16", "llama-1b", 2)[0] == 0.58
+    assert llm_advice.measured_mfu([r], "bf16", "llama-1b", 2)[0] == pytest.approx(0.58)
 
 
 def test_cli_refuses_what_it_does_not_use(cli, db_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from gpuarena.cli.run_cmds import default_suite
+from gpuarena.runner.plan import default_suite
 from gpuarena.report.build import gather
 from gpuarena.report.cautions import caution_counts, grouped
 from gpuarena.report.comparison import counted, published_verdict

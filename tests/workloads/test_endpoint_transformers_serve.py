@@ -1,6 +1,7 @@
 """endpoint-serve against a third-party engine: `transformers serve` (transformers' serving extras)
-over a tiny Llama with random weights and a word-level tokenizer built here, saved to a temporary
-folder (nothing is downloaded).  Skipped where the serving extras (fastapi, uvicorn) are missing."""
+over a tiny Llama with random weights and a word-level tokenizer (benchmarks/hf_model.py, the H200
+script's builder), saved to a temporary folder (nothing is downloaded).  Skipped where the serving
+extras (fastapi, uvicorn) are missing."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from gpuarena.workloads.endpoint.load import WORDS
+from benchmarks.hf_model import build
 from tests.workloads.conftest import assert_ok, run_entries
 from tests.workloads.test_endpoint_serve import free_port, in_process
 
@@ -21,29 +22,10 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 
-def build_model(folder: str) -> None:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "user": 3, "assistant": 4, ":": 5}
-    for w in WORDS:                       # endpoint-serve's prompt words: one token each
-        vocab.setdefault(w, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.decoder = decoders.WordPiece(prefix="##")
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
-    fast.chat_template = "{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {% endfor %}assistant :"
-    fast.save_pretrained(folder)
-    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      bos_token_id=1, eos_token_id=2)
-    LlamaForCausalLM(cfg).save_pretrained(folder)
-
-
 @pytest.fixture(scope="module")
 def hf_serve(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("tiny-hf"))
-    build_model(folder)
+    build(folder, "tiny")          # llm-serve's tiny shape, word-level tokenizer, no end-of-sequence token
     port = free_port()
     code = ("import sys; from transformers.cli.transformers import main; "
             f"sys.argv = ['transformers', 'serve', {folder!r}, '--device', 'cpu', '--port', '{port}']; main()")
@@ -79,8 +61,8 @@ def test_completions_and_chat_through_the_runner(hf_serve, db_path):
         e = r["extra"]
         assert e["model"] == folder and e["engine"].startswith("local")   # its /v1/models' owned_by
         assert e["errors"] == {} and e["tokens_from"] == ["usage"]
-        for x in e["request_records"]:
-            assert 1 <= x["output_tokens"] <= 8 and x["ttft"] <= x["e2e"]
+        for x in e["request_records"]:   # no end-of-sequence token: every request runs to max_tokens
+            assert x["output_tokens"] == 8 and x["ttft"] <= x["e2e"]
     # a completion's prompt is its 16 words, no special token
     assert {x["prompt_tokens"] for x in rs[0]["extra"]["request_records"]} == {16}
 

@@ -11,9 +11,10 @@ import torch
 from gpuarena.workloads.llm import engine
 from gpuarena.workloads.llm import model as M
 from gpuarena.workloads.llm.cache import StaticCache
+from gpuarena.workloads.llm.shapes import SHAPES
 from tests.workloads.conftest import assert_ok, run_entries
 
-TINY = M.SHAPES["tiny"]
+TINY = SHAPES["tiny"]
 
 
 def tiny_model(seed: int = 0) -> M.Llama:

@@ -8,11 +8,13 @@ import pytest
 
 from gpuarena.analysis import serving as S
 from gpuarena.data import catalog
-from gpuarena.workloads.llm import model as M
-from gpuarena.workloads.llm.serve import LLMServe, prefill_flops, request_flops
+from gpuarena.workloads.llm import flops as M
+from gpuarena.workloads.llm.flops import prefill_flops, request_flops
+from gpuarena.workloads.llm.serve import LLMServe
+from gpuarena.workloads.llm.shapes import SHAPES
 from tests.workloads.conftest import assert_ok, run_entries
 
-LLAMA3_8B = M.SHAPES["llama3-8b"]
+LLAMA3_8B = SHAPES["llama3-8b"]
 
 
 def test_seed_static_and_compile_through_runner(db_path):
@@ -31,12 +33,12 @@ def test_seed_static_and_compile_through_runner(db_path):
         assert e["decode_tokens_per_s"] == pytest.approx(2 / (e["tpot_ms_median"] / 1e3))
         assert e["prefill_tokens_per_s"] == pytest.approx(2 * 16 / e["ttft_s"])
         assert e["decode_bandwidth_gbs"] == pytest.approx(e["decode_bytes_per_step"] / e["tpot_ms_median"] * 1e-6)
-        assert e["weights_bytes"] == 4 * M.param_counts(M.SHAPES["tiny"])[0]   # fp32 on the CPU
-        assert r["flops_per_item"] == pytest.approx(request_flops(M.SHAPES["tiny"], 16, 8) / 8)
+        assert e["weights_bytes"] == 4 * M.param_counts(SHAPES["tiny"])[0]   # fp32 on the CPU
+        assert r["flops_per_item"] == pytest.approx(request_flops(SHAPES["tiny"], 16, 8) / 8)
     dyn, static, compiled = (r["extra"] for r in serve)
     # the grown cache ends at prompt + 7 decoded tokens; the static one holds prompt + 8 from the start
-    assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(M.SHAPES["tiny"], 2, 16 + 7, 4)
-    assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(M.SHAPES["tiny"], 2, 24, 4)
+    assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 2, 16 + 7, 4)
+    assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 2, 24, 4)
     assert compiled["decode"] == "torch.compile reduce-overhead"
     assert compiled["prefill"] == "torch.compile, dynamic prompt length" and static["prefill"] == "eager"
     assert compiled["inductor"] == {"coordinate_descent_tuning": True} and compiled["projections"] == "separate"

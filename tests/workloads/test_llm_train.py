@@ -15,8 +15,12 @@ from gpuarena.report.build import gather
 from gpuarena.store.db import Store
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
-from gpuarena.workloads.llm import parallel as par
-from gpuarena.workloads.llm.model import SHAPES, flops_per_token, param_counts
+from gpuarena.analysis.mfu import mfu
+from gpuarena.measure import profile
+from gpuarena.workloads.llm import fp8
+from gpuarena.workloads.llm import layout as lay
+from gpuarena.workloads.llm.flops import flops_per_token, param_counts
+from gpuarena.workloads.llm.shapes import SHAPES
 from tests.workloads.conftest import assert_ok
 
 LLM = registry.get("llm-train")
@@ -44,7 +48,8 @@ def test_single_rank_recipes_and_fp8_skipped(cli, db_path):
         # random tokens over a 256-word vocabulary: the loss starts near ln 256 and stays finite
         assert abs(e["loss_first"] - torch.log(torch.tensor(256.0)).item()) < 0.5
         assert torch.isfinite(torch.tensor(e["loss_last"])) and not e.get("nan")
-        assert e["mfu"] is None and e["catalog_gpu"] is None                   # a CPU has no catalog peak
+        assert "mfu" not in e and "peak_tflops" not in e        # MFU is computed when read (analysis/mfu.py)
+        assert r["tflops"] > 0 and mfu(r) is None               # ... and a CPU has no catalog peak
     assert seed["precision"] == "default" and bf16["precision"] == "bf16"
     assert bf16["extra"]["executed_precision"] == {"matmul": "bf16", "attention": "bf16", "elementwise": "bf16"}
     assert bf16["extra"]["fused_adamw"] is True
@@ -83,15 +88,15 @@ def test_fsdp_and_tp_over_gloo(cli, db_path):
 
 
 def test_bad_layouts_and_paths_are_refused(cli, db_path, tmp_path):
-    assert par.layout("fsdp+tp", 2, 4) == (2, 2) and par.layout("tp", 0, 2) == (1, 2)
+    assert lay.layout("fsdp+tp", 2, 4) == (2, 2) and lay.layout("tp", 0, 2) == (1, 2)
     with pytest.raises(UserError, match="parallel=none runs on one rank"):
-        par.layout("none", 0, 2)
+        lay.layout("none", 0, 2)
     with pytest.raises(UserError, match="does not divide"):
-        par.layout("fsdp+tp", 3, 4)
+        lay.layout("fsdp+tp", 3, 4)
     with pytest.raises(UserError, match="needs --set tp"):
-        par.layout("fsdp+tp", 0, 4)
+        lay.layout("fsdp+tp", 0, 4)
     with pytest.raises(UserError, match="must all divide"):
-        par.check_tp(SHAPES["tiny"], 4)          # 2 KV heads
+        lay.check_tp(SHAPES["tiny"], 4)          # 2 KV heads
     p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "--set", "size=tiny", "--gpus", "2")
     assert p.returncode == 2 and "parallel=none runs on one rank" in p.stderr
     p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "--set", "size=tiny",
@@ -116,7 +121,7 @@ def test_hf_config_and_class_facts(tmp_path):
 
 
 def test_fp8_filter_skips_head_and_odd_dims():
-    keep = par.fp8_eligible(tp=2)
+    keep = fp8.eligible(tp=2)
     assert keep(torch.nn.Linear(64, 64), "layers.0.attention.wq")
     assert not keep(torch.nn.Linear(64, 256), "output")
     assert not keep(torch.nn.Linear(64, 48), "layers.0.feed_forward.w1")   # 48 / tp 2 = 24
@@ -137,5 +142,5 @@ def test_flops_per_token_matches_flop_counter():
 
 
 def test_comm_timeline_counts_only_uncovered_communication():
-    a, b = par._union([(0, 10), (5, 12), (20, 30)]), par._union([(8, 25)])
-    assert a == [(0, 12), (20, 30)] and par._overlap(a, b) == 4 + 5
+    a, b = profile.union([(0, 10), (5, 12), (20, 30)]), profile.union([(8, 25)])
+    assert a == [(0, 12), (20, 30)] and profile.overlap(a, b) == 4 + 5

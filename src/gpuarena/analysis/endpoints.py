@@ -5,7 +5,9 @@ output lengths (or prompts file), arrival rate (or sweep) and concurrency, and t
 where the server was (its URL, key, engine) is not part of the question.  Within a group each row
 is one GPU and engine, with the figures people read (output tokens/s, goodput, TTFT and TPOT
 percentiles, joules per token) and the cloud dollars per million output tokens delivered within
-the SLO (analysis/cost.py's usd_per_million_tokens over the goodput tokens/s).
+the SLO (analysis/cost.py's usd_per_million_tokens over the goodput tokens/s).  Beside them,
+gpuarena's own decode loop (llm-serve) on the same GPUs at the same prompt and output lengths: its
+batch B stands beside a served engine at concurrency B.
 """
 
 from __future__ import annotations
@@ -45,12 +47,17 @@ def _p(e: dict, metric: str, q: str):
     return _num(m.get(q)) if isinstance(m, dict) else None
 
 
+def _ok_as(r: dict, physics: str) -> bool:
+    """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
+    engine), "serving" (gpuarena's own decode loop, shown beside them)."""
+    return r.get("status") == "ok" and registry.has(r.get("workload"), physics=physics)
+
+
 def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
-    for r in R.latest([r for r in results if registry.has(r.get("workload"), physics="endpoint")
-                       and r.get("status") == "ok"]):
+    for r in R.latest([r for r in results if _ok_as(r, "endpoint")]):
         e = r.get("extra") or {}
         gpu = cat.get(R.gpu_of(r))
         gpus = _num(e.get("server_gpus")) or 1
@@ -80,18 +87,59 @@ COLUMNS = [("setting", "setting"), ("gpu", "GPU"), ("engine", "engine"), ("serve
            ("failed", "failed")]
 
 
-def render(rows: list[dict], fmt: str) -> str:
+def _lengths(r: dict) -> tuple | None:
+    """(prompt, output) tokens an endpoint-serve result asked for; None for a prompts file."""
+    p = r.get("params") or {}
+    return None if p.get("prompts_file") else (p.get("prompt_len"), p.get("output_len"))
+
+
+def own_loop_rows(results: list[dict]) -> list[dict]:
+    """The newest ok llm-serve results on a GPU and at the prompt/output lengths of an ok endpoint-serve
+    result: generated tokens/s over whole requests (prefill included), TTFT (the prefill of the batch),
+    TPOT median and p99 of the decode steps, joules per generated token."""
+    served = {(R.gpu_of(r), _lengths(r)) for r in results if _ok_as(r, "endpoint")}
+    out = []
+    for r in R.latest([r for r in results if _ok_as(r, "serving") and not R.is_search(r)]):
+        p, e = r.get("params") or {}, r.get("extra") or {}
+        gpu, lengths = R.gpu_of(r), (p.get("prompt_len"), p.get("new_tokens"))
+        if (gpu, lengths) not in served:
+            continue
+        ttft = _num(e.get("ttft_s"))
+        out.append({"lengths": f"{lengths[0]} in / {lengths[1]} out", "gpu": gpu,
+                    "engine": f"gpuarena llm-serve {r.get('variant')}", "shape": p.get("hf_config") or p.get("shape"),
+                    "batch": _num(p.get("batch_size")), "output_tokens_per_s": _num(r.get("throughput_median")),
+                    "ttft_ms": None if ttft is None else ttft * 1000, "tpot_ms_p50": _num(e.get("tpot_ms_median")),
+                    "tpot_ms_p99": _num(e.get("tpot_ms_p99")), "joules_per_token": _num(r.get("energy_j_per_item")),
+                    "result": r.get("id")})
+    out.sort(key=lambda x: (x["gpu"], x["lengths"], x["batch"] or 0, x["engine"]))
+    return out
+
+
+OWN_COLUMNS = [("lengths", "lengths"), ("gpu", "GPU"), ("engine", "engine"), ("shape", "shape"), ("batch", "batch"),
+               ("output_tokens_per_s", "output tok/s"), ("ttft_ms", "TTFT ms"), ("tpot_ms_p50", "TPOT p50 ms"),
+               ("tpot_ms_p99", "TPOT p99 ms"), ("joules_per_token", "J/token")]
+OWN_TITLE = "gpuarena's own decode loop (llm-serve) at the same lengths"
+OWN_NOTE = ("batch B beside a served engine at concurrency B; every sequence of a batch starts together (TTFT: "
+            "the prefill of the whole batch); output tok/s: generated tokens over whole requests")
+
+
+def render(rows: list[dict], fmt: str, own: list[dict] | None = None) -> str:
     if fmt == "json":
-        return _render([], [], "json", data={"rows": rows})
+        return _render([], [], "json", data={"rows": rows, "own_loop": own or []})
     shown = [{**r, "rate": "all at once" if r["rate"] in (None, float("inf")) else r["rate"]} for r in rows]
-    return _render(COLUMNS, shown, fmt, title="Served engines, like for like", notes=[
+    text = _render(COLUMNS, shown, fmt, title="Served engines, like for like", notes=[
         "one group per setting (model, API, lengths, arrivals, SLOs); metrics as vLLM's benchmark_serving "
         "defines them; goodput: requests within both SLOs per second; $/M tok at SLO: the catalog's cloud "
         "price per GPU-hour over the output tokens of those requests"])
+    if own:
+        text += "\n" + _render(OWN_COLUMNS, own, fmt, title=OWN_TITLE, notes=[OWN_NOTE])
+    return text
 
 
-def table(store, prices: dict | None = None) -> list[dict]:
-    rows = engine_rows(store.results(status="ok"), prices)
+def table(store, prices: dict | None = None) -> tuple[list[dict], list[dict]]:
+    """(the served engines' rows, gpuarena's own loop at their lengths)."""
+    results = store.results(status="ok")
+    rows = engine_rows(results, prices)
     if not rows:
         raise UserError("no ok endpoint-serve results (run `gpuarena run -w endpoint-serve --set base_url=...`)")
-    return rows
+    return rows, own_loop_rows(results)

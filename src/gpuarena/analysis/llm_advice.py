@@ -11,9 +11,10 @@ from __future__ import annotations
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, PLAN_SHAPES, model_config
+from gpuarena.analysis.mfu import mfu
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.workloads.llm.model import param_counts
+from gpuarena.workloads.llm.flops import param_counts
 
 
 def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: int) -> tuple[list[dict], list[dict]]:
@@ -45,7 +46,7 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
 def _llm_train(results: list[dict], precision: str) -> list[dict]:
     return [r for r in results if registry.has(r.get("workload"), physics="decoder-training")
             and r.get("status") == "ok" and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
-            and isinstance((r.get("extra") or {}).get("mfu"), (int, float)) and 0 < r["extra"]["mfu"] <= 1]
+            and 0 < (mfu(r) or 0) <= 1]
 
 
 def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]:
@@ -53,8 +54,8 @@ def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]
     one = [r for r in _llm_train(results, precision) if (r.get("gpus") or 1) == 1]
     if not one:
         return DEFAULT_COMPUTE_EFF
-    best = max(one, key=lambda r: r["extra"]["mfu"])
-    return best["extra"]["mfu"], f"measured: {best.get('device_name')}, {best['variant']}, result {best.get('id')}"
+    best = max(one, key=mfu)
+    return mfu(best), f"measured: {best.get('device_name')}, {best['variant']}, result {best.get('id')}"
 
 
 def _size_of(r: dict) -> float | None:
@@ -87,7 +88,7 @@ def measured_mfu(results: list[dict], precision: str, model: str | None = None,
         raise UserError(f"--mfu measured: no stored llm-train MFU comes from a comparable scale (model within 2x, "
                         f"GPU count within 8x): {'; '.join(sorted(set(why))[:3])}; give --mfu (e.g. 0.4) "
                         "or leave it out for the plan's own breakdown")
-    best = max(ok, key=lambda r: r["extra"]["mfu"])
+    best = max(ok, key=mfu)
     where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
              f"{best['extra'].get('shape')}, result {best.get('id')}")
-    return best["extra"]["mfu"], where
+    return mfu(best), where

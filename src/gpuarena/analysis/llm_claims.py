@@ -208,7 +208,8 @@ def check_training(claim: dict, store=None) -> dict:
     reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
     from gpuarena.analysis.physics import claim_number as _num
     from gpuarena.errors import UserError
-    from gpuarena.workloads.llm.model import flops_per_token, resolve_shape
+    from gpuarena.workloads.llm.flops import flops_per_token
+    from gpuarena.workloads.llm.shapes import resolve_shape
 
     unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
     if unused:

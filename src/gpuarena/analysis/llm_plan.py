@@ -1,6 +1,6 @@
 """Memory and time of training a large decoder on N GPUs: the 175B question, as arithmetic.
 
-Pure functions over a model config (workloads/llm/model.py's shapes), the GPU catalog and a
+Pure functions over a model config (workloads/llm/shapes.py), the GPU catalog and a
 parallel layout (tensor x pipeline x data).  Every assumption is returned with the figures.
 
 Memory per GPU (mixed precision with AdamW, Rajbhandari et al. 2020, "ZeRO", section 3.1:
@@ -16,7 +16,7 @@ Under 1F1B pipelining the first stage holds pp micro-batches of L / pp layers: L
 The output logits add s b V x 6 / t bytes (bf16 logits and their FP32 copy for the loss).
 
 Time, two ways.  With an MFU (``--mfu``): MFU is end to end, as papers quote it, so
-time = model FLOPs (6 N + 12 L H T per token, model.flops_per_token, the count PaLM, Megatron
+time = model FLOPs (6 N + 12 L H T per token, flops.flops_per_token, the count PaLM, Megatron
 and torchtitan use) / (n x dense peak x MFU), and nothing is added on top.  Without one, the
 plan's own breakdown: hardware FLOPs (model FLOPs x 4/3 under full recomputation: 8 N instead
 of 6 N) at the compute efficiency one GPU reaches (the best single-GPU llm-train MFU stored, else
@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass
 from gpuarena.analysis.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads.llm.model import SHAPES, LlamaConfig, flops_per_token, param_counts
+from gpuarena.workloads.llm.flops import flops_per_token, param_counts
+from gpuarena.workloads.llm.shapes import SHAPES, LlamaConfig
 
 # Network per GPU between nodes, GB/s in one direction, by architecture: the DGX systems'
 # compute fabric has one adapter per GPU.

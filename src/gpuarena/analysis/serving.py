@@ -23,6 +23,8 @@ from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: 
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes
+from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 
 # Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
@@ -32,20 +34,13 @@ DEFAULT_OUTPUT = 128           # llm-serve's new_tokens default
 ADVISE_KEYS = {"context": int, "prompt": int, "output": int, "shape": str, "hf_config": str, "precision": str, "batch": int, "overhead": float}
 
 
-def _model():
-    # llm/model.py brings torch; only serving questions pay for it
-    from gpuarena.workloads.llm import model
-
-    return model
-
-
 def kv_concurrency(cfg, memory_bytes: float, context: int, precision: str = "bf16",
                    overhead_fraction: float = OVERHEAD_FRACTION, kv_bytes: int = 2) -> dict:
     """Largest number of sequences of ``context`` tokens whose KV cache fits in
     memory_bytes x (1 - overhead_fraction) after the weights (0 when the weights do not fit)."""
     usable = memory_bytes * (1 - overhead_fraction)
     w = weights_bytes(cfg, precision)
-    per_seq = _model().kv_cache_bytes(cfg, 1, context, kv_bytes)
+    per_seq = kv_cache_bytes(cfg, 1, context, kv_bytes)
     return {"max_batch": max(0, math.floor((usable - w) / per_seq)), "weights_bytes": w,
             "kv_bytes_per_sequence": per_seq, "usable_bytes": usable, "overhead_fraction": overhead_fraction}
 
@@ -54,11 +49,10 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
                      precision: str = "bf16", bandwidth_share: float = 1.0) -> dict:
     """Roofline of one decode step at ``batch`` sequences of ``context`` tokens: the bytes it
     reads over the bandwidth reached (datasheet x share) against its FLOPs over the peak."""
-    m = _model()
     per_weight = 1.0 if precision == "fp8" else 2.0
-    moved = m.decode_bytes_per_step(cfg, batch, context, per_weight)
+    moved = decode_bytes_per_step(cfg, batch, context, per_weight)
     t_mem = moved / (bandwidth_gbs * 1e9 * bandwidth_share)
-    t_flop = batch * m.flops_per_token(cfg, context, training=False) / (peak_tflops * 1e12) if peak_tflops else 0.0
+    t_flop = batch * flops_per_token(cfg, context, training=False) / (peak_tflops * 1e12) if peak_tflops else 0.0
     t = max(t_mem, t_flop)
     return {"tpot_ms": t * 1e3, "tokens_per_s": batch / t, "bytes_per_step": moved,
             "bound": "memory" if t_mem >= t_flop else "compute"}
@@ -159,7 +153,7 @@ def parse_sets(items: list[str]) -> dict:
 
 def sets_for(model: str, context: int, output: int | None = None) -> list[str]:
     """advise's --set items for a model named as llm-serve stores it (a shape or a config path)."""
-    key = "shape" if model in _model().SHAPES else "hf_config"
+    key = "shape" if model in SHAPES else "hf_config"
     return [f"context={context}", f"{key}={model}"] + ([f"output={output}"] if output else [])
 
 
@@ -196,7 +190,7 @@ def advise(results: list[dict], sets: list[str], min_memory: float | None = None
     s = parse_sets(sets)
     if not 1 <= gpus <= M.MAX_TP:
         raise UserError(f"--gpus {gpus}: llm-serve is modelled as tensor parallel within one node (1-{M.MAX_TP})")
-    cfg = _model().resolve_shape(s["shape"], s["hf_config"])
+    cfg = resolve_shape(s["shape"], s["hf_config"])
     sh = M.shares(results)
     rows, excluded = [], ([] if include_consumer else catalog.consumer_excluded())
     for g in catalog.priced(overrides, "cloud", include_consumer):
@@ -223,7 +217,7 @@ def advise(results: list[dict], sets: list[str], min_memory: float | None = None
 def explain(rows: list[dict], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
     top, fast1 = rows[0], max(rows, key=lambda x: x["tokens_per_s_batch1"])
     most = max(rows, key=lambda x: x["max_batch"])
-    per_seq = _model().kv_cache_bytes(cfg, 1, s["context"]) / 1e9
+    per_seq = kv_cache_bytes(cfg, 1, s["context"]) / 1e9
     on = f" on {gpus} GPUs (tensor parallel)" if gpus > 1 else ""
     text = (f"Serving {s['hf_config'] or s['shape']} ({s['precision']} weights, "
             f"{M.weights_bytes(cfg, s['precision']) / 1e9:.1f} GB){on}, requests of {s['prompt']:,} prompt + "

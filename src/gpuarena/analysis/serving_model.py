@@ -3,7 +3,7 @@
 - decode, per step of ``batch`` sequences at ``context`` tokens, on ``tp`` GPUs:
   max(bytes read / (bandwidth x decode share), FLOPs / (peak x efficiency)) + the all-reduces.
   Bytes = every non-embedding weight at its precision once + each sequence's KV cache at the
-  context (workloads/llm/model.py's decode_bytes_per_step), split over the tensor-parallel ranks
+  context (workloads/llm/flops.py's decode_bytes_per_step), split over the tensor-parallel ranks
   (KV over at most n_kv_heads of them: beyond that the heads are replicated).
 - prefill: the prompt's FLOPs (2 N per token + attention, the output head once per sequence:
   workloads/llm/serve.py's prefill_flops) over peak x prefill MFU, at least one read of the weights.
@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.workloads.llm.flops import (decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts,
+                                          prefill_flops)
+from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 
 # gpt-fast (github.com/pytorch-labs/gpt-fast, README "Benchmarks"): Llama-2-7B in bf16 at batch 1
 # on an A100-80GB decodes at 104.9 tokens/s, 1,397 GB/s of the card's 2,039 GB/s.
@@ -39,15 +42,9 @@ DEFAULT_PREFILL_MFU = (0.497, "default: gpuarena's eager prefill, llama3-8b batc
                        "(BENCHMARKS.md, session 5)")
 # BENCHMARKS.md, two NVLinked H200s: an all-reduce of up to 512 KiB costs a fixed 30-60 us a call.
 ALLREDUCE_LATENCY_S = 30e-6
-FP8_MIN_CC, BF16_MIN_CC = 8.9, 8.0
+FP8_MIN_CC, BF16_MIN_CC = float("%d.%d" % FP8_MIN_CAPABILITY), 8.0
 PRECISIONS = ("bf16", "fp16", "fp8")
 MAX_TP = 8                     # one node's NVLink domain; beyond it TP is not modelled
-
-
-def _model():
-    from gpuarena.workloads.llm import model   # brings torch: only serving questions pay for it
-
-    return model
 
 
 @dataclass(frozen=True)
@@ -99,19 +96,19 @@ def weight_bytes_per_param(precision: str) -> float:
 
 def weights_bytes(cfg, precision: str = "bf16") -> float:
     """Bytes of the weights: every linear layer at the precision, the embedding table in bf16."""
-    total, dense = _model().param_counts(cfg)
+    total, dense = param_counts(cfg)
     return dense * weight_bytes_per_param(precision) + (total - dense) * 2
 
 
 def memory_per_gpu(cfg, precision: str, tp: int, batch: int, context: int, kv_bytes: int = 2) -> float:
-    kv = _model().kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
+    kv = kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     return weights_bytes(cfg, precision) / tp + kv
 
 
 def max_batch(cfg, g: catalog.GPU, precision: str, tp: int, context: int, overhead: float,
               kv_bytes: int = 2) -> int:
     usable = g.memory_gb * 1e9 * (1 - overhead)
-    per_seq = _model().kv_cache_bytes(cfg, 1, context, kv_bytes) / min(tp, cfg.n_kv_heads)
+    per_seq = kv_cache_bytes(cfg, 1, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     return max(0, int((usable - weights_bytes(cfg, precision) / tp) // per_seq))
 
 
@@ -128,11 +125,10 @@ def allreduce_s(cfg, g: catalog.GPU, tp: int, tokens: int, latency: float = ALLR
 def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, context: int,
                 share: float, flops_eff: float = 1.0, latency: float = ALLREDUCE_LATENCY_S,
                 kv_bytes: int = 2) -> dict:
-    m = _model()
-    moved = m.decode_bytes_per_step(cfg, batch, context, weight_bytes_per_param(precision), 0) / tp \
-        + m.kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
+    moved = decode_bytes_per_step(cfg, batch, context, weight_bytes_per_param(precision), 0) / tp \
+        + kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
     t_mem = moved / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
-    t_flop = batch * m.flops_per_token(cfg, context, training=False) / tp / (g.peaks[precision] * 1e12 * flops_eff)
+    t_flop = batch * flops_per_token(cfg, context, training=False) / tp / (g.peaks[precision] * 1e12 * flops_eff)
     t_comm = allreduce_s(cfg, g, tp, batch, latency)
     t = max(t_mem, t_flop) + t_comm
     return {"s": t, "bytes_per_gpu": moved, "comm_s": t_comm,
@@ -141,8 +137,6 @@ def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, contex
 
 def prefill_s(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, mfu: float,
               share: float = 1.0, latency: float = ALLREDUCE_LATENCY_S) -> float:
-    from gpuarena.workloads.llm.serve import prefill_flops
-
     flops = batch * prefill_flops(cfg, prompt) / tp
     t_flop = flops / (g.peaks[precision] * 1e12 * min(mfu, 1.0))
     t_mem = weights_bytes(cfg, precision) / tp / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))

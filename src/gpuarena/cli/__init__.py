@@ -41,6 +41,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 from gpuarena.cli import run_cmds  # noqa: E402,F401
 from gpuarena.cli import report_cmds  # noqa: E402,F401
 from gpuarena.cli import analysis_cmds  # noqa: E402,F401
+from gpuarena.cli import bundle_cmds  # noqa: E402,F401
 from gpuarena.cli import catalog_cmds  # noqa: E402,F401
 from gpuarena.cli import serve_cmds  # noqa: E402,F401
 from gpuarena.cli import fleet_cmds  # noqa: E402,F401

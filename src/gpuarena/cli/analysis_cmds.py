@@ -1,4 +1,4 @@
-"""Verbs: compare, cost, check, whatif, advise, export, import.
+"""Verbs: compare, cost, check, whatif, advise (export and import: bundle_cmds.py).
 
 Published results are not loaded behind the user's back: `gpuarena import
 --published` puts them in the database (source='published'), and from then on
@@ -118,25 +118,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
         return
     store = _optional_store(db)
     if vs is not None or ratio is not None:
-        from gpuarena.analysis import ratio as RT
-
-        if vs is None or ratio is None or gpu is None or workload is None:
-            raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
-        lo, hi = RT.parse_range(ratio)
-        if registry.has(workload, physics="serving"):   # the serving model's ratio at the claim's conditions
-            from gpuarena.analysis.llm_claims import check_serving_ratio
-            from gpuarena.cli.llm_cmds import llm_claim_sets
-
-            cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
-            _out(RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt))
-            return
-        if gpus and gpus > 1:
-            if what not in ("allreduce", "step"):
-                raise UserError(f"--what {what!r}: allreduce or step")
-            row = RT.check_multi_gpu_ratio(workload, gpu, vs, gpus, lo, hi, what, throughput, batch_size, store)
-        else:
-            row = RT.check_ratio(workload, gpu, vs, lo, precision or "default", store, hi)
-        _out(RT.render([row], fmt))
+        _out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store, fmt))
         return
     one = {"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
            "throughput": throughput, "latency": latency, "seq_len": seq_len, "image_size": image_size,
@@ -158,6 +140,29 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     for c in claims:
         _check_claim_input(c)
     _out(C.render(C.check_claims(claims, store), fmt))
+
+
+def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store,
+                 fmt: str) -> str:
+    """A ratio claim (--vs, --ratio): one GPU against another, alone or over --gpus."""
+    from gpuarena.analysis import ratio as RT
+
+    if vs is None or ratio is None or gpu is None or workload is None:
+        raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
+    lo, hi = RT.parse_range(ratio)
+    if registry.has(workload, physics="serving"):   # the serving model's ratio at the claim's conditions
+        from gpuarena.analysis.llm_claims import check_serving_ratio
+        from gpuarena.cli.llm_cmds import llm_claim_sets
+
+        cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
+        return RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
+    if gpus and gpus > 1:
+        if what not in ("allreduce", "step"):
+            raise UserError(f"--what {what!r}: allreduce or step")
+        row = RT.check_multi_gpu_ratio(workload, gpu, vs, gpus, lo, hi, what, throughput, batch_size, store)
+    else:
+        row = RT.check_ratio(workload, gpu, vs, lo, precision or "default", store, hi)
+    return RT.render([row], fmt)
 
 
 def _check_claim_input(c: dict) -> None:
@@ -288,47 +293,3 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
     _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
                            precision, include_consumer, basis), fmt))
-
-
-@app.command()
-def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; default: all measured/imported)"),
-           output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
-           db: Optional[str] = DbOption) -> None:
-    """Write results and their environments to a versioned JSON bundle."""
-    from gpuarena.store import bundle as B
-
-    store = open_store(db, readonly=True)
-    b = B.export(store, run)
-    if not b["results"]:
-        raise UserError("no measured or imported results to export")
-    B.write(b, output, protect=(store.path,))
-    typer.echo(f"exported {len(b['results'])} result(s), {len(b['environments'])} environment(s) to {output}")
-
-
-def _param_map(workload: str):
-    from gpuarena.workloads import registry
-
-    return registry.get(workload).param_map() if workload in registry.names() else None
-
-
-@app.command("import")
-def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
-            published: bool = typer.Option(False, "--published", help="load the shipped published results"),
-            db: Optional[str] = DbOption) -> None:
-    """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
-    transaction), or the shipped published results (--published)."""
-    if bool(file) == published:
-        raise UserError("give a bundle file or --published (one of them)")
-    if published:
-        from gpuarena.data.published import load_into
-
-        n = load_into(open_store(db))
-        typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")
-        return
-    from gpuarena.store import bundle as B
-
-    bundle = B.read(file)           # validate before opening (or creating) the database
-    B.check_params(bundle, file, _param_map)
-    out = B.import_bundle(open_store(db), file, bundle)
-    typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
-               f"{out['skipped_duplicates']} already present")

@@ -46,8 +46,7 @@ def doctor(db: Optional[str] = DbOption,
     import torch
 
     from gpuarena.analysis import doctor as D
-    from gpuarena.cli.run_cmds import check_device, default_device
-    from gpuarena.cli.run_guard import check_environment, release
+    from gpuarena.runner.guard import check_device, check_environment, default_device, release
     from gpuarena.measure.busy import busy_message
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.runner.executor import StoreFailed, execute

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from typing import Optional
 
@@ -14,51 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
-from gpuarena.cli.run_guard import check_environment, drives_local_server, plan_cases, release, server_environment
 from gpuarena.errors import UserError
-
-
-def default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def check_device(device: str) -> str:
-    import torch
-
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N") from None
-    if dev.type not in ("cpu", "cuda"):
-        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N")
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise UserError(f"--device {device}: no CUDA device is present (use --device cpu)")
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise UserError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) present")
-    return device
-
-
-def select_workloads(spec, workloads: list[str]):
-    """The suite cut to its entries for the given workloads (`--suite S -w W`)."""
-    from gpuarena.errors import did_you_mean
-
-    have = [e.workload for e in spec.entries]
-    for w in workloads:
-        if w not in have:
-            raise UserError(f"suite {spec.name} has no entry for workload {w!r}"
-                            f"{did_you_mean(w, sorted(set(have)))}; it runs: {', '.join(dict.fromkeys(have))}")
-    return spec.model_copy(update={"entries": [e for e in spec.entries if e.workload in workloads]})
-
-
-def default_suite(device: str) -> str:
-    from gpuarena.spec.suite import builtin_names
-
-    if device.startswith("cuda"):
-        return "seed-a100-a800" if "seed-a100-a800" in builtin_names() else "seed-resnet50"
-    return "smoke"
 
 
 def parse_gpus(text: str | None) -> list[int] | None:
@@ -71,10 +26,6 @@ def parse_gpus(text: str | None) -> list[int] | None:
     if not out or any(n < 1 or n > 1024 for n in out):
         raise UserError(f"--gpus {text!r}: each count must be between 1 and 1024")
     return out
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 @app.command()
@@ -95,18 +46,11 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a suite (default: sized for the device found) and store every result."""
-    from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
-    from gpuarena.report.console import print_table
-    from gpuarena.report.html import after_run
-    from gpuarena.runner.executor import StoreFailed, check_storable, clean_stale_workdirs, execute, store_pending
-    from gpuarena.runner.torchrun import ELSEWHERE, export_args, fit_to_host
-    from gpuarena.spec.model import Method, expand
-    from gpuarena.spec.suite import adhoc_suite, load_suite, parse_sets
+    from gpuarena.runner import session as S
+    from gpuarena.runner.plan import plan_new, plan_resume
 
     console = Console(stderr=True)
-    export_args(torchrun_arg)
-    check_environment()
-    size_note = None
+    S.prepare(torchrun_arg)
     if resume:
         given = [name for name, v in (("--suite", suite), ("--workload", workload), ("--variant", variant),
                                       ("--set", set_), ("--repeats", repeats), ("--processes", processes),
@@ -115,124 +59,63 @@ def run(
             raise UserError(f"--resume finishes a run as it was planned; {', '.join(given)} cannot change it "
                             "(start a new run instead)")
         store = open_store(db, must_exist=True)
-        run_row = store.run(resume)
-        device = check_device(run_row["device"])  # a cuda run resumed here needs a GPU too
-        cases = plan_cases(run_row)
-        store.claim_run(resume)          # one process measures a run at a time
-        store_pending(store, resume, console)
-        done = store.done_keys(resume)
-        todo = [c for c in cases if c.key not in done]
-        run_id, suite_name = resume, run_row["suite"]
-        console.print(f"resuming run {run_id}: {len(cases) - len(todo)} of {len(cases)} cases already stored")
+        plan = plan_resume(store, resume)
     else:
-        device = check_device(device or default_device())
-        params, method = parse_sets(set_)
-        if repeats is not None:
-            if repeats < 1 or repeats > 1000:
-                raise UserError(f"--repeats {repeats}: must be between 1 and 1000")
-            method = method.merged(Method(repeats=repeats))
-        if processes is not None:
-            if processes < 1 or processes > 100:
-                raise UserError(f"--processes {processes}: must be between 1 and 100")
-            method = method.merged(Method(processes=processes))
-        gpu_counts = parse_gpus(gpus)
-        if size is not None:
-            if size not in ("tiny", "full"):
-                raise UserError(f"--size {size!r}: choose tiny or full")
-            method = method.merged(Method(size=size))
-        if workload and not suite:
-            spec = adhoc_suite(workload, variant, gpu_counts)
-            if method.size is None:   # the article's ResNet-50 on a CPU holds 22 GB for 20+ minutes
-                method = method.merged(Method(size="tiny" if device == "cpu" else "full"))
-                size_note = (f"size {method.size} (the {'CPU' if device == 'cpu' else 'GPU'} default; "
-                             f"--size {'full' if device == 'cpu' else 'tiny'} for {'the article' if device == 'cpu' else 'a quick check'})")
-        else:
-            spec = load_suite(suite or default_suite(device))
-            if variant:
-                raise UserError("--variant selects variants of --workload; a suite names its own")
-            if workload:   # --suite S -w W: only S's entries for those workloads
-                spec = select_workloads(spec, workload)
-            if gpu_counts:
-                for e in spec.entries:
-                    e.gpus = gpu_counts
-        cases = expand(spec, device, method, params)
-        cases, notes = fit_to_host(cases, device)
-        for note in notes:
-            console.print(f"[yellow]warning:[/] {note}")
-        todo = cases
-        suite_name = spec.name
-        run_id = None
-    # a CPU run is never checked (see measure/busy.py); a server endpoint-serve drives is meant to be there
-    if device.startswith("cuda") and not drives_local_server(todo):
-        from gpuarena.measure.busy import busy_message
-
-        msg = busy_message(device)
-        if msg and not allow_busy:
-            raise UserError(msg + " (pass --allow-busy to run anyway)")
-        if msg:
-            console.print(f"[yellow]warning:[/] {msg}; running anyway (--allow-busy): figures may be low")
-    fp = fingerprint()
-    dname = device_name(fp, device)
-    check_storable(todo, run_id or "new", dname)   # what could not be stored is never measured
-    if not resume:
-        store = open_store(db)  # only now: a refused command leaves no database behind
-    clean_stale_workdirs()  # case folders of runners killed before they could clean up
-    servers = server_environment(todo)
-    if servers:
-        fp["servers"] = servers
-    env_id = store.env_id(fp, fingerprint_hash(fp))
-    if run_id is None:
-        run_id = store.create_run(suite_name, device, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
-        store.claim_run(run_id)
-    console.print(f"run [bold]{run_id}[/] · suite {escape(suite_name)} · {len(todo)} case(s) on {escape(dname)} · "
-                  f"db {escape(store.path)}" + (f" · {size_note}" if size_note else ""))
-    # A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
-    # process group is killed, the run marked interrupted) rather than dying with the child orphaned.
+        plan = plan_new(suite, workload, variant, set_, size, repeats, processes, device, parse_gpus(gpus))
+    for line in plan.info:
+        console.print(line, markup=False, soft_wrap=True)
+    for note in plan.notes:
+        console.print(f"[yellow]warning:[/] {escape(note)}")
+    s = S.open_session(plan, allow_busy, store if resume else (lambda: open_store(db)))
+    for note in s.warnings:
+        console.print(f"[yellow]warning:[/] {escape(note)}")
+    console.print(f"run [bold]{s.run_id}[/] · suite {escape(plan.suite_name)} · {len(plan.todo)} case(s) on "
+                  f"{escape(s.device_name)} · db {escape(s.store.path)}"
+                  + (f" · {plan.size_note}" if plan.size_note else ""))
     try:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-        signal.signal(signal.SIGHUP, _raise_interrupt)
-    except ValueError:  # not the main thread (run called from a library): leave signals alone
-        pass
-    try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, disable=quiet, transient=False) as progress:
-            task = progress.add_task("starting", total=len(todo))
-
-            def on_start(i, case):
-                progress.update(task, description=case.label()[:70])
-
-            def on_done(i, outcome):
-                r = outcome.result
-                thr = (r.get("throughput") or {}).get("median")
-                tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
-                # an error message is data: "[enforce fail ...]" is not rich markup
-                progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
-                if outcome.refused:
-                    progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
-                progress.advance(task)
-
-            outcomes = execute(store, run_id, todo, env_id, dname, on_start, on_done)
-    except StoreFailed as exc:
-        release(store, run_id, "interrupted")
-        raise UserError(str(exc)) from None
+        finished = _measure(s, console, quiet)
     except KeyboardInterrupt:
-        release(store, run_id, "interrupted")
-        console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {run_id}` finishes the run",
+        console.print(f"interrupted: finished cases are stored; `gpuarena run --resume {s.run_id}` finishes the run",
                       soft_wrap=True)
         raise typer.Exit(130) from None
-    except Exception:  # anything else ends the run too: never left 'running' by a live-looking owner
-        release(store, run_id, "interrupted")
-        raise
-    elsewhere = {o.case.key for o in outcomes if o.result.get("status") == ELSEWHERE}   # node 0 stores them
-    missing = {c.key for c in cases} - store.done_keys(run_id) - elsewhere
-    store.release_run(run_id, "complete" if not missing else "interrupted")
-    stored = store.results([run_id])
-    if not stored and elsewhere:
-        console.print(f"run {run_id}: every case of this node is stored by node 0 (docs/multi-gpu.md)")
+    _show(s, finished, console)
+
+
+def _measure(s, console, quiet: bool):
+    """The session's cases under a progress bar, one line per finished case."""
+    from gpuarena.runner import session as S
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, disable=quiet, transient=False) as progress:
+        task = progress.add_task("starting", total=len(s.plan.todo))
+
+        def on_start(i, case):
+            progress.update(task, description=case.label()[:70])
+
+        def on_done(i, outcome):
+            r = outcome.result
+            thr = (r.get("throughput") or {}).get("median")
+            tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
+            # an error message is data: "[enforce fail ...]" is not rich markup
+            progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
+            if outcome.refused:
+                progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
+            progress.advance(task)
+
+        return S.run(s, on_start, on_done)
+
+
+def _show(s, finished, console) -> None:
+    """The run's table, then its report (reports/<run id>.html, whose path is printed)."""
+    from gpuarena.report.console import print_table
+    from gpuarena.report.html import after_run
+
+    if finished.elsewhere_only:
+        console.print(f"run {s.run_id}: every case of this node is stored by node 0 (docs/multi-gpu.md)")
         return
     try:  # the run is stored: a failing table or report is a warning, never the run's exit code
-        print_table(stored, title=f"run {run_id}")
-        after_run(store, run_id, console)  # writes reports/<run id>.html and prints its path
+        print_table(finished.stored, title=f"run {s.run_id}")
+        after_run(s.store, s.run_id, console)  # writes reports/<run id>.html and prints its path
     except Exception as exc:  # noqa: BLE001
         console.print(f"warning: the results are stored, but the after-run report failed "
                       f"({exc.__class__.__name__}: {str(exc)[:200]}); `gpuarena report` writes it later",

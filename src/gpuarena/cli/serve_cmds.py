@@ -18,7 +18,7 @@ from gpuarena.errors import UserError
 def serve_tiny(
     host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="address to listen on"),
     port: int = typer.Option(8000, "--port", metavar="PORT", help="port (0: any free one, printed)"),
-    shape: str = typer.Option("tiny", "--shape", metavar="SHAPE", help="decoder shape (llm/model.py SHAPES)"),
+    shape: str = typer.Option("tiny", "--shape", metavar="SHAPE", help="decoder shape (llm/shapes.py SHAPES)"),
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env", metavar="NAME",
                                               help="require the key held by this environment variable"),
     threads: int = typer.Option(1, "--threads", metavar="N", help="CPU threads for the model"),
@@ -27,7 +27,7 @@ def serve_tiny(
     import asyncio
 
     from gpuarena.workloads.endpoint import tiny_server
-    from gpuarena.workloads.llm.model import SHAPES
+    from gpuarena.workloads.llm.shapes import SHAPES
 
     if not 0 <= port <= 65535:
         raise UserError(f"--port {port}: must be between 0 and 65535")
@@ -53,10 +53,11 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
                                                  help="YAML file of price overrides (see data/article_prices.yaml)"),
             db: Optional[str] = DbOption,
             fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")) -> None:
-    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens."""
+    """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens;
+    gpuarena's own llm-serve at the same lengths beside them."""
     from gpuarena.analysis import endpoints
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
-    rows = endpoints.table(open_store(db, readonly=True), load_prices(prices))
-    typer.echo(endpoints.render(rows, fmt), nl=False)
+    rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
+    typer.echo(endpoints.render(rows, fmt, own), nl=False)

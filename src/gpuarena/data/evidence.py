@@ -46,7 +46,7 @@ class Claim:
     steps: int | None           # diffusion steps
     gpus: int                   # GPUs the throughput or scaling is for
     scaling: float | None       # multi-GPU scaling coefficient
-    model: str | None           # LLM shape (workloads/llm/model.py SHAPES) for llm-train and llm-serve
+    model: str | None           # LLM shape (workloads/llm/shapes.py SHAPES) for llm-train and llm-serve
     prompt_len: int | None      # llm-serve: prompt tokens per request
     new_tokens: int | None      # llm-serve: generated tokens per request
     source: str

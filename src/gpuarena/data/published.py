@@ -149,3 +149,20 @@ def holdout_ratios(path: Path | None = None) -> list[dict]:
         return [{"workload": r["workload"], "precision": r["precision"], "gpu_a": r["gpu_a"], "gpu_b": r["gpu_b"],
                  "ratio": float(r["ratio_b_over_a"]), "engine": r.get("engine", ""), "source": r["source"]}
                 for r in csv.DictReader(f) if r.get("ratio_b_over_a")]
+
+
+def reference_rows(names: tuple[str, ...]) -> list[dict]:
+    """The published figures a workload sets its best recipe against (its class's ``reference_as``):
+    the rows of published_results.csv under those names, at any GPU count, as a figure per GPU."""
+    if not names:
+        return []
+    with open(PUBLISHED_CSV, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["workload"] in names and r["metric"] == "throughput"]
+    out = []
+    for r in rows:
+        n = _int(r["num_gpus"]) or 1
+        gpu = catalog.find(r["gpu"])
+        out.append({"gpu": gpu.name if gpu else r["gpu"], "name": r["workload"], "precision": r["precision"],
+                    "per_gpu": float(r["value"]) / n, "num_gpus": n, "unit": r["unit"].replace(" (total)", ""),
+                    "software": r["software"], "source": r["source"]})
+    return out

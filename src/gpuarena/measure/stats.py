@@ -115,3 +115,10 @@ def ratio_ci95(a: list[float], b: list[float]) -> tuple[float, float, float]:
     df = max(1, min(sa.n, sb.n) - 1)
     half = t975(df) * math.sqrt(var)
     return r, r * math.exp(-half), r * math.exp(half)
+
+
+def nearest_rank(xs: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100): a value that was observed, never interpolated."""
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
+    return s[k]

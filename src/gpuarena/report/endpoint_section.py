@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis.endpoints import engine_rows
+from gpuarena.analysis.endpoints import OWN_NOTE, OWN_TITLE, engine_rows, own_loop_rows
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num, pct
-from gpuarena.workloads import registry
 
 
 def _n(x) -> str:
@@ -13,7 +12,7 @@ def _n(x) -> str:
 
 
 def section(rows: list[dict]) -> Section | None:
-    served = engine_rows([r for r in rows if registry.has(r.get("workload"), physics="endpoint")])
+    served = engine_rows(rows)   # the rows of workloads the class says are served engines
     if not served:
         return None
     s = Section("served-engines", "Served engines: throughput, latency and goodput at an SLO")
@@ -33,4 +32,13 @@ def section(rows: list[dict]) -> Section | None:
         ("goodput req/s", NUMERIC), ("within SLO", NUMERIC), ("TTFT p50 ms", NUMERIC), ("TTFT p99 ms", NUMERIC),
         ("TPOT p50 ms", NUMERIC), ("TPOT p99 ms", NUMERIC), ("E2E p99 ms", NUMERIC), ("J/token", NUMERIC),
         ("cloud $/M tok at SLO", NUMERIC), ("failed", NUMERIC)], table, "served engines"))
+    own = own_loop_rows(rows)
+    if own:
+        s.tables.append(Table("endpoint-own-loop", [
+            ("lengths", TEXT), ("GPU", TEXT), ("engine", TEXT), ("shape", TEXT), ("batch", NUMERIC),
+            ("output tok/s", NUMERIC), ("TTFT ms", NUMERIC), ("TPOT p50 ms", NUMERIC), ("TPOT p99 ms", NUMERIC),
+            ("J/token", NUMERIC)], [[x["lengths"], x["gpu"], x["engine"], str(x["shape"]), _n(x["batch"]),
+                                     _n(x["output_tokens_per_s"]), _n(x["ttft_ms"]), _n(x["tpot_ms_p50"]),
+                                     _n(x["tpot_ms_p99"]), _n(x["joules_per_token"])] for x in own],
+            OWN_TITLE, OWN_NOTE))
     return s

@@ -11,6 +11,7 @@ from gpuarena.analysis import physics as X
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import SETTINGS, advise, candidates
+from gpuarena.analysis.mfu import mfu
 from gpuarena.analysis.precision import request_of_variants
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -34,7 +35,7 @@ def figure(r: dict) -> tuple[float, str]:
     extra = r.get("extra") or {}
     if extra.get("tokens_per_s_per_gpu"):   # a workload that reports per GPU (llm-train)
         v = extra["tokens_per_s_per_gpu"]
-        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra['mfu'])}" if extra.get("mfu") else "")
+        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(mfu(r))}" if mfu(r) else "")
     if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
         v = extra["scaling_efficiency"]
         model = (r.get("params") or {}).get("model")

@@ -9,7 +9,7 @@ import math
 from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
-from gpuarena.report.model import NUMERIC, TEXT, Chart, Table, device_of, params_text, slug
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, fmt_num, params_text, pct, slug
 from gpuarena.workloads.facts import SCOPED_PARAMS, param_acts
 
 
@@ -96,3 +96,39 @@ def verdict(ratio, lo, hi) -> str:
     if lo <= 1.0 <= hi:
         return "no significant difference"
     return f"{ratio_text(ratio)} faster" if ratio > 1 else f"{ratio_text(1 / ratio)} slower"
+
+
+def against_reference(workload: str, rows: list[dict], keys: list[str]) -> Table | None:
+    """gpuarena's fastest measured recipe on a GPU beside the published figures its workload class
+    names for that GPU (``reference_as``: for ResNet-50 inference MLPerf's offline INT8 TensorRT
+    figure), per GPU: how far the best rung stands from another engine's best.  Not the same
+    recipe, so a share, never a verdict."""
+    from gpuarena.data import catalog
+    from gpuarena.data.published import reference_rows
+    from gpuarena.workloads import registry
+
+    if workload not in registry.names():
+        return None
+    out = []
+    for ref in reference_rows(registry.get(workload).reference_as):
+        mine = [r for r in rows if r.get("source") != "published" and r.get("throughput_median")
+                and (r.get("gpus") or 1) == 1 and getattr(catalog.find(r.get("device_name") or ""), "name", None)
+                == ref["gpu"]]
+        if not mine:
+            continue
+        best = max(mine, key=lambda r: r["throughput_median"])
+        out.append([device_of(best), best["variant"], params_text(best, keys) or "-", best.get("precision") or "-",
+                    fmt_num(best["throughput_median"]), f"{ref['name']}, {ref['precision']}, {ref['software']}",
+                    fmt_num(ref["per_gpu"]) + (f" ({fmt_num(ref['per_gpu'] * ref['num_gpus'])} over "
+                                               f"{ref['num_gpus']} GPUs)" if ref["num_gpus"] > 1 else ""),
+                    pct(best["throughput_median"] / ref["per_gpu"]), ref["source"]])
+    if not out:
+        return None
+    return Table(f"wl-{slug(workload)}-reference", [
+        ("device", TEXT), ("gpuarena's fastest recipe", TEXT), ("params", TEXT), ("precision", TEXT),
+        ("its median", NUMERIC), ("published best", PROSE), ("per GPU", NUMERIC), ("share", NUMERIC),
+        ("source", PROSE)], out, "Against the published best",
+        "The fastest measured recipe on the GPU beside the best published figure for the same model on the "
+        "same GPU, another engine and precision (MLPerf: INT8 under TensorRT, offline scenario, no batch "
+        "limit): the share is how far gpuarena's best rung is from it, not a like-for-like comparison.",
+        details=("source",))

@@ -1,13 +1,15 @@
 """The report's llm-train section: tokens/s, tokens/s per GPU, MFU and the parallel scaling.
 
-MFU here is report/build.catalog_share (achieved model TFLOP/s per GPU over the catalog's
-dense peak for the executed precision); for FP8 the share of the bf16 peak stands beside it,
-since FP8 MFU is often quoted that way.
+MFU is analysis/mfu.py's, computed when read (achieved model TFLOP/s per GPU over the
+catalog's dense peak for the executed precision); for FP8 the share of the bf16 peak stands
+beside it, since FP8 MFU is often quoted that way.
 """
 
 from __future__ import annotations
 
-from gpuarena.report.model import NUMERIC, TEXT, Section, Table, catalog_share, device_of, ok, pct
+from gpuarena.analysis.mfu import mfu as mfu_of
+from gpuarena.analysis.mfu import mfu_vs_bf16
+from gpuarena.report.model import NUMERIC, TEXT, Section, Table, device_of, ok, pct
 from gpuarena.report.console import fmt_bytes, fmt_num
 from gpuarena.workloads import registry
 
@@ -30,8 +32,8 @@ def llm_section(rows: list[dict]) -> Section | None:
     table = []
     for r in sorted(mine, key=lambda r: (device_of(r), r["params"].get("shape", ""), r.get("gpus") or 1)):
         e, p = r.get("extra") or {}, r.get("params") or {}
-        mfu = catalog_share(r)
-        bf16 = e.get("mfu_vs_bf16_peak") if r.get("precision") == "fp8" else None
+        mfu = mfu_of(r)
+        bf16 = mfu_vs_bf16(r) if r.get("precision") == "fp8" else None
         loss = (f"{e['loss_first']:.2f} / {e['loss_last']:.2f}"
                 if isinstance(e.get("loss_first"), float) and isinstance(e.get("loss_last"), float) else "-")
         table.append([str(r["id"]), device_of(r), e.get("shape") or p.get("shape", "-"), r["variant"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
-from gpuarena.report.ladder import tuning_ladder
+from gpuarena.report.ladder import against_reference, tuning_ladder
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
                                    fmt_num, ok, params_text, pct, prune, slug, varying_params)
 from gpuarena.workloads import registry
@@ -137,6 +137,9 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     if ladder:
         s.tables.append(ladder[0])
         s.charts.append(ladder[1])
+    reference = against_reference(workload, good, keys)
+    if reference:
+        s.tables.append(reference)
     mem_rows = [r for r in good if memory_bytes(r)[0]]
     if xk and mem_rows:
         kind = memory_bytes(mem_rows[0])[1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from gpuarena.workloads import quant
 from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
@@ -149,7 +150,7 @@ class _Bert(Workload):
         return {"attn_implementation": self.attn, "flops_formula": self.flops_formula}
 
 
-class BertLargeInfer(_Bert):
+class BertLargeInfer(quant.QuantRungs, _Bert):
     name = "bert-large-infer"
     version = 2
     description = "HF BertModel (bert-large-uncased config), random token ids, torch.inference_mode()"
@@ -170,22 +171,30 @@ class BertLargeInfer(_Bert):
         "sdpa": "attn_implementation='sdpa' (flash / memory-efficient attention kernels)",
         "eager": "attn_implementation='eager' (explicit matmul-softmax-matmul)",
         "compile": "torch.compile (mode from compile_mode, scope from compile_scope); compile time recorded apart",
+        **{r: quant.VARIANT_DOCS[r] + "; BERT: every linear layer (attention stays in the model's dtype)"
+           for r in quant.RUNGS},
     }
+    exclusive = _Bert.exclusive + (frozenset(quant.RUNGS),)
     flops_formula = "encoder (see bert.encoder_flops) + pooler 2*H^2"
 
     def setup(self) -> None:
         from transformers import BertModel
 
         v = self.ctx.variants
+        rung = quant.rung_of(v)
+        if rung:
+            quant.require(rung, self.device)
         apply_math_mode(v)
         model = make_model(BertModel, self.p, v).to(self.device).eval()
+        self.ids = self.random_ids()
+        self.ref = quant.fp32_reference(model, lambda m: m(input_ids=self.ids).last_hidden_state)
         if "fp16" in v:
             model = model.half()
         elif "bf16" in v:
             model = model.to(torch.bfloat16)
         self.attn = attn_impl(model)
         self.amp = autocast_dtype(v)
-        self.ids = self.random_ids()
+        self.quant = quant.quantize(model, rung) if rung else None
         self.model = self.compile_if_asked(model)
         self.out = None
 
@@ -207,6 +216,13 @@ class BertLargeInfer(_Bert):
         if self.out is not None and not torch.isfinite(self.out.float()).all().item():
             return ["output has NaN/inf"]
         return []
+
+    def extra(self) -> dict:
+        out = super().extra()
+        out.update(self.quant or {})
+        if self.out is not None:
+            out["accuracy"] = quant.agreement(self.ref, self.out, logits=False)
+        return out
 
 
 class BertLargeTrain(_Bert):

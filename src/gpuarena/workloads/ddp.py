@@ -30,6 +30,7 @@ import statistics
 import torch
 
 from gpuarena.errors import UserError
+from gpuarena.measure.profile import comm_seconds
 from gpuarena.measure.timing import WindowTimer
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import Param, Workload
@@ -58,23 +59,6 @@ class _AccumulatingOptimizer:
 
     def __getattr__(self, name):
         return getattr(self.opt, name)
-
-
-def comm_seconds(prof, cuda: bool) -> float:
-    """Seconds of communication in a profile: NCCL kernels on the GPU, gloo ops on the CPU.
-
-    gloo's operations run on its own threads as top-level events ("gloo:all_reduce",
-    "gloo:broadcast"); NCCL's are device kernels ("ncclDevKernel_AllReduce...").
-    """
-    total_us = 0.0
-    for e in prof.events():
-        name = e.name.lower()
-        if cuda:
-            if "nccl" in name and e.device_type == torch.autograd.DeviceType.CUDA:
-                total_us += e.device_time_total
-        elif name.startswith("gloo:"):
-            total_us += e.cpu_time_total
-    return total_us / 1e6
 
 
 class DDPTrain(Workload):

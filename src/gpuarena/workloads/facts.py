@@ -45,6 +45,9 @@ class WorkloadFacts:
     # with its source), relative to the workload's module: `gpuarena import --published` loads its
     # rows beside the shipped ones, so a plugin brings its own.  Rows are matched by published_as.
     published_csv: ClassVar[str | None] = None
+    # Published figures the report's tuning ladder sets the best recipe against (names in
+    # published_results.csv's workload column, any GPU count; e.g. MLPerf's offline ResNet-50).
+    reference_as: ClassVar[tuple[str, ...]] = ()
     # The recipe change that makes the article's diverging recipe finite, as `run` options
     # (the report's first screen points at it when only NaN results were stored).
     finite_fix: ClassVar[str | None] = None

@@ -14,10 +14,9 @@ from __future__ import annotations
 import torch
 
 from gpuarena.workloads.base import Param, Workload
+from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
-# FP8 tensor cores arrived with Ada (sm_89) and Hopper (sm_90); torch._scaled_mm needs them.
-FP8_MIN_CAPABILITY = (8, 9)
 # Input sets rotated through so that L2 does not hold the operands between matmuls
 # (mamf-finder / triton do_bench flush L2 for the same reason).  Enough sets to
 # span this many bytes: H100/H200 L2 is 50 MB, so 4x that is safely out of cache.

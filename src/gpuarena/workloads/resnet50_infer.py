@@ -6,9 +6,13 @@ response a client waits for), so at batch 1 the step time is the request's
 latency.  The deployment paths a user would try are variants: eager,
 ``torch.compile`` (mode from compile_mode: max-autotune, or reduce-overhead for
 CUDA graphs), AOTInductor (``torch.export``, then an AOT-compiled package loaded
-back with ``aoti_load_package`` and timed as the deployed artefact), and TensorRT
+back with ``aoti_load_package`` and timed as the deployed artefact), TensorRT
 through ``torch_tensorrt`` (FP16, as the article; skipped where it is not
-installed).
+installed; deploy.py), and ``cudnn-fused``: batch norms folded, ReLU and residual
+add in cuDNN's convolution epilogue (convfuse.py).  The low-precision rungs
+``int8-weights``, ``int8-dynamic`` and ``fp8-dynamic`` (torchao, quant.py) quantise
+the 1x1 convolutions (as linear layers) and the classifier.  Every case measures its
+output against the FP32 model's on the same input (``extra.accuracy``).
 
 ``instances=N``: N processes share the device, each serving its own stream of
 requests with its own model and CUDA context (the article's "multi-instance
@@ -25,23 +29,22 @@ the one timed window, the telemetry and the statistics stay the runner's.
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import tempfile
 import time
 import traceback
 
 import torch
 
+from gpuarena.workloads import convfuse, deploy, quant
 from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_math_mode, precision_of
+from gpuarena.workloads.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
-DEPLOY = ("compile", "aot-inductor", "tensorrt")
+DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 
 
-class ResNet50Infer(Workload):
+class ResNet50Infer(quant.QuantRungs, Workload):
     name = "resnet50-infer"
     version = 1
     description = "torchvision ResNet-50 eval under inference_mode; one request = a batch and its logits to host"
@@ -51,6 +54,9 @@ class ResNet50Infer(Workload):
     axis = "batch_size"
     rank_aggregate = "sum"
     published_as: tuple[str, ...] = ()
+    # Published figures of other engines this work is set against in the report (not the same
+    # recipe, so never compared as one): MLPerf's offline ResNet-50, INT8 under TensorRT.
+    reference_as: tuple[str, ...] = ("MLPerf Inference v4.1 ResNet-50 Offline",)
     dominant_op = "conv"
     params = (
         Param("batch_size", int, 1, "images per request (1: the article's TensorRT latency case)", min=1, max=65536),
@@ -68,11 +74,22 @@ class ResNet50Infer(Workload):
         "fp16": "model and input in float16 (half weights)",
         "bf16": "model and input in bfloat16",
         "channels-last": "NHWC memory format for model and input",
+        "cudnn-benchmark": "torch.backends.cudnn.benchmark = True: cuDNN times its algorithms and keeps the fastest",
         "compile": "torch.compile the model (mode from compile_mode)",
         "aot-inductor": "torch.export, AOTInductor package (aoti_compile_and_package), loaded and timed",
         "tensorrt": "torch_tensorrt.compile with FP16 kernels enabled; skipped where torch_tensorrt is missing",
+        "cudnn-fused": "batch norms folded into the convolutions (exact in eval), ReLU and residual add in cuDNN's "
+                       "fused epilogue (torch.cudnn_convolution_relu / _add_relu): one kernel per convolution, "
+                       "eager (the ops cannot be traced); plain ops on a CPU",
+        "cuda-graph": "the forward captured once as a CUDA graph and replayed per request (torch.cuda.graph): "
+                      "one launch for every kernel, for the eager paths (compile has compile_mode=reduce-overhead); "
+                      "skipped on a CPU",
+        **{r: quant.VARIANT_DOCS[r] + "; ResNet-50: the 1x1 convolutions (as linears) and the classifier "
+           "(fp8 leaves it: 1000 outputs are no multiple of 16); the 3x3 convolutions stay" for r in quant.RUNGS},
     }
-    exclusive = (frozenset({"fp32", "tf32", "fp16", "bf16"}), frozenset(DEPLOY))
+    exclusive = (frozenset({"fp32", "tf32", "fp16", "bf16"}), frozenset(DEPLOY),
+                 frozenset({"aot-inductor", "tensorrt", *quant.RUNGS}), frozenset({"cudnn-fused", *quant.RUNGS}),
+                 frozenset({"cuda-graph", "compile", "aot-inductor", "tensorrt"}))
     default_warmup = 20
     default_steps = 20
     tiny_warmup = 1
@@ -94,7 +111,8 @@ class ResNet50Infer(Workload):
 
     @classmethod
     def executed_precision(cls, variants, arch: str | None, params: dict | None = None) -> dict[str, str]:
-        """TensorRT's engine runs in its one precision; eager recipes follow PyTorch's rules."""
+        """TensorRT's engine runs in its one precision; eager recipes follow PyTorch's rules; a dynamic
+        rung runs the 1x1 convolutions and the classifier as int8 / fp8 matmuls, the rest as before."""
         if "tensorrt" in variants and "bf16" not in variants:
             return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "fp16")
         return super().executed_precision(frozenset(variants), arch, params)
@@ -103,9 +121,11 @@ class ResNet50Infer(Workload):
     def _precision_name(cls, variants, arch: str | None) -> str:
         if "tensorrt" in variants and "bf16" not in variants:
             return "fp16"
-        return precision_of(frozenset(variants))
+        return quant.precision_name(variants, precision_of(frozenset(variants)))
 
     # --- building -----------------------------------------------------------------------
+    measure_accuracy = True     # the extra instances (instance_main) leave it to the case's process
+
     def dtype(self):
         v = self.ctx.variants
         return torch.float16 if "fp16" in v else torch.bfloat16 if "bf16" in v else torch.float32
@@ -113,38 +133,44 @@ class ResNet50Infer(Workload):
     def setup(self) -> None:
         import torchvision
 
-        from gpuarena.errors import WorkloadSkipped
-
         v = self.ctx.variants
+        rung = quant.rung_of(v)
         if "tensorrt" in v:
-            try:
-                import torch_tensorrt  # noqa: F401
-            except ImportError:
-                raise WorkloadSkipped("torch_tensorrt is not installed") from None
-            if self.device.type != "cuda":
-                raise WorkloadSkipped("TensorRT runs on a CUDA GPU; this is a CPU")
-        if "aot-inductor" in v and not self._cxx():
-            raise WorkloadSkipped("AOTInductor needs a C++ compiler to build its package; none found "
-                                  f"(looked for {', '.join(self._cxx_names())})")
+            deploy.tensorrt_ready(self.device)
+        if "aot-inductor" in v:
+            deploy.aot_ready()
+        if rung:
+            quant.require(rung, self.device)
+        if "cuda-graph" in v:
+            deploy.graph_ready(self.device)
         apply_math_mode(v)
+        torch.backends.cudnn.benchmark = "cudnn-benchmark" in v
         bs, size, dt = self.p["batch_size"], self.p["image_size"], self.dtype()
-        model = torchvision.models.resnet50().eval().to(self.device, dtype=dt)
-        self.x = torch.randn(bs, 3, size, size, device=self.device, dtype=dt)
+        model = torchvision.models.resnet50().eval().to(self.device)
+        x = torch.randn(bs, 3, size, size, device=self.device)
+        self.ref = quant.fp32_reference(model, lambda m: m(x)) if self.measure_accuracy else None
+        if "cudnn-fused" in v:
+            model = convfuse.fuse_resnet(model)
+        model, self.x = model.to(dtype=dt), x.to(dt)
         if "channels-last" in v:
             model = model.to(memory_format=torch.channels_last)
             self.x = self.x.contiguous(memory_format=torch.channels_last)
+        self.quant = None
+        if rung:
+            convs = quant.convs_as_linears(model)
+            self.quant = quant.quantize(model, rung)
+            self.quant["quantized_layers"]["convs_as_linears"] = convs
         self.build_s = 0.0
         t0 = time.perf_counter()
         if "compile" in v:
             mode = self.p["compile_mode"]
             model = torch.compile(model, mode=None if mode == "default" else mode)
         elif "aot-inductor" in v:
-            model = self._aot_package(model)
+            model, self.package_bytes = deploy.aot_package(model, self.x, "resnet50")
         elif "tensorrt" in v:
-            import torch_tensorrt
-
-            model = torch_tensorrt.compile(model, ir="dynamo", inputs=[self.x],
-                                           enabled_precisions={dt, torch.float16})
+            model = deploy.tensorrt_compile(model, self.x, dt)
+        elif "cuda-graph" in v:
+            model = deploy.GraphedModel(model, self.x)
         self.build_s = time.perf_counter() - t0
         self.model = model
         self.out = None
@@ -153,30 +179,6 @@ class ResNet50Infer(Workload):
         self.steps_done = 0
         if self.p["instances"] > 1:
             self._start_instances()
-
-    @staticmethod
-    def _cxx_names() -> list[str]:
-        from torch._inductor import config
-
-        names = config.cpp.cxx if isinstance(config.cpp.cxx, (tuple, list)) else (config.cpp.cxx,)
-        return [n for n in names if n] + ["g++", "c++", "clang++"]
-
-    def _cxx(self) -> str | None:
-        return next((shutil.which(n) for n in self._cxx_names() if shutil.which(n)), None)
-
-    def _aot_package(self, model):
-        """Export, package, load; the package's folder (the weights: about 100 MB in FP32) is
-        removed once loaded, as the loader has unpacked what it runs into a folder of its own."""
-        folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
-        try:
-            with torch.no_grad():
-                ep = torch.export.export(model, (self.x,))
-                path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "resnet50.pt2"))
-            self.package_bytes = os.path.getsize(path)
-            refuse_static_libstdcxx(path)
-            return torch._inductor.aoti_load_package(path)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
 
     # --- serving --------------------------------------------------------------------------
     @torch.inference_mode()
@@ -247,11 +249,16 @@ class ResNet50Infer(Workload):
 
     def extra(self) -> dict:
         v = self.ctx.variants
-        path = next((d for d in DEPLOY if d in v), "eager")
+        path = "+".join(d for d in (*DEPLOY, "cuda-graph") if d in v) or "eager"
         out = {"deployment": path, "dtype": str(self.dtype()).replace("torch.", ""),
                "build_s": self.build_s, "request": "forward + logits copied to host"}
         if "aot-inductor" in v:
             out["package_bytes"] = self.package_bytes
+        out.update(self.quant or {})
+        if "cudnn-fused" in v:
+            out["fused_convs"] = convfuse.fused_convs(self.model)
+        if self.ref is not None and self.out is not None:
+            out["accuracy"] = quant.agreement(self.ref, self.out, logits=True)
         if self.workers:
             per = [{"instance": i, "requests": len(lat), "latency_ms_median": statistics.median(lat) * 1e3,
                     "latency_ms_max": max(lat) * 1e3} for i, lat in enumerate(self.latencies) if lat]
@@ -259,24 +266,6 @@ class ResNet50Infer(Workload):
                        instance_latency_ms_median=(statistics.median([x for lat in self.latencies for x in lat]) * 1e3
                                                    if per else None))
         return out
-
-
-def refuse_static_libstdcxx(package: str) -> None:
-    """Fail with the reason, not a SIGSEGV, where the package's wrapper library carries its own
-    libstdc++: seen on the H200 with torch 2.11 (BENCHMARKS.md, session 6), its wrapper.so names no
-    libstdc++.so.6 among its needed libraries yet defines std::locale's internals, and loading it
-    beside torch's shared libstdc++ crashed in std::regex (parse_device_str) under
-    AOTInductorModelContainerCreateWithDevice, at every batch size."""
-    import zipfile
-
-    with zipfile.ZipFile(package) as z:
-        for name in z.namelist():
-            if name.endswith(".so"):
-                data = z.read(name)
-                if b"libstdc++.so.6" not in data and b"_ZNSt6locale" in data:
-                    raise RuntimeError(
-                        f"AOTInductor linked libstdc++ statically into {os.path.basename(name)}: loading it next "
-                        "to torch's shared libstdc++ crashes (SIGSEGV in std::regex); not loaded")
 
 
 def instance_main(conn, device: str, variants: list[str], params: dict) -> None:
@@ -289,6 +278,7 @@ def instance_main(conn, device: str, variants: list[str], params: dict) -> None:
         if dev.type == "cuda":
             torch.cuda.set_device(dev)
         wl = ResNet50Infer(StepContext(device=dev, variants=frozenset(variants), params=params))
+        wl.measure_accuracy = False
         wl.setup()
         wl.serve(2)                       # compilation and lazy initialisation land here
         conn.send(("ready", None))

@@ -24,7 +24,8 @@ import torch
 from aiohttp import web
 
 from gpuarena.workloads.llm.cache import DynamicCache
-from gpuarena.workloads.llm.model import SHAPES, build
+from gpuarena.workloads.llm.model import build
+from gpuarena.workloads.llm.shapes import SHAPES
 
 MODEL_NAME = "tiny-llama"
 OWNER = "gpuarena serve-tiny"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from gpuarena.workloads.llm.model import LlamaConfig
+from gpuarena.workloads.llm.shapes import LlamaConfig
 
 
 class DynamicCache:

@@ -26,10 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gpuarena.errors import WorkloadSkipped
+from gpuarena.measure.profile import kernel_table
 from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
-
-FP8_MIN_CAPABILITY = (8, 9)
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:
@@ -101,35 +99,6 @@ def quantize_int8_weights(model: nn.Module) -> str:
     return "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear)"
 
 
-def fp8_ready(device) -> None:
-    """Skip (with the reason) where torchao's FP8 recipe cannot run."""
-    if device.type != "cuda":
-        raise WorkloadSkipped("fp8-weights needs a CUDA GPU of compute capability >= 8.9; this is a CPU")
-    cap = torch.cuda.get_device_capability(device)
-    if cap < FP8_MIN_CAPABILITY:
-        raise WorkloadSkipped(f"fp8-weights needs compute capability >= 8.9; this GPU is {cap[0]}.{cap[1]}")
-    try:
-        import torchao  # noqa: F401
-    except ImportError:
-        raise WorkloadSkipped("torchao is not installed (pip install torchao)") from None
-
-
-def quantize_fp8(model: nn.Module) -> str:
-    """torchao's FP8 dynamic-activation, FP8-weight recipe with row-wise scales on every linear."""
-    from torchao.quantization import quantize_
-
-    try:
-        from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
-
-        recipe = Float8DynamicActivationFloat8WeightConfig(granularity=PerRow())
-    except ImportError:     # torchao before 0.9 names the recipe as a function
-        from torchao.quantization import PerRow, float8_dynamic_activation_float8_weight
-
-        recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
-    quantize_(model, recipe)
-    return type(recipe).__name__
-
-
 def reduction_decode_attention(q, k, v, mask):
     """Attention of one new token over the cache written as multiplies, sums and a softmax, with
     no attention kernel: under torch.compile inductor generates and tunes its own reductions for
@@ -179,7 +148,7 @@ def compile_prefill(fn):
 
 def decode_profile(run, top: int = 8) -> dict:
     """Kernel times of ``run()`` (some decode steps) under the profiler: the costliest kernels
-    with their share of the kernel time, and the kernel time itself (what the launch gaps are not)."""
+    with their share of the kernel time, and the kernel time itself (measure/profile.py reads it)."""
     from torch.profiler import ProfilerActivity, profile
 
     # device activity alone: an operator's own device time would count its kernels twice
@@ -188,15 +157,4 @@ def decode_profile(run, top: int = 8) -> dict:
         steps = run()
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-    rows = []
-    for e in prof.key_averages():
-        t = getattr(e, "self_device_time_total", None)
-        if t is None:
-            t = getattr(e, "self_cuda_time_total", 0)
-        if t and t > 0:
-            rows.append((e.key, float(t), int(e.count)))
-    total = sum(t for _, t, _ in rows)
-    rows.sort(key=lambda r: -r[1])
-    return {"steps": steps, "kernel_us_per_step": total / max(steps, 1),
-            "kernels": [{"kernel": k[:120], "share": t / total, "us_per_step": t / max(steps, 1),
-                         "calls_per_step": c / max(steps, 1)} for k, t, c in rows[:top]] if total else []}
+    return kernel_table(prof, steps, top)

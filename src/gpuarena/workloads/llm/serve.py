@@ -28,33 +28,14 @@ import statistics
 import torch
 
 from gpuarena.errors import UserError
+from gpuarena.measure.stats import nearest_rank
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import search_max_batch
-from gpuarena.workloads.llm import engine
+from gpuarena.workloads.llm import engine, fp8
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
-from gpuarena.workloads.llm.model import (SHAPES, build, decode_bytes_per_step, flops_per_token, kv_cache_bytes,
-                                          param_counts, resolve_shape)
-
-
-def prefill_flops(cfg, prompt_len: int) -> float:
-    """Model FLOPs of one sequence's prefill: every prompt token through the blocks, and the
-    output head for the last token only (the serving prefill computes no other logits)."""
-    head = 2.0 * cfg.vocab_size * cfg.dim
-    return prompt_len * flops_per_token(cfg, prompt_len, training=False) - (prompt_len - 1) * head
-
-
-def request_flops(cfg, prompt_len: int, new_tokens: int) -> float:
-    """Model FLOPs of one sequence's request: its prefill, then decode steps at contexts
-    prompt_len + 1 .. prompt_len + new_tokens - 1 (one token each)."""
-    decode = sum(flops_per_token(cfg, prompt_len + i, training=False) for i in range(1, new_tokens))
-    return prefill_flops(cfg, prompt_len) + decode
-
-
-def percentile(xs: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, int(-(-q * len(s) // 100)) - 1))
-    return s[k]
+from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_flops
+from gpuarena.workloads.llm.model import build
+from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 
 
 class LLMServe(Workload):
@@ -75,7 +56,7 @@ class LLMServe(Workload):
     # model (analysis/serving.py), never by scaling tokens/s with compute
     advised_by = "`gpuarena advise -w llm-serve` and the report's Serving section (memory and bandwidth model)"
     params = (
-        Param("shape", str, "llama3-8b", "model shape (llm/model.py SHAPES)", tiny="tiny", choices=tuple(SHAPES)),
+        Param("shape", str, "llama3-8b", "model shape (llm/shapes.py SHAPES)", tiny="tiny", choices=tuple(SHAPES)),
         Param("hf_config", str, "", "a Hugging Face config.json (or its folder) to use instead of shape"),
         Param("batch_size", int, 1, "concurrent sequences", min=1, max=65536),
         Param("prompt_len", int, 512, "prompt tokens per sequence", tiny=16, min=1, max=1_048_576),
@@ -147,7 +128,7 @@ class LLMServe(Workload):
     def setup(self) -> None:
         v = self.ctx.variants
         if "fp8-weights" in v:
-            engine.fp8_ready(self.device)   # before building 16 GB of weights
+            fp8.require(self.device, "fp8-weights")   # before building 16 GB of weights
         self.cfg = cfg = self.config(self.p)
         cuda = self.device.type == "cuda"
         self.dtype = torch.bfloat16 if cuda else torch.float32
@@ -158,7 +139,7 @@ class LLMServe(Workload):
             engine.fuse_projections(self.model)
         if self.p["decode_attention"] == "reduction":
             engine.use_reduction_attention(self.model)
-        self.quant = (engine.quantize_fp8(self.model) if "fp8-weights" in v else
+        self.quant = (fp8.quantize_weights(self.model) if "fp8-weights" in v else
                       engine.quantize_int8_weights(self.model) if "int8-weights" in v else None)
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
             torch.cuda.empty_cache()
@@ -278,8 +259,7 @@ class LLMServe(Workload):
                "prefill": "torch.compile, dynamic prompt length" if "compile" in v else "eager",
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
-               "decode_attention": self.p["decode_attention"],
-               "inductor": self.inductor,
+               "decode_attention": self.p["decode_attention"], "inductor": self.inductor,
                "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
                "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft),
@@ -292,22 +272,11 @@ class LLMServe(Workload):
             out["cudagraph_skips"] = int(counters["inductor"].get("cudagraph_skips", 0))
         if not self.ttft or not self.tpot:
             return out
-        ttft = statistics.median(self.ttft)
-        tpot = statistics.median(self.tpot)
-        context = P + n / 2            # the mean live context over the decode steps
         _, n_dense = param_counts(cfg)
-        per_weight = (self.weights_bytes - emb) / n_dense
-        kv_elem = 2 if self.dtype == torch.bfloat16 else 4
-        moved = decode_bytes_per_step(cfg, B, round(context), per_weight, kv_elem)
-        prefill_tflops = prefill_flops(cfg, P) * B / ttft / 1e12
-        out.update({
-            "ttft_s": ttft, "prefill_tokens_per_s": B * P / ttft, "prefill_tflops": prefill_tflops,
-            "tpot_ms_median": tpot * 1e3, "tpot_ms_p99": percentile(self.tpot, 99) * 1e3,
-            "decode_tokens_per_s": B / tpot, "decode_context_mean": context,
-            "kv_cache_live_bytes": kv_cache_bytes(cfg, B, P + n, kv_elem),
-            "decode_bytes_per_step": moved, "decode_bandwidth_gbs": moved / tpot / 1e9,
-            "bytes_model": "weights read once per step (embedding table excluded) + live KV at the mean context",
-        })
+        out.update(decode_figures(cfg, B, P, n, statistics.median(self.ttft), statistics.median(self.tpot),
+                                  per_weight=(self.weights_bytes - emb) / n_dense,
+                                  kv_elem=2 if self.dtype == torch.bfloat16 else 4))
+        out["tpot_ms_p99"] = nearest_rank(self.tpot, 99) * 1e3
         if self.p["profile"]:
             try:
                 self.kernel_profile = self.kernel_profile or self._profile_decode()

@@ -30,8 +30,9 @@ Precision recipes:
 
 Throughput is tokens: every rank reports batch_size x seq_len / tp tokens per step (the TP
 ranks of one data-parallel group share their batch), so the sum over ranks that
-runner/rank.py forms is the world's tokens/s.  FLOPs per token: model.flops_per_token
-(6 N + 12 L H T).
+runner/rank.py forms is the world's tokens/s.  FLOPs per token: flops.flops_per_token
+(6 N + 12 L H T).  The record holds FLOPs and time; MFU (over the catalog's peak for the GPU)
+is computed when the record is read (analysis/mfu.py), never frozen into it.
 """
 
 from __future__ import annotations
@@ -42,10 +43,15 @@ import torch
 import torch.nn.functional as F
 
 from gpuarena.errors import UserError
+from gpuarena.measure import profile as prof_read
 from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, precision_of
-from gpuarena.workloads.ddp import comm_seconds
-from gpuarena.workloads.llm import parallel as par
-from gpuarena.workloads.llm.model import SHAPES, build, flops_per_token, param_counts, resolve_shape
+from gpuarena.workloads.llm import fp8 as fp8_mod
+from gpuarena.workloads.llm import layout as lay
+from gpuarena.workloads.llm import sharding
+from gpuarena.workloads.llm.flops import flops_per_token, param_counts
+from gpuarena.workloads.llm.model import build
+from gpuarena.workloads.llm.optim import adamw
+from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 
 PROFILED_STEPS = 3
 PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
@@ -68,12 +74,12 @@ class LLMTrain(Workload):
     published_as = ("llm training", "gpt-3 175b", "gpt3-175b", "175b training", "llama training")
     dominant_op = "matmul"
     params = (
-        Param("shape", str, "llama-1b", "named model shape (llm/model.py SHAPES)", tiny="tiny",
+        Param("shape", str, "llama-1b", "named model shape (llm/shapes.py SHAPES)", tiny="tiny",
               choices=tuple(SHAPES)),
         Param("hf_config", str, "", "path of a Hugging Face config.json to use instead of shape"),
         Param("seq_len", int, 2048, "tokens per sequence", tiny=32, min=2, max=1 << 20),
         Param("batch_size", int, 4, "sequences per data-parallel rank per step", tiny=2, min=1, max=65536),
-        Param("parallel", str, "none", "how ranks share the model", choices=par.PARALLEL),
+        Param("parallel", str, "none", "how ranks share the model", choices=lay.PARALLEL),
         Param("tp", int, 0, "tensor-parallel degree (mesh [world/tp, tp]); 0: all ranks under parallel=tp",
               min=0, max=1024),
         Param("lr", float, 3e-4, "AdamW learning rate", min=0.0, max=1.0),
@@ -110,8 +116,8 @@ class LLMTrain(Workload):
     @classmethod
     def check_layout(cls, params: dict, gpus: int) -> None:
         """Refuse a layout that cannot run on `gpus` ranks before the run is created."""
-        _, tp = par.layout(params["parallel"], params["tp"], gpus)
-        par.check_tp(cls.config(params), tp)
+        _, tp = lay.layout(params["parallel"], params["tp"], gpus)
+        lay.check_tp(cls.config(params), tp)
 
     @classmethod
     def config(cls, params: dict):
@@ -141,36 +147,36 @@ class LLMTrain(Workload):
     def setup(self) -> None:
         v, p, dev = self.ctx.variants, self.p, self.device
         self.cfg = resolve_shape(p["shape"], p["hf_config"])
-        self.dp, self.tp = par.layout(p["parallel"], p["tp"], self.ctx.world_size)
-        par.check_tp(self.cfg, self.tp)
+        self.dp, self.tp = lay.layout(p["parallel"], p["tp"], self.ctx.world_size)
+        lay.check_tp(self.cfg, self.tp)
         fp8 = "fp8" in v
         if fp8:
-            par.require_fp8(dev)
+            fp8_mod.require(dev)
         apply_math_mode(v)
         fsdp = p["parallel"] in ("fsdp", "fsdp+tp")
         sharded = p["parallel"] in ("fsdp", "tp", "fsdp+tp")
-        self.mesh = par.make_mesh(dev, self.dp, self.tp) if p["parallel"] != "none" else None
+        self.mesh = lay.make_mesh(dev, self.dp, self.tp) if p["parallel"] != "none" else None
         model = build(self.cfg, dev, meta=sharded)
         if "bf16" in v and not fsdp:   # plain bf16 weights (on meta too: to_empty keeps the dtype)
             model = model.to(torch.bfloat16)
-        self.fp8_linears = par.convert_fp8(model, self.tp, fsdp) if fp8 else 0
+        self.fp8_linears = fp8_mod.convert_training(model, self.tp, fsdp) if fp8 else 0
         if self.tp > 1:
-            par.apply_tp(model, self.mesh["tp"], fp8)
+            sharding.apply_tp(model, self.mesh["tp"], fp8)
         if "activation-checkpointing" in v:
-            par.apply_checkpointing(model)
+            sharding.apply_checkpointing(model)
         if "compile" in v:
-            par.apply_compile(model)
+            sharding.apply_compile(model)
         if fsdp:
-            par.apply_fsdp(model, self.mesh["dp"], bf16="bf16" in v)
+            sharding.apply_fsdp(model, self.mesh["dp"], bf16="bf16" in v)
         if sharded:
-            par.materialise(model, dev)
+            sharding.materialise(model, dev)
         self.model = model
         if p["parallel"] == "ddp":
             from torch.nn.parallel import DistributedDataParallel as DDP
 
             self.model = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
         self.fused = "fused-adamw" in v
-        self.opt = par.adamw(model.parameters(), lr=p["lr"], fused=self.fused)
+        self.opt = adamw(model.parameters(), lr=p["lr"], fused=self.fused)
         self.fp8_fsdp = fp8 and fsdp
         self.amp = autocast_dtype(v)
         b, t = p["batch_size"], p["seq_len"]
@@ -186,9 +192,7 @@ class LLMTrain(Workload):
         loss.backward()
         self.opt.step()
         if self.fp8_fsdp:   # one all-reduce of the FP8 weight scales for the next all-gather
-            from torchao.float8 import precompute_float8_dynamic_scale_for_fsdp
-
-            precompute_float8_dynamic_scale_for_fsdp(self.model)
+            fp8_mod.precompute_fsdp_scales(self.model)
         self.loss = loss.detach()
         if self.loss_first is None:   # the first step is untimed (compilation lands there)
             self.loss_first = self.loss.item()
@@ -219,13 +223,12 @@ class LLMTrain(Workload):
                "loss_last": self.loss.item() if self.loss is not None else None,
                "flops_formula": "6 x non-embedding params + 12 x layers x hidden x seq_len per token",
                "executed_precision": self.executed_precision(self.ctx.variants)}
-        out.update(peaks(self.device, self.precision()))
         if self.ctx.world_size > 1:
             out.update(self._communication())
         return out
 
     def _communication(self) -> dict:
-        """Communication per step from the profiler's timeline (llm/parallel.py says how)."""
+        """Communication per step from the profiler's timeline (measure/profile.py says how)."""
         import torch.distributed as dist
         from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -235,18 +238,19 @@ class LLMTrain(Workload):
         dist.barrier()
         with profile(activities=activities) as prof:
             for _ in range(steps):
-                with record_function(par.STEP_LABEL):
+                with record_function(prof_read.STEP_LABEL):
                     self.step()
             if cuda:
                 torch.cuda.synchronize(self.device)
-        total, exposed = par.comm_timeline(prof, cuda)
+        total, exposed = prof_read.comm_timeline(prof, cuda)
         return {"comm_total_s": total / steps, "comm_exposed_s": exposed / steps,
-                "comm_profiled_s": comm_seconds(prof, cuda) / steps,
+                "comm_profiled_s": prof_read.comm_seconds(prof, cuda) / steps,
                 "comm_method": "profiler timeline: communication not overlapped by compute"}
 
     @staticmethod
     def finalize(result: dict, per_rank: list[dict], world_size: int) -> None:
-        """Job figures: tokens/s per GPU, MFU against this GPU's catalog peak, mean communication."""
+        """Job figures: tokens/s per GPU and the mean communication.  MFU is not stored: it is
+        computed when read, from the stored TFLOP/s and the catalog's peak (analysis/mfu.py)."""
         extra = result["extra"]
         extra["tokens_per_s_per_gpu"] = result["throughput_median"] / world_size
         for key in ("comm_total_s", "comm_exposed_s"):
@@ -256,17 +260,4 @@ class LLMTrain(Workload):
         step_s = result["latency"]["median"]
         if extra.get("comm_exposed_s") is not None and step_s:
             extra["comm_exposed_share"] = extra["comm_exposed_s"] / step_s
-        per_gpu_tflops = (result.get("tflops") or 0) / world_size
-        for key, peak in (("mfu", "peak_tflops"), ("mfu_vs_bf16_peak", "bf16_peak_tflops")):
-            extra[key] = per_gpu_tflops / extra[peak] if extra.get(peak) else None
 
-
-def peaks(device, precision: str) -> dict:
-    """This GPU's catalog dense peaks for the executed precision and for bf16 (FP8 MFU is often
-    quoted against bf16's).  None off the catalog (a CPU, an unlisted card)."""
-    from gpuarena.data import catalog
-
-    gpu = catalog.find(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
-    return {"catalog_gpu": gpu.name if gpu else None,
-            "peak_tflops": gpu.peak(precision) if gpu else None,
-            "bf16_peak_tflops": gpu.peak("bf16") if gpu else None}

@@ -1,6 +1,7 @@
-"""What `gpuarena run` checks before it writes a run, and how it lets a run go: the
-environment variables a case reads, a stored plan this gpuarena may not read,
-and the run's lock released even when the disk refuses the write."""
+"""What a run session checks before it writes a run, and how it lets a run go: the device
+asked for, the environment variables a case reads, a GPU another process is using, a stored
+plan this gpuarena may not read, and the run's lock released even when the disk refuses the
+write."""
 
 from __future__ import annotations
 
@@ -87,3 +88,41 @@ def drives_local_server(cases: list) -> bool:
     from gpuarena.workloads import registry
 
     return bool(cases) and all(getattr(registry.get(c.workload), "drives_server", False) for c in cases)
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str) -> str:
+    """``device`` if this machine has it (cpu, cuda, cuda:N), else one line saying why not."""
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise UserError(f"--device {device!r}: expected cpu, cuda or cuda:N")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UserError(f"--device {device}: no CUDA device is present (use --device cpu)")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise UserError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) present")
+    return device
+
+
+def busy_guard(device: str, cases: list, allow_busy: bool) -> str | None:
+    """Refuse a GPU another process is using (the figures would be low), unless ``allow_busy``:
+    then the warning to show.  A CPU run is never checked (measure/busy.py); nor is a plan whose
+    every case measures a server on this GPU (endpoint-serve: busy by design)."""
+    if not device.startswith("cuda") or drives_local_server(cases):
+        return None
+    from gpuarena.measure.busy import busy_message
+
+    msg = busy_message(device)
+    if msg and not allow_busy:
+        raise UserError(msg + " (pass --allow-busy to run anyway)")
+    return f"{msg}; running anyway (--allow-busy): figures may be low" if msg else None

@@ -1,0 +1,55 @@
+"""Verbs: export, import (bundles of results that move between machines)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gpuarena.cli import app
+from gpuarena.cli.common import DbOption, open_store
+from gpuarena.errors import UserError
+
+
+@app.command()
+def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; default: all measured/imported)"),
+           output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
+           db: Optional[str] = DbOption) -> None:
+    """Write results and their environments to a versioned JSON bundle."""
+    from gpuarena.store import bundle as B
+
+    store = open_store(db, readonly=True)
+    b = B.export(store, run)
+    if not b["results"]:
+        raise UserError("no measured or imported results to export")
+    B.write(b, output, protect=(store.path,))
+    typer.echo(f"exported {len(b['results'])} result(s), {len(b['environments'])} environment(s) to {output}")
+
+
+def _param_map(workload: str):
+    from gpuarena.workloads import registry
+
+    return registry.get(workload).param_map() if workload in registry.names() else None
+
+
+@app.command("import")
+def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
+            published: bool = typer.Option(False, "--published", help="load the shipped published results"),
+            db: Optional[str] = DbOption) -> None:
+    """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
+    transaction), or the shipped published results (--published)."""
+    if bool(file) == published:
+        raise UserError("give a bundle file or --published (one of them)")
+    if published:
+        from gpuarena.data.published import load_into
+
+        n = load_into(open_store(db))
+        typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")
+        return
+    from gpuarena.store import bundle as B
+
+    bundle = B.read(file)           # validate before opening (or creating) the database
+    B.check_params(bundle, file, _param_map)
+    out = B.import_bundle(open_store(db), file, bundle)
+    typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
+               f"{out['skipped_duplicates']} already present")

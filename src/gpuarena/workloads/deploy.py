@@ -1,0 +1,113 @@
+"""Deployment paths of an inference model beyond torch.compile: AOTInductor and TensorRT.
+
+Each refuses, with its one-line cause, where it cannot run (no C++ compiler, no
+``torch_tensorrt``, a CPU, a package that would crash the process) instead of failing later.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import torch
+
+from gpuarena.errors import WorkloadSkipped
+
+TENSORRT_HINT = ("pip install torch-tensorrt (the release built for this torch version; "
+                 "see pytorch.org/TensorRT)")
+
+
+def tensorrt_ready(device) -> None:
+    try:
+        import torch_tensorrt  # noqa: F401
+    except ImportError:
+        raise WorkloadSkipped(f"torch_tensorrt is not installed: {TENSORRT_HINT}") from None
+    if device.type != "cuda":
+        raise WorkloadSkipped("TensorRT runs on a CUDA GPU; this is a CPU")
+
+
+def tensorrt_compile(model, x, dtype):
+    import torch_tensorrt
+
+    return torch_tensorrt.compile(model, ir="dynamo", inputs=[x], enabled_precisions={dtype, torch.float16})
+
+
+def cxx_names() -> list[str]:
+    from torch._inductor import config
+
+    names = config.cpp.cxx if isinstance(config.cpp.cxx, (tuple, list)) else (config.cpp.cxx,)
+    return [n for n in names if n] + ["g++", "c++", "clang++"]
+
+
+def cxx() -> str | None:
+    return next((shutil.which(n) for n in cxx_names() if shutil.which(n)), None)
+
+
+def aot_ready() -> None:
+    if not cxx():
+        raise WorkloadSkipped("AOTInductor needs a C++ compiler to build its package; none found "
+                              f"(looked for {', '.join(cxx_names())})")
+
+
+def aot_package(model, x, name: str = "model"):
+    """Export, package, load: (the loaded package, its size in bytes).  The package's folder (the
+    weights: about 100 MB for ResNet-50 in FP32) is removed once loaded, as the loader has
+    unpacked what it runs into a folder of its own."""
+    folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
+    try:
+        with torch.no_grad():
+            ep = torch.export.export(model, (x,))
+            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, f"{name}.pt2"))
+        size = os.path.getsize(path)
+        refuse_static_libstdcxx(path)
+        return torch._inductor.aoti_load_package(path), size
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def refuse_static_libstdcxx(package: str) -> None:
+    """Fail with the reason, not a SIGSEGV, where the package's wrapper library carries its own
+    libstdc++: seen on the H200 with torch 2.11 (BENCHMARKS.md, session 6), its wrapper.so names no
+    libstdc++.so.6 among its needed libraries yet defines std::locale's internals, and loading it
+    beside torch's shared libstdc++ crashed in std::regex (parse_device_str) under
+    AOTInductorModelContainerCreateWithDevice, at every batch size."""
+    import zipfile
+
+    with zipfile.ZipFile(package) as z:
+        for name in z.namelist():
+            if name.endswith(".so"):
+                data = z.read(name)
+                if b"libstdc++.so.6" not in data and b"_ZNSt6locale" in data:
+                    raise RuntimeError(
+                        f"AOTInductor linked libstdc++ statically into {os.path.basename(name)}: loading it next "
+                        "to torch's shared libstdc++ crashes (SIGSEGV in std::regex); not loaded")
+
+
+def graph_ready(device) -> None:
+    if device.type != "cuda":
+        raise WorkloadSkipped(f"cuda-graph captures CUDA work; this is a {device.type.upper()}")
+
+
+class GraphedModel:
+    """``model(x)`` captured once as a CUDA graph on its fixed input and replayed per request
+    (torch.cuda.graph, as PyTorch's CUDA-graph notes show it): every kernel of the forward is
+    launched by one call.  A few eager calls on a side stream first, so lazy initialisation and
+    cuDNN's autotuning happen outside the capture."""
+
+    def __init__(self, model, x, warmup: int = 3):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), torch.inference_mode():
+            for _ in range(warmup):
+                model(x)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph, self.x = torch.cuda.CUDAGraph(), x
+        with torch.cuda.graph(self.graph), torch.inference_mode():
+            self.out = model(x)
+
+    def __call__(self, x):
+        if x is not self.x:
+            raise ValueError("a captured CUDA graph replays on the input it captured")
+        self.graph.replay()
+        return self.out

@@ -1,0 +1,95 @@
+"""FP8 for llm-train and llm-serve: torchao's recipes on FP8 tensor cores, in one place.
+
+torchtitan's way: FP8 is a converter applied to a built model, not a second model.
+
+- ``require``: FP8 needs a CUDA GPU of compute capability 8.9+ (precision.FP8_MIN_CAPABILITY) and
+  torchao; otherwise the case is stored as skipped with the reason, never run at another precision.
+- training (llm-train ``fp8``): ``convert_training`` swaps the eligible linears for torchao's
+  ``Float8Linear`` (dynamic tensorwise scaling); ``tp_styles`` are its tensor-parallel plans;
+  ``precompute_fsdp_scales`` does the one all-reduce of the weight scales FSDP2's FP8 all-gather needs.
+- serving (llm-serve ``fp8-weights``): ``quantize_weights``, torchao's dynamic-activation,
+  FP8-weight recipe with row-wise scales on every linear.
+"""
+
+from __future__ import annotations
+
+from gpuarena.errors import WorkloadSkipped
+from gpuarena.workloads.llm.layout import COLWISE, ROWWISE
+from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
+
+
+def require(device, what: str = "fp8") -> None:
+    """Skip (with the reason) where torchao's FP8 cannot run on ``device``."""
+    import torch
+
+    need = f"{what} needs a CUDA GPU of compute capability {FP8_MIN_CAPABILITY[0]}.{FP8_MIN_CAPABILITY[1]}+"
+    if device.type != "cuda":
+        raise WorkloadSkipped(f"{need} (Ada, Hopper or newer); this case runs on {device.type}")
+    cap = torch.cuda.get_device_capability(device)
+    if tuple(cap) < FP8_MIN_CAPABILITY:
+        raise WorkloadSkipped(f"{need} (Ada, Hopper or newer); this GPU is {cap[0]}.{cap[1]}")
+    try:
+        import torchao.float8  # noqa: F401
+    except ImportError as e:
+        raise WorkloadSkipped(f"{what} needs torchao (pip install torchao): {e}") from None
+
+
+# --- training -------------------------------------------------------------------------
+
+def eligible(tp: int):
+    """torchao's filter: every linear but the output head, whose sharded dims divide by 16
+    (FP8 GEMMs on the tensor cores need multiples of 16)."""
+    from torch import nn
+
+    def keep(mod, fqn: str) -> bool:
+        if fqn == "output" or not isinstance(mod, nn.Linear):
+            return False
+        out_f = mod.out_features // tp if fqn.endswith(COLWISE) else mod.out_features
+        in_f = mod.in_features // tp if fqn.endswith(ROWWISE) else mod.in_features
+        return out_f % 16 == 0 and in_f % 16 == 0
+    return keep
+
+
+def convert_training(model, tp: int, fsdp: bool) -> int:
+    """Swap eligible linears for torchao Float8Linear (tensorwise dynamic scaling); returns how many."""
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    keep = eligible(tp)
+    n = sum(1 for fqn, m in model.named_modules() if keep(m, fqn))
+    # FSDP2 all-gathers FP8 weights instead of bf16 ones when this is on (torchtitan's default).
+    convert_to_float8_training(model, module_filter_fn=keep,
+                               config=Float8LinearConfig(enable_fsdp_float8_all_gather=fsdp))
+    return n
+
+
+def tp_styles():
+    """(column-wise, row-wise) tensor-parallel styles that keep the FP8 linears' casts sharded."""
+    from torchao.float8.float8_tensor_parallel import Float8ColwiseParallel, Float8RowwiseParallel
+
+    return Float8ColwiseParallel, Float8RowwiseParallel
+
+
+def precompute_fsdp_scales(model) -> None:
+    """One all-reduce of the FP8 weight scales for FSDP2's next FP8 all-gather (after each step)."""
+    from torchao.float8 import precompute_float8_dynamic_scale_for_fsdp
+
+    precompute_float8_dynamic_scale_for_fsdp(model)
+
+
+# --- serving --------------------------------------------------------------------------
+
+def quantize_weights(model) -> str:
+    """torchao's FP8 dynamic-activation, FP8-weight recipe with row-wise scales on every linear;
+    returns the recipe's name (stored with the result)."""
+    from torchao.quantization import quantize_
+
+    try:
+        from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
+
+        recipe = Float8DynamicActivationFloat8WeightConfig(granularity=PerRow())
+    except ImportError:     # torchao before 0.9 names the recipe as a function
+        from torchao.quantization import PerRow, float8_dynamic_activation_float8_weight
+
+        recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
+    quantize_(model, recipe)
+    return type(recipe).__name__

@@ -1,0 +1,47 @@
+"""ResNet-50 with batch norms folded and ReLU / residual add in the convolution's epilogue
+(workloads/convfuse.py) computes what the unfused eval model computes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torchvision
+
+from gpuarena.errors import UserError
+from gpuarena.workloads import convfuse, quant
+from gpuarena.workloads.resnet50_infer import ResNet50Infer
+
+
+def _resnet_with_real_statistics():
+    torch.manual_seed(0)
+    m = torchvision.models.resnet50().eval()
+    for bn in (x for x in m.modules() if isinstance(x, torch.nn.BatchNorm2d)):   # fresh ones fold to nothing
+        bn.running_mean.uniform_(-0.1, 0.1)
+        bn.running_var.uniform_(0.5, 1.5)
+        bn.weight.data.uniform_(0.5, 1.5)
+        bn.bias.data.uniform_(-0.1, 0.1)
+    return m
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_fused_resnet50_matches_the_unfused_model(channels_last):
+    m = _resnet_with_real_statistics()
+    x = torch.randn(3, 3, 64, 64)
+    ref = quant.fp32_reference(m, lambda mm: mm(x))
+    fused = convfuse.fuse_resnet(m)
+    assert convfuse.fused_convs(fused) == 53       # stem, 16 blocks x 3, 4 downsamples: every convolution
+    if channels_last:
+        fused, x = fused.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        acc = quant.agreement(ref, fused(x), logits=True)
+    assert acc["rel_rms_error"] < 1e-5 and acc["top1_agreement_centered"] == 1.0
+
+
+def test_folding_needs_eval_mode_and_the_rung_stands_apart_from_compile():
+    with pytest.raises(ValueError, match="eval"):
+        convfuse.fuse_resnet(torchvision.models.resnet18().train())
+    for spec in ("cudnn-fused+compile", "cudnn-fused+int8-dynamic", "cudnn-fused+tensorrt"):
+        with pytest.raises(UserError, match="exclude each other"):
+            ResNet50Infer.parse_variant(spec)
+    assert ResNet50Infer.canonical_variant("cudnn-fused+bf16+channels-last+cudnn-benchmark") == \
+        "bf16+channels-last+cudnn-benchmark+cudnn-fused"

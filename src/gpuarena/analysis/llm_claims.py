@@ -271,8 +271,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
 
     if not 0 < low <= high:
         raise UserError("--ratio: a positive number or a range low-high")
-    name = claim.get("workload") or registry.named(physics="serving")[0]
-    cls = registry.get(name)
+    cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
     cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
@@ -283,16 +282,16 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
         if why:
             raise UserError(f"ratio claim on {g.short}: {why}")
     conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
-    ceil = M.ceiling(store.results(workload=name) if store is not None else [])
+    ceil = M.ceiling(store.results(workload=cls.name) if store is not None else [])
     bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
     cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
     r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
-    s, s_from = run_spread(store, name)
+    s, s_from = run_spread(store, cls.name)
     lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
     verdict = "plausible" if low <= hi and high >= lo else "implausible"
     claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
     return {"kind": "single-GPU throughput ratio" if tp == 1 else f"{tp}-GPU tensor-parallel throughput ratio",
-            "workload": name, "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
+            "workload": cls.name, "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
             "claimed": low, "claimed_high": high, "expected_low": lo, "expected_high": hi, "spread": s,
             "spread_from": s_from, "verdict": verdict,
             "reason": (f"claimed {claimed}; the serving model at batch {conds[1]}, {conds[2]}+{conds[3]} tokens "

@@ -106,6 +106,8 @@ def attn_impl(model) -> str:
 
 class _Bert(Workload):
     item = "sequence"
+    # Lambda's DLE PyTorch runs (SQuAD at 384 tokens): one encoder arithmetic for training and inference
+    published_family, family_settings = "BERT-Large SQuAD fine-tuning (DLE PyTorch", {"seq_len": 384}
     axis = "batch_size"
     dominant_op = "matmul"
     exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16"}),
@@ -157,8 +159,6 @@ class BertLargeInfer(quant.QuantRungs, _Bert):
     source = "article 000, section 3.2"
     kind = "inference"
     published_as = ("BERT-Large inference (article 000 3.2, HF BertModel, inference_mode)",)
-    published_family = "BERT-Large SQuAD fine-tuning (DLE PyTorch"   # the same encoder arithmetic
-    family_settings = {"seq_len": 384}   # Lambda's DLE runs: SQuAD at 384 tokens
     params = arch_params(512, 64)
     variants = {
         "seed": "the article's code: FP32, the library's default attention, PyTorch defaults (matmul TF32 off)",
@@ -233,8 +233,6 @@ class BertLargeTrain(_Bert):
     kind = "training"
     ddp_name = "bert-large"
     published_as = ("BERT-Large pre-training (LAMB, phase1/phase2)", "BERT-Large pre-training")
-    published_family = "BERT-Large SQuAD fine-tuning (DLE PyTorch"   # the same encoder arithmetic
-    family_settings = {"seq_len": 384}   # Lambda's DLE runs: SQuAD at 384 tokens
     # Batch 32: article 001 gives none; 32 x 512 tokens fits FP32 training with eager attention.
     params = arch_params(512, 32) + (
         Param("lr", float, 5e-5, "AdamW learning rate (the article's 5e-5)", min=0.0, max=1.0),

@@ -231,9 +231,8 @@ def check_training(claim: dict, store=None) -> dict:
     fpt = flops_per_token(cfg, seq, training=True)
     implied = thr / n * fpt / 1e12
     mfu = implied / peak
-    stored = [r["extra"]["mfu"] for r in (store.results(workload="llm-train") if store is not None else [])
-              if r.get("status") == "ok" and r.get("precision") == prec
-              and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
+    stored = [r.extra.mfu for r in (store.results(workload="llm-train") if store is not None else [])
+              if r.status == "ok" and r.precision == prec and r.extra.mfu is not None and 0 < r.extra.mfu <= 1]
     from gpuarena.analysis.physics import spread as run_spread
 
     spread = run_spread(store, "llm-train")[0]

@@ -176,10 +176,7 @@ def published_evidence() -> tuple[Evidence, ...]:
 
 def is_finite_result(r: dict) -> bool:
     """A result a decision may rest on: ok, finite output, a throughput."""
-    text = " ".join(r.get("warnings") or []).lower()
-    return (r.get("status") == "ok" and bool(r.get("throughput_median"))
-            and math.isfinite(r["throughput_median"]) and "nan" not in text
-            and not (r.get("extra") or {}).get("nan"))
+    return r.status == "ok" and bool(r.throughput_median) and not r.extra.nan
 
 
 def measured_evidence(store, workload: str) -> list[Evidence]:

@@ -69,7 +69,7 @@ def _ok(results: list[dict]) -> list[dict]:
     """Measured serving results with decode figures (typed in store/extra.py, which keeps them
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
     return [r for r in results if r.get("workload") == "llm-serve" and r.get("status") == "ok"
-            and (r.get("extra") or {}).get("tpot_ms_median")
+            and r.extra.tpot_ms_median
             and all(type((r.get("params") or {}).get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
@@ -83,7 +83,7 @@ def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None
 
 def decode_share(r: dict, results: list[dict]) -> float | None:
     bw = membw_gbs(results, r.get("device_name"), r.get("size") == "tiny")
-    got = (r.get("extra") or {}).get("decode_bandwidth_gbs")
+    got = r.extra.decode_bandwidth_gbs
     return got / bw if bw and got else None
 
 
@@ -99,20 +99,20 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
     ceilings = results if ceilings is None else ceilings
     groups: dict[tuple, dict[int, dict]] = {}
     for r in _ok(results):
-        groups.setdefault(_setting(r), {})[int(r["extra"].get("batch") or r["params"]["batch_size"])] = r
+        groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
     out = []
     for (gpu, variant, model, prompt, new), by_batch in groups.items():
         points = []
         for b in sorted(by_batch):
             r = by_batch[b]
-            e = r["extra"]
-            points.append({"batch": b, "result_id": r.get("id"), "ttft_ms": e["ttft_s"] * 1e3,
-                           "prefill_tokens_per_s": e.get("prefill_tokens_per_s"), "prefill_mfu": prefill_mfu(r),
-                           "tpot_ms_median": e["tpot_ms_median"], "tpot_ms_p99": e.get("tpot_ms_p99"),
-                           "decode_tokens_per_s": e.get("decode_tokens_per_s"), "tokens_per_s": r["throughput_median"],
-                           "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
+            e = r.extra
+            points.append({"batch": b, "result_id": r.id, "ttft_ms": e.ttft_s * 1e3,
+                           "prefill_tokens_per_s": e.prefill_tokens_per_s, "prefill_mfu": prefill_mfu(r),
+                           "tpot_ms_median": e.tpot_ms_median, "tpot_ms_p99": e.tpot_ms_p99,
+                           "decode_tokens_per_s": e.decode_tokens_per_s, "tokens_per_s": r.throughput_median,
+                           "decode_bandwidth_gbs": e.decode_bandwidth_gbs,
                            "decode_share_of_membw": decode_share(r, ceilings),
-                           "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
+                           "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
         ooms = [int(r["params"]["batch_size"]) for r in results if r.get("workload") == "llm-serve"
                 and r.get("status") == "oom" and _setting(r) == (gpu, variant, model, prompt, new)]
         slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)

@@ -56,8 +56,9 @@ def public_view(r: dict) -> dict:
         "temp_c_max": r.get("temp_c_max"),
         "sm_clock_mhz_mean": r.get("sm_clock_mhz_mean"),
         "throttled": r.get("throttled"),
-        "warnings": r.get("warnings") or [],
-        "extra": {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")},
+        "warnings": r.all_warnings,
+        "extra": {k: v for k, v in {**r.extra.model_dump(exclude_unset=True), **r.derived.as_extra()}.items()
+                  if k not in ("traceback", "stderr_tail")},
         "env_id": r.get("env_id"),
         "created_at": r.get("created_at"),
     }
@@ -108,9 +109,9 @@ def result_cells(r: dict) -> list[str]:
         flags.append("noisy")
     if 1 < (thr.get("n") or 0) < MIN_SAMPLES:   # the interval is shown, and read as wide
         flags.append("few repeats")
-    if (r.get("extra") or {}).get("nan"):
+    if r.extra.nan:
         flags.append("NaN")
-    expected = (r.get("extra") or {}).get("expected") or {}
+    expected = r.derived.expected or {}
     if expected.get("below"):
         flags.append("below-expected")
     if not ok and r.get("error"):

@@ -33,14 +33,14 @@ def finite(r: dict) -> bool:
 
 def figure(r: dict) -> tuple[float, str]:
     """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
-    extra = r.get("extra") or {}
-    if r["workload"] == "llm-train" and extra.get("tokens_per_s_per_gpu"):
-        v = extra["tokens_per_s_per_gpu"]
-        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra['mfu'])}" if extra.get("mfu") else "")
-    if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
-        v = extra["scaling_efficiency"]
-        model = (r.get("params") or {}).get("model")
-        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs" + (f" ({model})" if model else "")
+    extra = r.extra
+    if r.workload == "llm-train" and extra.tokens_per_s_per_gpu:
+        v = extra.tokens_per_s_per_gpu
+        return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(extra.mfu)}" if extra.mfu else "")
+    if wrapper(r.workload) and r.derived.scaling_efficiency:
+        v = r.derived.scaling_efficiency
+        model = r.params.get("model")
+        return v, f"{v:.3f} scaling efficiency at {r.gpus} GPUs" + (f" ({model})" if model else "")
     return H.value(r), H.text(r)
 
 
@@ -54,7 +54,7 @@ def best_finite(rows: list[dict]) -> dict | None:
     good = [r for r in rows if finite(r) and H.value(r) is not None]
     if not good:
         return None
-    scaled = [r for r in good if (r.get("gpus") or 1) > 1 and (r.get("extra") or {}).get("scaling_efficiency")]
+    scaled = [r for r in good if r.gpus > 1 and r.derived.scaling_efficiency]
     if wrapper(good[0]["workload"]) and scaled:
         good = scaled
     key = lambda r: figure(r)[0]   # noqa: E731
@@ -79,9 +79,9 @@ def expected_figure(store, r: dict) -> dict | None:
     e = None
     try:
         from gpuarena.analysis import expected as E
-        from gpuarena.data.published import published_rows
+        from gpuarena.data.published import published_results
 
-        e = E.expect(r, store.results(workload=r["workload"], status="ok"), published_rows())
+        e = E.expect(r, store.results(workload=r.workload, status="ok"), published_results())
     except (UserError, KeyError, TypeError, ValueError):
         e = None
     if e and e.get("figure") and r.get("source") != "published":
@@ -185,7 +185,7 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         best = best_finite(mine)
         dec, result = decision(store, w, best)
         if best is None:
-            diverged = any((r.get("extra") or {}).get("nan") for r in mine)
+            diverged = any(r.extra.nan for r in mine)
             table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
                           "-", "-", dec, "", "", ""])
             continue

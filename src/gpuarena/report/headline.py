@@ -83,10 +83,8 @@ def text(r: dict) -> str:
 
 def max_batch_text(r: dict) -> str:
     """What a maximum-concurrency search found: the batch, or '>= cap (the cap)' when every batch fitted."""
-    extra = r.get("extra") or {}
-    if not is_search(r) or extra.get("max_batch") is None:
+    if not is_search(r) or r.extra.max_batch is None:
         return "-"
-    if extra.get("capped"):
-        cap = (r.get("params") or {}).get("search_max", extra["max_batch"])
-        return f">= {cap} (the cap)"
-    return str(extra["max_batch"])
+    if r.extra.capped:
+        return f">= {r.params.get('search_max', r.extra.max_batch)} (the cap)"
+    return str(r.extra.max_batch)

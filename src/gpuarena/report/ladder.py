@@ -78,7 +78,7 @@ def recipe_label(r: dict, seed: dict) -> str:
 
 def origin_run(r: dict) -> str:
     """The run that measured a result: an imported result keeps its measuring run in extra."""
-    return str((r.get("extra") or {}).get("origin_run_id") or r.get("run_id") or "-")
+    return str(r.extra.origin_run_id or r.run_id or "-")
 
 
 def nan_none(x):

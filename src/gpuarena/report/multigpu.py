@@ -39,16 +39,13 @@ def scaling(rows: list[dict], store=None) -> Section:
         model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
         for n in sorted(by_n):
             r = by_n[n]
-            extra = r.get("extra") or {}
-            e = extra.get("scaling_efficiency")
+            e = r.derived.scaling_efficiency
             if e is None and base is not None:
                 e = r["throughput_median"] / (n * base["throughput_median"])
             p = model_eff.get(n)
-            if p is None:
-                p = predicted_efficiency(r)
-            exposed = extra.get("comm_exposed_s")
+            exposed = r.extra.comm_exposed_s
             table_rows.append([label, str(n), fmt_num(r["throughput_median"]), pct(e), pct(p),
-                               fmt_num(exposed * 1e3) if isinstance(exposed, (int, float)) else "-"])
+                               fmt_num(exposed * 1e3) if exposed is not None else "-"])
             if e is not None:
                 xs.append(n)
                 eff.append(e)
@@ -113,7 +110,7 @@ def _device(by_n: dict[int, dict]) -> str:
 
 def _model_name(by_n: dict[int, dict]) -> str:
     r = next(iter(by_n.values()))
-    return str((r.get("params") or {}).get("model") or (r.get("extra") or {}).get("model") or r["workload"])
+    return str(r.params.get("model") or r.extra.model or r.workload)
 
 
 def _is_seed(by_n: dict[int, dict]) -> bool:
@@ -129,7 +126,7 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     if workload is None:
         return None, f"whatif does not know the gradient size of {_model_name(by_n)}"
     p = r.get("params") or {}
-    batch = p.get("batch_size") or ((r.get("extra") or {}).get("inner_params") or {}).get("batch_size")
+    batch = p.get("batch_size") or (r.extra.inner_params or {}).get("batch_size")
     one = by_n.get(1)
     per_gpu = one["throughput_median"] if one else None
     ns = sorted(set(MODEL_NS) | set(by_n))
@@ -137,15 +134,6 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
         return whatif.predict(workload, _device(by_n), ns, store=store, batch_size=batch, throughput=per_gpu), ""
     except UserError as exc:
         return None, str(exc)
-
-
-def predicted_efficiency(r: dict) -> float | None:
-    """A prediction the result carries itself (a multi-GPU workload may store one), used where whatif cannot say."""
-    extra = r.get("extra") or {}
-    for k in ("predicted_efficiency", "model_efficiency"):
-        if isinstance(extra.get(k), (int, float)):
-            return float(extra[k])
-    return None
 
 
 def busbw(rows: list[dict]) -> Section:
@@ -156,11 +144,10 @@ def busbw(rows: list[dict]) -> Section:
     rows = sorted(rows, key=lambda r: (order.get(r["workload"], 9), r["workload"], r.get("gpus") or 1,
                                        R.message_bytes(r) or 0))
     for r in rows:
-        extra = r.get("extra") or {}
-        size, bw = R.message_bytes(r), extra.get("busbw_gbs")
-        label = f"{r['workload']} · {r.get('device_name') or r.get('device')} x{r.get('gpus') or 1}"
-        table_rows.append([label, fmt_num(size / 2**20) if size else "-", fmt_num(bw), fmt_num(extra.get("algbw_gbs"))])
-        if size and isinstance(bw, (int, float)):
+        size, bw = R.message_bytes(r), r.extra.busbw_gbs
+        label = f"{r.workload} · {r.device_name or r.device} x{r.gpus}"
+        table_rows.append([label, fmt_num(size / 2**20) if size else "-", fmt_num(bw), fmt_num(r.extra.algbw_gbs)])
+        if size and bw is not None:
             groups.setdefault(label, []).append((size / 2**20, bw, None))
     s.tables.append(Table("busbw-table", [("collective", TEXT), ("message MiB", NUMERIC), ("bus GB/s", NUMERIC),
                                           ("algorithm GB/s", NUMERIC)], table_rows, "Bus bandwidth",

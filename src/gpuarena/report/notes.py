@@ -19,6 +19,6 @@ def results_notes(results: list[dict]) -> list[str]:
     out = []
     if any(is_noisy(r) and r.get("size") == "tiny" and r.get("device") == "cpu" for r in results):
         out.append(NOISY_TINY)
-    if any((r.get("extra") or {}).get("nan") for r in results):
+    if any(r.extra.nan for r in results):
         out.append(NAN)
     return out

@@ -38,7 +38,7 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
             mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
             groups: dict[tuple, list[str]] = {}
             for r in mine:
-                key = (r["throughput"].get("n"), len((r.get("extra") or {}).get("processes") or [None]),
+                key = (r["throughput"].get("n"), len(r.extra.processes or [None]),
                        str(r.get("size") or "full"), str(r.get("device")).startswith("cuda"))
                 groups.setdefault(key, []).append(r["workload"])
             for (n, procs, size, cuda), wls in sorted(groups.items(), key=lambda kv: _order(kv[0])):

@@ -49,7 +49,7 @@ def search_text(r: dict) -> str:
 def memory_bytes(r: dict) -> tuple[int | None, str]:
     if r.get("peak_memory_bytes"):
         return r["peak_memory_bytes"], "device"
-    rss = (r.get("extra") or {}).get("peak_rss_bytes")
+    rss = r.extra.peak_rss_bytes
     return (rss, "process RSS") if rss else (None, "")
 
 
@@ -63,7 +63,6 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     sources = {r.get("source") for r in rows}
     for r in rows:
         thr = r.get("throughput") or {}
-        extra = r.get("extra") or {}
         mem, _ = memory_bytes(r)
         shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.get("source")]
         table_rows.append([
@@ -71,7 +70,7 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
             fmt_num(H.value(r)) if ok(r) else r["status"], ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
                                                                         n=thr.get("n"))),
             search_text(r), pct(thr.get("cv")),
-            fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(extra.get("share_of_ceiling")),
+            fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(r.derived.share_of_ceiling),
             fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
             fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(shown_flags),
         ])

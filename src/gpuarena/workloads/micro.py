@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from gpuarena.workloads.base import Param, Workload
+from gpuarena.store.flags import nan_flag
 
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 # FP8 tensor cores arrived with Ada (sm_89) and Hopper (sm_90); torch._scaled_mm needs them.
@@ -105,9 +106,9 @@ class Matmul(Workload):
     def precision(self) -> str:
         return self.p["dtype"]
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.out is not None and not torch.isfinite(self.out.float()).all().item():
-            return ["matmul output has NaN/inf"]
+            return [nan_flag("matmul output has NaN/inf")]
         return []
 
     def extra(self) -> dict:

@@ -34,6 +34,7 @@ from gpuarena.workloads.llm import engine
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.model import (SHAPES, build, decode_bytes_per_step, flops_per_token, kv_cache_bytes,
                                           param_counts, resolve_shape)
+from gpuarena.store.flags import nan_flag
 
 
 def prefill_flops(cfg, prompt_len: int) -> float:
@@ -264,9 +265,9 @@ class LLMServe(Workload):
     def precision(self) -> str:
         return self._precision_name(self.ctx.variants, self.device.type)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.finite is not None and not bool(self.finite):
-            return ["prefill logits have NaN/inf"]
+            return [nan_flag("prefill logits have NaN/inf")]
         return []
 
     def extra(self) -> dict:

@@ -46,6 +46,7 @@ from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_d
 from gpuarena.workloads.ddp import comm_seconds
 from gpuarena.workloads.llm import parallel as par
 from gpuarena.workloads.llm.model import SHAPES, build, flops_per_token, param_counts, resolve_shape
+from gpuarena.store.flags import nan_flag
 
 PROFILED_STEPS = 3
 PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
@@ -202,9 +203,9 @@ class LLMTrain(Workload):
     def precision(self) -> str:
         return "fp8" if "fp8" in self.ctx.variants else precision_of(self.ctx.variants)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.loss is not None and not torch.isfinite(self.loss).item():
-            return ["loss turned to NaN/inf"]
+            return [nan_flag("loss turned to NaN/inf")]
         return []
 
     def extra(self) -> dict:

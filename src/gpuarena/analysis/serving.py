@@ -22,6 +22,7 @@ from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.spec.suite import set_pairs
 
 # Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
@@ -131,15 +132,13 @@ def parse_sets(items: list[str]) -> dict:
     batch, overhead.  context = prompt + output (output defaults to llm-serve's 128 new tokens)."""
     out = {"context": None, "prompt": None, "output": DEFAULT_OUTPUT, "shape": "llama3-8b", "hf_config": "",
            "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION}
-    for item in items:
-        k, sep, v = item.partition("=")
-        k = k.strip()
-        if not sep or k not in ADVISE_KEYS:
-            raise UserError(f"--set {item!r}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
+    for k, v in set_pairs(items):
+        if k not in ADVISE_KEYS:
+            raise UserError(f"--set {k}={v}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
         try:
             out[k] = ADVISE_KEYS[k](v.strip())
         except ValueError:
-            raise UserError(f"--set {item!r}: expected {ADVISE_KEYS[k].__name__}") from None
+            raise UserError(f"--set {k}={v}: expected {ADVISE_KEYS[k].__name__}") from None
     if out["prompt"] is None:
         out["context"] = out["context"] or DEFAULT_CONTEXT
         out["prompt"] = out["context"] - out["output"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpuarena.data import catalog
-from gpuarena.errors import UserError
+from gpuarena.analysis.derived import share_of_peak
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 
 NUMERIC = "r"
@@ -114,12 +113,6 @@ def device_of(r: dict) -> str:
     return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
 
 
-def catalog_share(r: dict) -> float | None:
-    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
-    (PyTorch's default precision counts as FP32)."""
-    g = catalog.find(r.get("device_name") or "") if r.get("tflops") else None
-    try:
-        peak = g.peak(r.get("precision") or "default") if g else None
-    except UserError:            # "n/a": a copy has no FLOP rate
-        return None
-    return r["tflops"] / (r.get("gpus") or 1) / peak if peak else None
+def catalog_share(r) -> float | None:
+    """The share of the card's peak at the executed precision: the one rule (analysis/derived.py)."""
+    return share_of_peak(r)

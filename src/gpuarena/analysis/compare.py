@@ -14,6 +14,8 @@ published "A100 40GB SXM4"), else the device name itself.
 
 from __future__ import annotations
 
+import math
+
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
@@ -61,7 +63,9 @@ def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool, workload: str | No
 
 
 def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
-    if published or lo is None or hi is None:
+    """The one verdict on a ratio of throughputs and its 95% interval: faster or slower only when
+    the interval leaves 1.0 (report/ladder.py says the same words)."""
+    if published or lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
         return "no CI (published)" if published else "no CI (too few repeats)"
     if lo > 1.0:
         return f"{R.ratio_text(ratio)} faster"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.analysis.compare import verdict as compare_verdict
 from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
@@ -91,8 +92,5 @@ def sort_value(r: dict, keys: list[str]):
 
 
 def verdict(ratio, lo, hi) -> str:
-    if lo is None or hi is None or not math.isfinite(lo):
-        return "too few samples to tell"
-    if lo <= 1.0 <= hi:
-        return "no significant difference"
-    return f"{ratio_text(ratio)} faster" if ratio > 1 else f"{ratio_text(1 / ratio)} slower"
+    """The one verdict on a ratio and its interval (analysis/compare.py)."""
+    return compare_verdict(ratio, lo, hi, published=False)

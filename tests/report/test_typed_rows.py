@@ -76,3 +76,21 @@ def test_analysis_and_report_read_extra_by_attribute():
     found = [f"{p.relative_to(SRC)}:{i}" for d in ("analysis", "report") for p in sorted((SRC / d).rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if EXTRA_BY_KEY.search(line)]
     assert found == []
+
+
+def test_share_of_peak_is_at_the_executed_precision():
+    """One rule for "% of peak" (the issue's H200 ResNet-50 example): PyTorch's default precision runs
+    the convolutions in TF32 on Hopper, so the share is of the TF32 peak, as the claim check counts it."""
+    from gpuarena.analysis.derived import share_of_peak
+    from gpuarena.data import catalog
+    from gpuarena.report.model import catalog_share
+    from gpuarena.store.rows import validated
+
+    r = validated({"id": 1, "case_key": "k", "workload": "resnet50-train", "variant": "seed", "status": "ok",
+                   "params": {"batch_size": 64}, "device_name": "NVIDIA H200", "precision": "default",
+                   "throughput_median": 2000.0, "tflops": 49.0})
+    h200 = catalog.find("NVIDIA H200")
+    assert share_of_peak(r) == catalog_share(r) == 49.0 / h200.peak("tf32")
+    assert round(share_of_peak(r), 3) == 0.099 and 49.0 / h200.peak("fp32") > 0.7   # not 73% of FP32's
+    ieee = validated({**r.row(), "variant": "fp32", "precision": "fp32"})            # TF32 off: FP32's peak
+    assert share_of_peak(ieee) == 49.0 / h200.peak("fp32")

@@ -90,8 +90,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)], table_rows,
         "Latency" if latency else "Throughput",
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
-        "at the precision the recipe executed, the claim check's rule (PyTorch's default runs ResNet-50's "
-        "convolutions in TF32 on Ampere and newer, so its share is of the TF32 peak); "
+        "at the precision the recipe executed, the claim check's rule (PyTorch's default runs convolutions "
+        "in TF32 on Ampere and newer, so such a share is of the TF32 peak); "
         "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
         "are left out; RSS marks a CPU process's peak resident memory.",
         details=("95% CI", "largest batch that fits", "CV", "of matmul ceiling", "power W", f"J/{H.item(workload)}")))

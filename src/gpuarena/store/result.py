@@ -251,6 +251,11 @@ class Result(BaseModel):
             self._view = d
         return self._view
 
+    def extra_dict(self) -> dict:
+        """extra as stored (its key order kept) with the derived figures after it: the JSON shape
+        `results --format json` documents.  For serializers; readers use the attributes."""
+        return self.view().get("extra") or {}
+
     def __getitem__(self, key: str):
         return self.view()[key]
 

@@ -17,9 +17,9 @@ from gpuarena.workloads import registry
 
 
 def _setting(r: dict) -> str:
-    p = r.get("params") or {}
+    p = r.params
     shown = " ".join(f"{k}={p[k]}" for k in ("batch_size", "model") if k in p)
-    return " · ".join(x for x in (r.get("device_name") or r.get("device") or "?", r["variant"], shown) if x)
+    return " · ".join(x for x in (r.device_name or r.device or "?", r.variant, shown) if x)
 
 
 MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
@@ -29,7 +29,7 @@ def scaling(rows: list[dict], store=None) -> Section:
     s = Section("scaling", "Data-parallel scaling (ddp-train)")
     groups: dict[str, dict[int, dict]] = {}
     for r in rows:
-        groups.setdefault(_setting(r), {})[int(r.get("gpus") or 1)] = r
+        groups.setdefault(_setting(r), {})[r.gpus] = r
     table_rows, series, model_series, notes = [], [], {}, {}
     single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
@@ -41,10 +41,10 @@ def scaling(rows: list[dict], store=None) -> Section:
             r = by_n[n]
             e = r.derived.scaling_efficiency
             if e is None and base is not None:
-                e = r["throughput_median"] / (n * base["throughput_median"])
+                e = r.throughput_median / (n * base.throughput_median)
             p = model_eff.get(n)
             exposed = r.extra.comm_exposed_s
-            table_rows.append([label, str(n), fmt_num(r["throughput_median"]), pct(e), pct(p),
+            table_rows.append([label, str(n), fmt_num(r.throughput_median), pct(e), pct(p),
                                fmt_num(exposed * 1e3) if exposed is not None else "-"])
             if e is not None:
                 xs.append(n)
@@ -74,7 +74,7 @@ def scaling(rows: list[dict], store=None) -> Section:
             notes.setdefault(key, f"{key[0]} · {key[1]}: no model prediction ({why}).")
         elif pred_x:
             series.append({"label": f"{label} (model)", "x": pred_x, "y": pred, "dashed": True})
-    unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    unit = next((r.unit for r in rows if r.unit), "items/s")
     s.paragraphs += ["Interconnect model (gpuarena whatif): " + n for n in notes.values()]
     if all(n == 1 for by_n in groups.values() for n in by_n):
         s.paragraphs.append("Every ddp-train result here ran on one GPU, so the measured efficiency is 1 by "
@@ -105,7 +105,7 @@ def scaling(rows: list[dict], store=None) -> Section:
 
 def _device(by_n: dict[int, dict]) -> str:
     r = next(iter(by_n.values()))
-    return r.get("device_name") or r.get("device") or "?"
+    return r.device_name or r.device or "?"
 
 
 def _model_name(by_n: dict[int, dict]) -> str:
@@ -125,7 +125,7 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     workload = inner.name if inner is not None and inner.param_count(inner.resolve_params({})) else None
     if workload is None:
         return None, f"whatif does not know the gradient size of {_model_name(by_n)}"
-    p = r.get("params") or {}
+    p = r.params
     batch = p.get("batch_size") or (r.extra.inner_params or {}).get("batch_size")
     one = by_n.get(1)
     per_gpu = one["throughput_median"] if one else None
@@ -141,7 +141,7 @@ def busbw(rows: list[dict]) -> Section:
     groups: dict[str, list[tuple[float, float, float | None]]] = {}
     table_rows = []
     order = {w: i for i, w in enumerate(("allreduce", "reducescatter", "allgather", "broadcast"))}
-    rows = sorted(rows, key=lambda r: (order.get(r["workload"], 9), r["workload"], r.get("gpus") or 1,
+    rows = sorted(rows, key=lambda r: (order.get(r.workload, 9), r.workload, r.gpus,
                                        R.message_bytes(r) or 0))
     for r in rows:
         size, bw = R.message_bytes(r), r.extra.busbw_gbs

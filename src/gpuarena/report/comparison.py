@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import _request_of_published
 from gpuarena.analysis.check import check_claim
-from gpuarena.analysis.compare import compare
+from gpuarena.analysis.compare import compare_rows
 from gpuarena.analysis.tables import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -81,7 +81,7 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     if not baseline:
         return None
     try:
-        result = compare(store, baseline)
+        result = compare_rows(store.results(status="ok"), baseline)
     except UserError:
         if explicit:
             raise

@@ -12,6 +12,7 @@ from gpuarena.measure.stats import warnings_for as stats_warnings_for
 from gpuarena.report.html import write_report
 from gpuarena.runner.pool import merge
 from gpuarena.store.db import Store
+from gpuarena.store.rows import validated
 
 
 def test_three_processes_through_the_runner(cli, tmp_path):
@@ -64,7 +65,8 @@ def test_processes_that_disagree_are_flagged_and_widen_the_interval():
     b = _process([0.40, 0.41, 0.39, 0.40], power_w_mean=200.0, throttled=True, peak_memory_bytes=30)
     out = merge([a, b])
     assert out["extra"]["processes_disagree"] is True
-    assert "process-dependent" in flags(out) and "process-dependent" in flags(out, brief=True)
+    stored = validated({**out, "id": 1, "case_key": "k", "workload": "matmul", "variant": "seed", "params": {}})
+    assert "process-dependent" in flags(stored) and "process-dependent" in flags(stored, brief=True)
     assert any(w.startswith("process-dependent: the 2 processes") for w in out["warnings"])
     # each process's own self-checks give way to the pooled ones; other warnings are kept once
     assert [w for w in out["warnings"] if w.startswith("only ")] == []

@@ -11,6 +11,7 @@ import os
 
 from gpuarena.analysis import causes as C
 from gpuarena.analysis import expected as E
+from gpuarena.store.rows import validated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUNDLES = sorted(glob.glob(os.path.join(ROOT, "docs", "data", "h200*.json")))
@@ -20,7 +21,8 @@ LAMBDA = "github lambdal/deeplearning-benchmark"
 def _annotated(path):
     b = json.load(open(path))
     envs = {e["id"]: e["fingerprint"] for e in b["environments"]}
-    return E.annotate(b["results"], b["results"], envs.get), envs
+    rows = [validated(r) for r in b["results"]]
+    return E.annotate(rows, rows, envs.get), envs
 
 
 def _s4():
@@ -60,13 +62,12 @@ def test_no_shipped_h200_result_is_below_expected():
 
 def test_a_power_capped_card_is_flagged_with_that_cause():
     by, envs = _s4()
-    r = copy.deepcopy(by[("resnet50-train", "tf32")])
-    r["extra"].pop("expected")
-    r["warnings"] = []
+    r = copy.deepcopy(by[("resnet50-train", "tf32")].row())
     r["throughput_median"] = 1400.0
     r["throughput"].update(median=1400.0, mean=1400.0, ci95_low=1390.0, ci95_high=1410.0)
     fp = copy.deepcopy(envs[r["env_id"]])
     fp["gpus"][0]["power_limit_w"] = 450.0                              # on a 700 W card
+    r = validated(r)
     (out,) = E.annotate([r], [r], {r["env_id"]: fp}.get)
     e = out["extra"]["expected"]
     assert e["below"] and e["basis"] == "published"
@@ -79,18 +80,18 @@ def test_a_power_capped_card_is_flagged_with_that_cause():
 
 
 def _result(gpu: str, thr: float, **over) -> dict:
-    return {"id": 1, "workload": "resnet50-train", "variant": "amp-bf16+channels-last", "status": "ok",
+    return validated({
+            "id": 1, "case_key": "k", "workload": "resnet50-train", "variant": "amp-bf16+channels-last", "status": "ok",
             "source": "measured", "size": "full", "gpus": 1, "device": "cuda:0", "device_name": gpu,
             "params": {"batch_size": 999, "image_size": 224}, "precision": "bf16", "unit": "images/s",
             "throughput_median": thr, "throughput": {"n": 5, "median": thr, "mean": thr,
                                                      "ci95_low": thr * 0.99, "ci95_high": thr * 1.01},
-            "warnings": [], "extra": {}, **over}
+            "warnings": [], "extra": {}, **over})
 
 
 def test_the_same_recipe_on_other_gpus_is_a_like_for_like_model():
     pool = [_result("NVIDIA A100-SXM4-80GB", 2000.0), _result("NVIDIA H100 80GB HBM3", 4000.0)]
     slow = _result("NVIDIA H100 80GB HBM3", 1000.0, id=3)
-    slow["params"] = dict(slow["params"])
     e = E.expect(slow, pool + [slow], [], None)
     assert e["basis"] == "model" and e["model"]["same_recipe"] and e["like_for_like"]
     assert e["below"] and e["causes"] == []
@@ -132,8 +133,8 @@ def test_across_the_shipped_bundles_the_same_recipe_on_the_same_gpu_is_the_refer
     rows, envs = [], {}
     for i, path in enumerate(BUNDLES):
         b = json.load(open(path))
-        envs.update({(i, e["id"]): e["fingerprint"] for e in b["environments"]})
-        rows += [dict(r, env_id=(i, r["env_id"])) for r in b["results"]]
+        envs.update({i * 10**6 + e["id"]: e["fingerprint"] for e in b["environments"]})
+        rows += [validated(dict(r, env_id=i * 10**6 + r["env_id"])) for r in b["results"]]
     out = E.annotate(rows, rows, envs.get)
     below = [r for r in out if (r["extra"].get("expected") or {}).get("below")]
     assert [(r["workload"], r["variant"], r["run_id"]) for r in below] == [

@@ -46,10 +46,12 @@ def generate(seed: int = 7, skip_host: str | None = None) -> dict[str, list[dict
 
 
 def _flat(per_host):
+    from gpuarena.store.rows import validated
+
     rows, envs = [], {}
     for i, (host, rs) in enumerate(per_host.items()):
         envs[i] = {"hostname": host, "gpus": [{"index": g, "uuid": f"GPU-{host}-{g}"} for g in range(8)]}
-        rows += [dict(r, env_id=i) for r in rs]
+        rows += [validated(dict(r, env_id=i)) for r in rs]   # typed, as the store returns them
     return rows, envs
 
 
@@ -106,9 +108,11 @@ def test_fleet_from_bundles_and_from_one_database(tmp_path, cli):
 
 
 def _check(device, check_value, **over):
+    from gpuarena.store.rows import validated
+
     r = _result("host", device, "matmul", "bf16", check_value)
     r.update(over)
-    return r
+    return validated(r)
 
 
 def test_doctor_verdicts():

@@ -27,6 +27,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token
 from gpuarena.workloads.llm.shapes import SHAPES, LlamaConfig
+from gpuarena.store.rows import validated
 
 A100 = catalog.match("A100 80GB SXM4")
 LLAMA2_7B = LlamaConfig(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn_dim=11008, vocab_size=32000)
@@ -90,9 +91,11 @@ def test_70b_refused_on_one_card_and_ranked_with_four_in_tensor_parallel():
 
 
 def test_measured_share_is_capped_and_labelled_when_carried():
-    r = {"workload": "llm-serve", "status": "ok", "size": "full", "device_name": "NVIDIA H200", "variant": "compile",
-         "id": 7, "precision": "bf16",
-         "extra": {"tpot_ms_median": 5.0, "decode_bandwidth_gbs": 9000.0, "batch": 1, "prefill_tflops": 2000.0}}
+    r = validated({"workload": "llm-serve", "status": "ok", "size": "full", "device_name": "NVIDIA H200",
+                   "variant": "compile", "id": 7, "precision": "bf16", "case_key": "k", "params": {},
+                   "throughput_median": 200.0,
+                   "extra": {"tpot_ms_median": 5.0, "ttft_s": 0.05, "decode_bandwidth_gbs": 9000.0, "batch": 1,
+                             "prefill_tflops": 2000.0}})
     sh = M.shares([r])
     assert sh.decode == 1.0 and sh.prefill == 1.0 and "result 7" in sh.decode_from
     assert "carried here (same engine assumed)" in sh.carried(catalog.match("H100 80GB SXM5"))
@@ -169,9 +172,9 @@ def test_pcie_cards_get_fsdp_not_tensor_parallel():
 
 def test_measured_mfu_only_from_comparable_scale():
     peak = catalog.find("NVIDIA H200").peak("bf16")     # MFU is computed when read: TFLOP/s over this peak
-    r = {"workload": "llm-train", "status": "ok", "precision": "bf16", "gpus": 1, "variant": "bf16", "id": 3,
-         "device_name": "NVIDIA H200", "tflops": 0.58 * peak, "params": {"shape": "llama-1b"},
-         "extra": {"shape": "llama-1b"}}
+    r = validated({"workload": "llm-train", "status": "ok", "precision": "bf16", "gpus": 1, "variant": "bf16",
+                   "id": 3, "case_key": "k", "throughput_median": 1e4, "device_name": "NVIDIA H200",
+                   "tflops": 0.58 * peak, "params": {"shape": "llama-1b"}, "extra": {"shape": "llama-1b"}})
     with pytest.raises(UserError, match="comparable scale"):
         llm_advice.measured_mfu([r], "bf16", "gpt3-175b", 1024)
     with pytest.raises(UserError, match="GPU count within 8x"):

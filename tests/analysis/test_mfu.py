@@ -12,6 +12,7 @@ import pytest
 from gpuarena.analysis.mfu import mfu, mfu_vs_bf16
 from gpuarena.data import catalog
 from gpuarena.store import bundle
+from gpuarena.store.rows import validated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Session 5's H200 bundle: llm-train records written when the workload froze extra.mfu at write time.
@@ -22,17 +23,19 @@ def test_old_records_read_the_same_mfu_they_froze():
     rows = [r.row() for r in bundle.read(S5).results]
     trains = [r for r in rows if r["workload"] == "llm-train" and r["status"] == "ok"]
     assert len(trains) >= 6 and {r["precision"] for r in trains} == {"bf16", "fp8"}
-    for r in trains:
-        assert mfu(r) == pytest.approx(r["extra"]["mfu"], rel=1e-12)
-        assert mfu_vs_bf16(r) == pytest.approx(r["extra"]["mfu_vs_bf16_peak"], rel=1e-12)
+    for d in trains:
+        r = validated({**d, "id": 1})
+        assert mfu(r) == pytest.approx(d["extra"]["mfu"], rel=1e-12)
+        assert mfu_vs_bf16(r) == pytest.approx(d["extra"]["mfu_vs_bf16_peak"], rel=1e-12)
 
 
 def test_a_frozen_figure_is_not_what_is_read():
     peak = catalog.find("NVIDIA H200").peak("bf16")
     r = {"workload": "llm-train", "status": "ok", "precision": "bf16", "gpus": 2, "device_name": "NVIDIA H200",
-         "tflops": 2 * 0.5 * peak, "extra": {"mfu": 0.9}}
-    assert mfu(r) == pytest.approx(0.5)
-    assert mfu({**r, "device_name": "cpu"}) is None and mfu({**r, "tflops": None}) is None
+         "variant": "bf16", "id": 1, "case_key": "k", "throughput_median": 1e4, "tflops": 2 * 0.5 * peak, "params": {},
+         "extra": {"mfu": 0.9}}
+    assert mfu(validated(r)) == pytest.approx(0.5)
+    assert mfu(validated({**r, "device_name": "cpu"})) is None and mfu(validated({**r, "tflops": None})) is None
 
 
 ANALYSES = ("gpuarena.analysis.llm_plan", "gpuarena.analysis.serving_model", "gpuarena.analysis.serving",

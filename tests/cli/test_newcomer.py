@@ -153,10 +153,19 @@ def test_compare_sorts_batch_sizes_as_numbers(db):
 def test_noisy_tiny_cpu_rows_explain_themselves(tmp_path):
     from gpuarena.report.notes import NOISY_TINY, results_notes
 
-    tiny = {"size": "tiny", "device": "cpu", "throughput": {"cv": 0.4}}
+    tiny = _typed(size="tiny", device="cpu", cv=0.4)
     assert results_notes([tiny]) == [NOISY_TINY]
-    assert results_notes([{**tiny, "device": "cuda"}]) == []
-    assert "--set loss=cross-entropy" in results_notes([{"extra": {"nan": True}}])[0]
+    assert results_notes([_typed(size="tiny", device="cuda", cv=0.4)]) == []
+    assert "--set loss=cross-entropy" in results_notes([_typed(extra={"nan": True})])[0]
+
+
+def _typed(cv: float = 0.01, **kw):
+    """A stored result as the report reads it (a typed Result)."""
+    from gpuarena.store.rows import validated
+
+    return validated({"id": 1, "case_key": "k", "workload": "matmul", "variant": "seed", "params": {},
+                      "status": "ok", "throughput_median": 1.0,
+                      "throughput": {"n": 5, "median": 1.0, "mean": 1.0, "cv": cv}, **kw})
 
 
 def test_report_explains_a_flag_where_it_first_appears():
@@ -166,7 +175,7 @@ def test_report_explains_a_flag_where_it_first_appears():
     first = Section("a", "A", tables=[Table("t", [("flags", "p")], [["-"]])])
     second = Section("b", "B", tables=[Table("u", [("flags", "p")], [["noisy, NaN"]])])
     third = Section("c", "C", tables=[Table("v", [("flags", "p")], [["NaN"]])])
-    rows = [{"size": "tiny", "device": "cpu", "throughput": {"cv": 0.3}, "extra": {"nan": True}}]
+    rows = [_typed(size="tiny", device="cpu", cv=0.3, extra={"nan": True})]
     explain_flags([first, second, third], rows)
     assert first.paragraphs == [] and third.paragraphs == []
     assert second.paragraphs[0].startswith("Noisy: tiny cases on a CPU check that the install works")

@@ -128,6 +128,13 @@ def test_warnings_are_grouped_and_params_briefed():
     assert brief_params(texts) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]
 
 
+def typed(rows: list[dict]) -> list:
+    """The rows as the store returns them (typed Results), with ids in order."""
+    from gpuarena.store.rows import validated
+
+    return [validated({**r, "id": i}) for i, r in enumerate(rows, 1)]
+
+
 def test_tuning_ladder_ratios_stay_within_one_run():
     """A variant measured in another run is not set against this run's seed."""
     from gpuarena.report.ladder import tuning_ladder
@@ -139,7 +146,7 @@ def test_tuning_ladder_ratios_stay_within_one_run():
             # another run, measured earlier and imported: only its origin run counts
             result("bert-large-infer", "compile", p, [0.25, 0.25, 0.25], 64, "sequences/s", run_id="imp",
                    extra={"origin_run_id": "20240101-000000-000000"})]
-    table, _ = tuning_ladder("bert-large-infer", rows, ["batch_size"])
+    table, _ = tuning_ladder("bert-large-infer", typed(rows), ["batch_size"])
     got = {row[3]: (row[1], row[4]) for row in table.rows}
     assert got == {"seed": (RUN_ID, "1.00x"), "bf16": (RUN_ID, "10.00x"), "tf32": (RUN_ID, "4.00x")}
 
@@ -158,7 +165,7 @@ def test_tuning_ladder_takes_compile_mode_as_part_of_the_recipe():
             result("sd15-generate", "sdpa", p(compile_mode="reduce-overhead"), [1.28, 1.28, 1.28], 1, "images/s"),
             # batch_size is the setting: a lone row of another setting stays out
             result("sd15-generate", "compile", p(batch_size=2), [0.5, 0.5, 0.5], 2, "images/s")]
-    table, chart = tuning_ladder("sd15-generate", rows, ["batch_size", "compile_mode"])
+    table, chart = tuning_ladder("sd15-generate", typed(rows), ["batch_size", "compile_mode"])
     got = {row[3]: (row[2], row[4]) for row in table.rows}
     assert got == {"seed": ("batch_size=1", "1.00x"), "compile": ("batch_size=1", "2.00x"),
                    "compile (compile_mode=reduce-overhead)": ("batch_size=1", "4.00x"),

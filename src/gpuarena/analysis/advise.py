@@ -55,10 +55,9 @@ def candidates(store, workload: str) -> list[dict]:
             continue
         params = r.get("params") or {}
         pub = r.get("source") == "published"
-        extra = r.get("extra") or {}
         if pub:
             req = _request_of_published(r.get("precision"))
-            engine = extra.get("engine") or J.engine_class(extra.get("software", ""))
+            engine = r.extra.engine or J.engine_class(r.extra.software or "")
             try:
                 verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
                                        "batch_size": params.get("batch_size") or 1,

@@ -32,7 +32,7 @@ def _by_index(entries) -> dict[int, dict]:
 
 
 def _reasons(result: dict) -> set[str]:
-    names = set((result.get("extra") or {}).get("throttle_reasons") or [])
+    names = set(result.extra.throttle_reasons or [])
     bits = 0
     for s in result.get("telemetry") or []:
         bits |= int(s.get("reasons") or 0)

@@ -14,7 +14,10 @@ published "A100 40GB SXM4"), else the device name itself.
 
 from __future__ import annotations
 
+import math
+
 from gpuarena.analysis import rows as R
+from gpuarena.store.result import Result
 from gpuarena.analysis.tables import natural_key
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
@@ -61,7 +64,9 @@ def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool, workload: str | No
 
 
 def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
-    if published or lo is None or hi is None:
+    """The one verdict on a ratio of throughputs and its 95% interval: faster or slower only when
+    the interval leaves 1.0 (report/ladder.py says the same words)."""
+    if published or lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
         return "no CI (published)" if published else "no CI (too few repeats)"
     if lo > 1.0:
         return f"{R.ratio_text(ratio)} faster"
@@ -71,7 +76,13 @@ def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -
 
 
 def compare(store, baseline: str, workload: str | None = None) -> dict:
-    """Compare every GPU in the database against `baseline`.
+    """Compare every GPU in the database against `baseline` (see compare_rows)."""
+    R.known_workload(store, workload)
+    return compare_rows(store.results(status="ok"), baseline, workload)
+
+
+def compare_rows(results: list[Result], baseline: str, workload: str | None = None) -> dict:
+    """Compare every GPU of the ok ``results`` against `baseline`: a pure function of typed rows.
 
     Returns {"baseline": catalog or device name,
              "rows": [{workload, variant, params, size, gpus, gpu, baseline_gpu, unit,
@@ -81,9 +92,8 @@ def compare(store, baseline: str, workload: str | None = None) -> dict:
              "skipped": [{workload, variant, params, gpu, reason}]}
     Raises UserError when the baseline has no ok results or nothing is comparable.
     """
-    R.known_workload(store, workload)
-    results = [r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")]
-    results = R.latest(results)
+    results = R.latest([r for r in results if r.status == "ok" and r.throughput_median
+                        and (workload is None or r.workload == workload)])
     base_id = R.baseline_gpu(results, baseline)
     base_rows = [r for r in results if R.gpu_of(r) == base_id
                  or (r.get("device_name") or "").lower() == baseline.lower()]

@@ -131,8 +131,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
 
 def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
          hosting: float) -> dict:
-    extra = r.get("extra") or {}
-    n_dev = (r.get("gpus") or 1) * (extra.get("server_gpus") or 1)   # endpoint-serve: the server's GPUs
+    n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r["throughput_median"] / n_dev            # per GPU
     measured_power = r.get("power_w_mean")
     power = measured_power if measured_power else g.tdp_w
@@ -165,8 +164,8 @@ def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price
     if basis == "cloud" and usd is not None:
         row["fleet_usd"] = usd * gpus * HOURS_PER_YEAR * years
         row["usd_per_million_items"] = usd / (thr * 3600) * 1e6
-        if "goodput_tokens_per_s" in extra:   # a served endpoint: only tokens of requests within every SLO count
-            row["usd_per_million_tokens_at_slo"] = usd_per_million_tokens(usd, extra["goodput_tokens_per_s"], n_dev)
+        if r.extra.server_gpus is not None:   # a served endpoint: only tokens of requests within every SLO count
+            row["usd_per_million_tokens_at_slo"] = usd_per_million_tokens(usd, r.extra.goodput_tokens_per_s, n_dev)
     elif basis == "purchase" and usd is not None and power:
         t = tco(usd, power, gpus, years, kwh_price, pue, hosting)
         row.update({"tco_purchase": t["purchase"], "tco_energy": t["energy"], "tco_hosting": t["hosting"],

@@ -68,7 +68,7 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
         mine = [r for r in single if r["device"] == dev]
         checks, fail, slow = [], [], []
         for r in mine:
-            e = (r.get("extra") or {}).get("expected") or {}
+            e = r.derived.expected or {}
             peer = peers.get((dev, check_name(r)), {})
             checks.append({"check": check_name(r), "status": r["status"], "value": r.get("throughput_median"),
                            "unit": r.get("unit"), "expected": e.get("figure"), "vs_expected": e.get("ratio"),
@@ -91,7 +91,7 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
         gpus.append({"device": dev, "name": mine[0].get("device_name"), "verdict": verdict,
                      "why": fail + slow + health, "checks": checks})
     links = [{"check": check_name(r), "status": r["status"], "value": r.get("throughput_median"),
-              "unit": r.get("unit"), "busbw_gbs": (r.get("extra") or {}).get("busbw_gbs")}
+              "unit": r.get("unit"), "busbw_gbs": r.extra.busbw_gbs}
              for r in rows if (r.get("gpus") or 1) > 1]
     tiny = any(r.get("size") == "tiny" for r in results)
     return {"gpus": gpus, "links": links, "tiny": tiny,

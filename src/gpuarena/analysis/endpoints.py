@@ -25,7 +25,7 @@ SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "
 
 def setting(r: dict) -> str:
     """The question a result answered, as one line."""
-    p, e = r.get("params") or {}, r.get("extra") or {}
+    p = r.params
     lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
                else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
     rate = "sweep" if p.get("rate") == "sweep" else f"rate {p.get('rate')}"
@@ -33,18 +33,12 @@ def setting(r: dict) -> str:
     def ms(x) -> str:   # an imported row may lack a parameter
         return f"{x:g}" if isinstance(x, (int, float)) else "?"
 
-    return (f"{e.get('model') or p.get('model') or '?'} ({p.get('api')}), {lengths}, {rate}{conc}, "
+    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}, {rate}{conc}, "
             f"SLO TTFT {ms(p.get('slo_ttft_ms'))} ms / TPOT {ms(p.get('slo_tpot_ms'))} ms")
 
 
-def _num(x):
-    """A stored figure, or None where an imported row holds something else."""
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-
-
-def _p(e: dict, metric: str, q: str):
-    m = e.get(metric)
-    return _num(m.get(q)) if isinstance(m, dict) else None
+def _p(spread, q: str):
+    return getattr(spread, q) if spread is not None else None
 
 
 def _ok_as(r: dict, physics: str) -> bool:
@@ -58,21 +52,20 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
     for r in R.latest([r for r in results if _ok_as(r, "endpoint")]):
-        e = r.get("extra") or {}
+        e = r.extra
         gpu = cat.get(R.gpu_of(r))
-        gpus = _num(e.get("server_gpus")) or 1
+        gpus = e.server_gpus or 1
         out.append({
             "setting": setting(r), "gpu": R.gpu_of(r), "engine": R.engine_of(r), "server_gpus": gpus,
-            "rate": _num(e.get("rate_requests_per_s")), "output_tokens_per_s": _num(e.get("output_tokens_per_s")),
-            "goodput_requests_per_s": _num(e.get("goodput_requests_per_s")),
-            "slo_attainment": _num(e.get("slo_attainment")),
-            "ttft_ms_p50": _p(e, "ttft_ms", "p50"), "ttft_ms_p99": _p(e, "ttft_ms", "p99"),
-            "tpot_ms_p50": _p(e, "tpot_ms", "p50"), "tpot_ms_p99": _p(e, "tpot_ms", "p99"),
-            "itl_ms_p99": _p(e, "itl_ms", "p99"), "e2e_ms_p99": _p(e, "e2e_ms", "p99"),
-            "joules_per_token": _num(r.get("energy_j_per_item")), "failed": _num(e.get("failed")),
+            "rate": e.rate_requests_per_s, "output_tokens_per_s": e.output_tokens_per_s,
+            "goodput_requests_per_s": e.goodput_requests_per_s, "slo_attainment": e.slo_attainment,
+            "ttft_ms_p50": _p(e.ttft_ms, "p50"), "ttft_ms_p99": _p(e.ttft_ms, "p99"),
+            "tpot_ms_p50": _p(e.tpot_ms, "p50"), "tpot_ms_p99": _p(e.tpot_ms, "p99"),
+            "itl_ms_p99": _p(e.itl_ms, "p99"), "e2e_ms_p99": _p(e.e2e_ms, "p99"),
+            "joules_per_token": r.energy_j_per_item, "failed": e.failed,
             "usd_per_million_tokens_at_slo": usd_per_million_tokens(gpu.cloud.usd if gpu else None,
-                                                                    _num(e.get("goodput_tokens_per_s")), gpus),
-            "result": r.get("id"),
+                                                                    e.goodput_tokens_per_s, gpus),
+            "result": r.id,
         })
     out.sort(key=lambda x: (x["setting"], -(x["goodput_requests_per_s"] or 0), x["gpu"], x["engine"]))
     return out
@@ -100,17 +93,15 @@ def own_loop_rows(results: list[dict]) -> list[dict]:
     served = {(R.gpu_of(r), _lengths(r)) for r in results if _ok_as(r, "endpoint")}
     out = []
     for r in R.latest([r for r in results if _ok_as(r, "serving") and not R.is_search(r)]):
-        p, e = r.get("params") or {}, r.get("extra") or {}
+        p, e = r.params, r.extra
         gpu, lengths = R.gpu_of(r), (p.get("prompt_len"), p.get("new_tokens"))
         if (gpu, lengths) not in served:
             continue
-        ttft = _num(e.get("ttft_s"))
         out.append({"lengths": f"{lengths[0]} in / {lengths[1]} out", "gpu": gpu,
-                    "engine": f"gpuarena llm-serve {r.get('variant')}", "shape": p.get("hf_config") or p.get("shape"),
-                    "batch": _num(p.get("batch_size")), "output_tokens_per_s": _num(r.get("throughput_median")),
-                    "ttft_ms": None if ttft is None else ttft * 1000, "tpot_ms_p50": _num(e.get("tpot_ms_median")),
-                    "tpot_ms_p99": _num(e.get("tpot_ms_p99")), "joules_per_token": _num(r.get("energy_j_per_item")),
-                    "result": r.get("id")})
+                    "engine": f"gpuarena llm-serve {r.variant}", "shape": p.get("hf_config") or p.get("shape"),
+                    "batch": p.get("batch_size"), "output_tokens_per_s": r.throughput_median,
+                    "ttft_ms": None if e.ttft_s is None else e.ttft_s * 1000, "tpot_ms_p50": e.tpot_ms_median,
+                    "tpot_ms_p99": e.tpot_ms_p99, "joules_per_token": r.energy_j_per_item, "result": r.id})
     out.sort(key=lambda x: (x["gpu"], x["lengths"], x["batch"] or 0, x["engine"]))
     return out
 

@@ -35,6 +35,7 @@ from gpuarena.analysis import causes as C
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.store.result import Result
 
 FALLBACK_BAND = 0.30      # projection.DEFAULT_BAND: used when the model cannot say (no family, no references)
 SETTINGS = ("image_size", "seq_len", "inference_steps")   # must match; batch may differ
@@ -103,10 +104,9 @@ def published_request(r: dict) -> str | None:
     return None
 
 
-def _engine(r: dict) -> str:
-    ex = r.get("extra") or {}
-    if ex.get("engine"):
-        return ex["engine"]
+def _engine(r: Result) -> str:
+    if r.extra.engine:
+        return r.extra.engine
     return "PyTorch compiled" if "compile" in str(r.get("variant") or "") else "PyTorch eager"
 
 
@@ -134,14 +134,13 @@ def published_reference(r: dict, gpu: catalog.GPU, published: list[dict]) -> dic
     def rank(p):
         pb = (p.get("params") or {}).get("batch_size")
         dist = abs(math.log(pb / batch)) if pb and batch else 99.0
-        return (_engine(p) != _engine(r), dist, [-int(x) for x in re.findall(r"\d+", (p.get("extra") or {}).get("date", ""))])
+        return (_engine(p) != _engine(r), dist, [-int(x) for x in re.findall(r"\d+", p.extra.date or "")])
 
     same = [p for p in published if p.get("device_name") == gpu.name and _like(r, p, gpu)]
     if not same:
         return None
     p = min(same, key=rank)
-    ex = p.get("extra") or {}
-    return {"value": p["throughput_median"], "source": p.get("origin"), "date": ex.get("date", "undated"),
+    return {"value": p.throughput_median, "source": p.origin, "date": p.extra.date or "undated",
             "engine": _engine(p), "batch_size": (p.get("params") or {}).get("batch_size"),
             "precision": p.get("precision")}
 
@@ -158,11 +157,11 @@ def _same_recipe(q: dict, r: dict) -> bool:
             and q.get("workload") == r.get("workload") and q.get("variant") == r.get("variant")
             and q.get("params") == r.get("params") and q.get("workload_version") == r.get("workload_version")
             and q.get("size") != "tiny" and (q.get("gpus") or 1) == 1
-            and not (q.get("extra") or {}).get("nan"))
+            and not q.extra.nan)
 
 
 def _origin(q: dict):
-    return (q.get("extra") or {}).get("origin_run_id") or q.get("run_id")
+    return q.extra.origin_run_id or q.run_id
 
 
 def stored_reference(r: dict, gpu: catalog.GPU, pool: list[dict]) -> dict | None:
@@ -255,11 +254,11 @@ def flag_text(e: dict, unit: str | None) -> str:
 
 
 def annotate(rows: list[dict], pool: list[dict], environment=lambda env_id: None) -> list[dict]:
-    """Copies of rows whose extra carries ``expected`` (and a `below-expected` warning where it applies).
+    """rows with their derived ``expected`` (and a `below-expected` warning where it applies).
     ``environment(env_id)`` returns a stored fingerprint (Store.environment)."""
-    from gpuarena.data.published import published_rows
+    from gpuarena.data.published import published_results
 
-    published = published_rows()
+    published = published_results()
     recipes: dict[tuple, list[dict]] = {}      # the pool by (workload, variant): only those can be the same recipe
     for q in pool:
         recipes.setdefault((q.get("workload"), q.get("variant")), []).append(q)
@@ -276,6 +275,5 @@ def annotate(rows: list[dict], pool: list[dict], environment=lambda env_id: None
         if e is None:
             out.append(r)
             continue
-        warnings = list(r.get("warnings") or []) + ([flag_text(e, r.get("unit"))] if e["below"] else [])
-        out.append(dict(r, extra={**(r.get("extra") or {}), "expected": e}, warnings=warnings))
+        out.append(r.with_derived(expected=e, warnings=[flag_text(e, r.unit)] if e["below"] else []))
     return out

@@ -28,7 +28,7 @@ MAD_SCALE = 1.4826
 
 
 def _host(r: dict, fp: dict | None) -> str:
-    return str((fp or {}).get("hostname") or (r.get("extra") or {}).get("host") or f"env{r.get('env_id')}")
+    return str((fp or {}).get("hostname") or r.extra.host or f"env{r.get('env_id')}")
 
 
 def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
@@ -36,7 +36,7 @@ def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
     host = _host(r, fp)
     gpus = r.get("gpus") or 1
     if gpus > 1:
-        hosts = sorted({str(p.get("host")) for p in (r.get("extra") or {}).get("per_rank") or [] if p.get("host")})
+        hosts = sorted({str(p.get("host")) for p in r.extra.per_rank or [] if p.get("host")})
         return "link", f"{'+'.join(hosts) if hosts else host} x{gpus}"
     dev = str(r.get("device") or "cuda:0")
     idx = int(dev.split(":")[1]) if ":" in dev and dev.split(":")[1].isdigit() else 0

@@ -43,14 +43,6 @@ def catalog_busbw(g: catalog.GPU, n: int = 2) -> tuple[float, str]:
     return NVLINK_EFF * bw, f"catalog PCIe gen{gen} x16 {bw:g} GB/s per direction x {NVLINK_EFF}{why}"
 
 
-def _extra_num(extra: dict, *names) -> float | None:
-    for k in names:
-        v = (extra or {}).get(k)
-        if isinstance(v, (int, float)) and v > 0:
-            return float(v)
-    return None
-
-
 def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
     """Measured all-reduce bus bandwidth on one GPU model: {GPU count: [(message bytes, busbw GB/s)]},
     the newest result per (count, size)."""
@@ -60,8 +52,7 @@ def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
     for r in store.results(status="ok"):
         if R.gpu_of(r) != gpu or not registry.has(r["workload"], device_figure="allreduce-busbw"):
             continue
-        ex = r.get("extra") or {}
-        bw = _extra_num(ex, "busbw_gbs", "busbw_GBps", "busbw")
+        bw = r.extra.busbw_gbs
         size = R.message_bytes(r)
         if bw and size:
             curves.setdefault(int(r.get("gpus") or 2), {})[size] = bw

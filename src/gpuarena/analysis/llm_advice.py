@@ -23,13 +23,13 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
     single = [r for r in R.finite_first(results) if (r.get("gpus") or 1) == 1 and r.get("peak_memory_bytes")]
     ref = max(single, key=lambda r: r["throughput_median"]) if single else None
     need = ref["peak_memory_bytes"] if ref else None
-    effs = [r["extra"]["scaling_efficiency"] for r in R.finite_first(results)
-            if (r.get("gpus") or 1) == gpus and isinstance((r.get("extra") or {}).get("scaling_efficiency"), float)]
+    effs = [r.derived.scaling_efficiency for r in R.finite_first(results)
+            if r.gpus == gpus and r.derived.scaling_efficiency is not None]
     eff = max(effs) if effs and gpus > 1 else None
     kept = []
     for row in rows:
         if need and row["memory_gb"] * 1e9 < need:
-            shape = (ref.get("extra") or {}).get("shape") or ref["params"].get("shape")
+            shape = ref.extra.shape or ref.params.get("shape")
             excluded.append({"gpu": row["gpu"], "reason": f"llm-train {shape} {ref['variant']} needed "
                              f"{need / 1e9:.1f} GB per GPU on {R.gpu_of(ref)} (measured peak)"})
             continue
@@ -44,8 +44,8 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
 
 
 def _llm_train(results: list[dict], precision: str) -> list[dict]:
-    return [r for r in results if registry.has(r.get("workload"), physics="decoder-training")
-            and r.get("status") == "ok" and r.get("precision") == precision and not (r.get("extra") or {}).get("nan")
+    return [r for r in results if registry.has(r.workload, physics="decoder-training")
+            and r.status == "ok" and r.precision == precision and not r.extra.nan
             and 0 < (mfu(r) or 0) <= 1]
 
 
@@ -59,10 +59,9 @@ def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]
 
 
 def _size_of(r: dict) -> float | None:
-    shape = (r.get("extra") or {}).get("shape") or (r.get("params") or {}).get("shape")
-    p = (r.get("extra") or {}).get("params")
-    if isinstance(p, (int, float)) and p > 0:
-        return float(p)
+    shape = r.extra.shape or r.params.get("shape")
+    if r.extra.params:
+        return float(r.extra.params)
     return float(param_counts(PLAN_SHAPES[shape])[0]) if shape in PLAN_SHAPES else None
 
 
@@ -90,5 +89,5 @@ def measured_mfu(results: list[dict], precision: str, model: str | None = None,
                         "or leave it out for the plan's own breakdown")
     best = max(ok, key=mfu)
     where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
-             f"{best['extra'].get('shape')}, result {best.get('id')}")
+             f"{best.extra.shape}, result {best.id}")
     return mfu(best), where

@@ -10,6 +10,7 @@ verdict says whether the claim is consistent, understated, or cannot hold.
 from __future__ import annotations
 
 from gpuarena.analysis import llm_plan as P
+from gpuarena.analysis.mfu import mfu as measured_mfu
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 
@@ -232,9 +233,9 @@ def check_training(claim: dict, store=None) -> dict:
     fpt = flops_per_token(cfg, seq, training=True)
     implied = thr / n * fpt / 1e12
     mfu = implied / peak
-    stored = [r["extra"]["mfu"] for r in (store.results(workload=claim["workload"]) if store is not None else [])
-              if r.get("status") == "ok" and r.get("precision") == prec
-              and isinstance((r.get("extra") or {}).get("mfu"), float) and 0 < r["extra"]["mfu"] <= 1]
+    stored = [m for r in (store.results(workload=claim["workload"]) if store is not None else [])
+              if r.status == "ok" and r.precision == prec
+              for m in [measured_mfu(r)] if m is not None and 0 < m <= 1]
     from gpuarena.analysis.physics import spread as run_spread
 
     spread = run_spread(store, claim["workload"])[0]

@@ -116,9 +116,7 @@ def roof(workload: str, g: catalog.GPU, request: str, params: dict) -> Roof:
     return Roof(g, prec, peak, float(f), float(b) if b else None, f / (peak * 1e12), t_mem)
 
 
-def is_finite_result(r: dict) -> bool:
-    """A result a decision may rest on: ok, finite output, a throughput."""
-    text = " ".join(r.get("warnings") or []).lower()
-    return (r.get("status") == "ok" and bool(r.get("throughput_median"))
-            and math.isfinite(r["throughput_median"]) and "nan" not in text
-            and not (r.get("extra") or {}).get("nan"))
+def is_finite_result(r) -> bool:
+    """A result a decision may rest on: ok, finite output (its typed NaN flag), a finite throughput."""
+    return (r.status == "ok" and bool(r.throughput_median) and math.isfinite(r.throughput_median)
+            and not r.extra.nan)

@@ -31,7 +31,7 @@ def _throughputs(result: dict) -> list[float]:
 
 
 def world_size(result: dict) -> int:
-    return int((result.get("extra") or {}).get("world_size") or result.get("gpus") or 1)
+    return result.extra.world_size or result.gpus
 
 
 def scaling_figures(result: dict, baseline: dict) -> dict:

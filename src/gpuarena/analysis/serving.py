@@ -25,6 +25,7 @@ from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
+from gpuarena.spec.suite import set_pairs
 
 # Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
@@ -63,8 +64,8 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
 def _ok(results: list[dict]) -> list[dict]:
     """Measured serving results with decode figures (typed in store/extra.py, which keeps them
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
-    return [r for r in results if registry.has(r.get("workload"), physics="serving") and r.get("status") == "ok"
-            and (r.get("extra") or {}).get("tpot_ms_median")
+    return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
+            and r.extra.tpot_ms_median
             and all(type((r.get("params") or {}).get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
@@ -79,7 +80,7 @@ def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None
 
 def decode_share(r: dict, results: list[dict]) -> float | None:
     bw = membw_gbs(results, r.get("device_name"), r.get("size") == "tiny")
-    got = (r.get("extra") or {}).get("decode_bandwidth_gbs")
+    got = r.extra.decode_bandwidth_gbs
     return got / bw if bw and got else None
 
 
@@ -95,22 +96,22 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
     ceilings = results if ceilings is None else ceilings
     groups: dict[tuple, dict[int, dict]] = {}
     for r in _ok(results):
-        groups.setdefault(_setting(r), {})[int(r["extra"].get("batch") or r["params"]["batch_size"])] = r
+        groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
     out = []
     for (gpu, variant, model, prompt, new), by_batch in groups.items():
         points = []
         for b in sorted(by_batch):
             r = by_batch[b]
-            e = r["extra"]
-            points.append({"batch": b, "result_id": r.get("id"), "ttft_ms": e["ttft_s"] * 1e3,
-                           "prefill_tokens_per_s": e.get("prefill_tokens_per_s"), "prefill_mfu": prefill_mfu(r),
-                           "tpot_ms_median": e["tpot_ms_median"], "tpot_ms_p99": e.get("tpot_ms_p99"),
-                           "decode_tokens_per_s": e.get("decode_tokens_per_s"), "tokens_per_s": r["throughput_median"],
-                           "decode_bandwidth_gbs": e.get("decode_bandwidth_gbs"),
+            e = r.extra
+            points.append({"batch": b, "result_id": r.id, "ttft_ms": e.ttft_s * 1e3,
+                           "prefill_tokens_per_s": e.prefill_tokens_per_s, "prefill_mfu": prefill_mfu(r),
+                           "tpot_ms_median": e.tpot_ms_median, "tpot_ms_p99": e.tpot_ms_p99,
+                           "decode_tokens_per_s": e.decode_tokens_per_s, "tokens_per_s": r.throughput_median,
+                           "decode_bandwidth_gbs": e.decode_bandwidth_gbs,
                            "decode_share_of_membw": decode_share(r, ceilings),
-                           "peak_memory_bytes": r.get("peak_memory_bytes"), "kv_cache_bytes": e.get("kv_cache_bytes")})
-        ooms = [int(r["params"]["batch_size"]) for r in results if r.get("status") == "oom"
-                and registry.has(r.get("workload"), physics="serving") and _setting(r) == (gpu, variant, model, prompt, new)]
+                           "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
+        ooms = [int(r["params"]["batch_size"]) for r in results if r.status == "oom"
+                and registry.has(r.workload, physics="serving") and _setting(r) == (gpu, variant, model, prompt, new)]
         slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
@@ -127,15 +128,13 @@ def parse_sets(items: list[str]) -> dict:
     batch, overhead.  context = prompt + output (output defaults to llm-serve's 128 new tokens)."""
     out = {"context": None, "prompt": None, "output": DEFAULT_OUTPUT, "shape": "llama3-8b", "hf_config": "",
            "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION}
-    for item in items:
-        k, sep, v = item.partition("=")
-        k = k.strip()
-        if not sep or k not in ADVISE_KEYS:
-            raise UserError(f"--set {item!r}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
+    for k, v in set_pairs(items):
+        if k not in ADVISE_KEYS:
+            raise UserError(f"--set {k}={v}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
         try:
             out[k] = ADVISE_KEYS[k](v.strip())
         except ValueError:
-            raise UserError(f"--set {item!r}: expected {ADVISE_KEYS[k].__name__}") from None
+            raise UserError(f"--set {k}={v}: expected {ADVISE_KEYS[k].__name__}") from None
     if out["prompt"] is None:
         out["context"] = out["context"] or DEFAULT_CONTEXT
         out["prompt"] = out["context"] - out["output"]

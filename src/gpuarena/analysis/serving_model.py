@@ -166,14 +166,14 @@ def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt
 # --- shares: measured where stored, else the defaults -----------------------------------
 
 def _ok(results: list[dict]) -> list[dict]:
-    return [r for r in results if registry.has(r.get("workload"), physics="serving") and r.get("status") == "ok"
-            and r.get("size") != "tiny" and (r.get("extra") or {}).get("tpot_ms_median")]
+    return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
+            and r.get("size") != "tiny" and r.extra.tpot_ms_median]
 
 
 def prefill_mfu(r: dict) -> float | None:
     """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
     g = catalog.find(r.get("device_name") or "")
-    got = (r.get("extra") or {}).get("prefill_tflops")
+    got = r.extra.prefill_tflops
     try:
         peak = g.peak(r.get("precision") or "") if g and got else None
     except UserError:          # a precision the catalog has no column for
@@ -187,12 +187,12 @@ def measured_bandwidth_share(results: list[dict]) -> tuple[float, str, str] | No
     best = None
     for r in _ok(results):
         g = catalog.find(r.get("device_name") or "")
-        got = r["extra"].get("decode_bandwidth_gbs")
+        got = r.extra.decode_bandwidth_gbs
         if not g or not g.memory_bandwidth_gbs or not got:
             continue
         share = min(1.0, got / g.memory_bandwidth_gbs)
         if best is None or share > best[0]:
-            best = (share, f"measured: {g.short}, llm-serve {r['variant']}, batch {r['extra'].get('batch')}, "
+            best = (share, f"measured: {g.short}, llm-serve {r['variant']}, batch {r.extra.batch}, "
                            f"result {r.get('id')}", g.name)
     return best
 

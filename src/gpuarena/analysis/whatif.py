@@ -74,7 +74,7 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
                and o.get("params") == r.get("params")]
         if n < 2 or not one or not comm_s.get(n):
             continue
-        items = (_batch_size(r) or 1) * int((r.get("extra") or {}).get("accum_steps") or 1)
+        items = (_batch_size(r) or 1) * (r.extra.accum_steps or 1)
         step_1 = items / one[-1]["throughput_median"]
         step_n = items * n / r["throughput_median"]
         extra = max(0.0, step_n - step_1)
@@ -87,7 +87,7 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
 def _batch_size(r: dict) -> int | None:
     """The per-GPU batch of a result (ddp-train keeps its model's in extra.inner_params)."""
     return ((r.get("params") or {}).get("batch_size")
-            or ((r.get("extra") or {}).get("inner_params") or {}).get("batch_size"))
+            or (r.extra.inner_params or {}).get("batch_size"))
 
 
 def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None,
@@ -174,7 +174,7 @@ def _compute(store, workload: str, g, batch_size, throughput, ddp_model, variant
                         + "; pass --throughput (items/s on one GPU) or import published results")
     thr = r["throughput_median"]
     return {"thr": thr, "bs": _batch_size(r) or batch_size or 1, "batch_from": "the stored result",
-            "accum": int((r.get("extra") or {}).get("accum_steps") or 1),
+            "accum": int(r.extra.accum_steps or 1),
             "model_variant": (r.get("params") or {}).get("model_variant"),
             "src": f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")}
 

@@ -92,6 +92,9 @@ def doctor(db: Optional[str] = DbOption,
         console.print(f"stored as run(s) {', '.join(run_ids)} in {escape(store.path)}")
 
 
+ENV_IDS = 10**9   # more than any one bundle's environment ids
+
+
 @app.command()
 def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
           db: Optional[str] = DbOption,
@@ -113,12 +116,9 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
 
         for i, path in enumerate(bundles):
             b = B.read(path)               # validated whole; a bad bundle is one line, exit 2
-            for e in b.environments:
-                envs[(i, e.id)] = e.fingerprint
-            for r in b.results:
-                row = r.row()
-                row["env_id"] = (i, row["env_id"]) if row.get("env_id") is not None else None
-                results.append(row)
+            for e in b.environments:       # env ids made unique across bundles
+                envs[i * ENV_IDS + e.id] = e.fingerprint
+            results += [r.replaced(env_id=i * ENV_IDS + r.env_id) if r.env_id is not None else r for r in b.results]
         lookup = envs.get
     else:
         store = open_store(db, readonly=True)

@@ -20,6 +20,7 @@ other: each source's row is its own case.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import re
@@ -127,6 +128,14 @@ def published_rows(path: str | None = None, all_rows: bool = False) -> list[dict
                 elif all_rows:
                     out.append({"source": "published", "workload": None, "origin": row["source"], "row": row})
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def published_results() -> list:
+    """The shipped published rows as typed Results (store/result.py), as the store would read them back."""
+    from gpuarena.store.rows import validated
+
+    return [validated(r) for r in published_rows()]
 
 
 def load_into(store) -> int:

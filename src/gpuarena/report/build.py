@@ -23,6 +23,7 @@ from gpuarena.report.model import (Report, Section, Table, brief_params, device_
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section
+from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
 # --- the report -----------------------------------------------------------------
@@ -30,13 +31,15 @@ from gpuarena.workloads import registry
 def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
            case_id: int | None = None) -> Report:
     """Everything the report shows, from the stored results of the given runs (default: all)."""
-    rows = [r for r in store.results(run_ids or None) if r.get("source") != "published"]
-    rows = with_derived(rows, store.results(status="ok"))
+    everything = store.results()   # read and validated once; every section reads these typed rows
+    wanted = set(run_ids or [])
+    rows = [r for r in everything if r.source != "published" and (not wanted or r.run_id in wanted)]
+    rows = with_derived(rows, [r for r in everything if r.status == "ok"])
     if not rows:
         where = f"run(s) {', '.join(run_ids)}" if run_ids else store.path
         raise UserError(f"no results in {where}: nothing to report")
-    runs = [store.run(rid) for rid in (run_ids or sorted({r["run_id"] for r in rows if r.get("run_id")}))]
-    if case_id is not None and not any(r["id"] == case_id for r in rows):
+    runs = [store.run(rid) for rid in (run_ids or sorted({r.run_id for r in rows if r.run_id}))]
+    if case_id is not None and not any(r.id == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
     compared = comparison(store, rows, baseline)
     also = [compared.title.removeprefix("Comparison with ")] if compared else []
@@ -45,14 +48,14 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     sections = [answer(store, rows, first_jobs(rows), compared), what_was_run(store, runs, rows),
                 an.hardware(rows, also), compared, an.claims(store), an.cost(store, rows, baseline),
                 an.advice(store, rows)]
-    sections += [workload_section(w, [r for r in rows if r["workload"] == w]) for w in workloads_in(rows)
+    sections += [workload_section(w, [r for r in rows if r.workload == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
     sections += [_llm.llm_section(rows), serving.section(rows, store), endpoint_section.section(rows),
                  multi_gpu_section(store, rows), fleet_section.section(store, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections[1:], rows)
-    names = sorted({str(r.get("device_name") or r.get("device") or "?") for r in rows})
+    names = sorted({str(r.device_name or r.device or "?") for r in rows})
     title = f"gpuarena report: {', '.join(names)}"
     subtitle = f"{len(rows)} results from {suites_text(runs)}"
     if compared:
@@ -60,7 +63,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
 
 
-def first_jobs(rows: list[dict]) -> list[str]:
+def first_jobs(rows: list[Result]) -> list[str]:
     """The workloads the first screen answers for: every job one buys a GPU for, multi-GPU training
     included (its figure per GPU); not the micro-benchmarks and collectives that bound them."""
     out = []
@@ -85,7 +88,7 @@ def _multi_gpu(workload: str) -> bool:
     return cls is not None and cls.multi_gpu
 
 
-def explain_flags(sections: list[Section], rows: list[dict]) -> None:
+def explain_flags(sections: list[Section], rows: list[Result]) -> None:
     """Say what a flag means where it first appears: the first section with a table cell naming it."""
     for note in results_notes(rows):
         word = "NaN" if note == NAN else "noisy"
@@ -99,19 +102,19 @@ def explain_flags(sections: list[Section], rows: list[dict]) -> None:
             sections[0].paragraphs.append(note)
 
 
-def workloads_in(rows: list[dict]) -> list[str]:
+def workloads_in(rows: list[Result]) -> list[str]:
     out: list[str] = []
     for r in rows:
-        if r["workload"] not in out:
-            out.append(r["workload"])
+        if r.workload not in out:
+            out.append(r.workload)
     return out
 
 
-def multi_gpu_section(store, rows: list[dict]) -> Section | None:
+def multi_gpu_section(store, rows: list[Result]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
-    ddp = [r for r in rows if registry.has(r["workload"], physics="data-parallel") and ok(r)]
-    coll = [r for r in rows if _multi_gpu(r["workload"]) and registry.find(r["workload"]).kind == "collective" and ok(r)]
+    ddp = [r for r in rows if registry.has(r.workload, physics="data-parallel") and ok(r)]
+    coll = [r for r in rows if _multi_gpu(r.workload) and registry.find(r.workload).kind == "collective" and ok(r)]
     if not ddp and not coll:
         return None
     s = Section("multi-gpu", "Multi-GPU")
@@ -122,9 +125,9 @@ def multi_gpu_section(store, rows: list[dict]) -> Section | None:
     return s
 
 
-def scaling_subsection(store, rows: list[dict]) -> Section:
+def scaling_subsection(store, rows: list[Result]) -> Section:
     return multigpu.scaling(rows, store)
 
 
-def busbw_subsection(rows: list[dict]) -> Section:
+def busbw_subsection(rows: list[Result]) -> Section:
     return multigpu.busbw(rows)

@@ -5,12 +5,11 @@ result never does.  Rows left out stay in the table, marked with the reason."""
 
 from __future__ import annotations
 
-import re
-
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import _request_of_published
 from gpuarena.analysis.check import check_claim
-from gpuarena.analysis.compare import compare
+from gpuarena.analysis.compare import compare_rows
+from gpuarena.analysis.tables import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
@@ -21,11 +20,6 @@ from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_pa
 def short(gpu: str) -> str:
     """A catalog name without the maker's prefix, for table cells."""
     return str(gpu).replace("NVIDIA ", "", 1)
-
-
-def natural(text: str) -> tuple:
-    """Sort key that puts batch_size=8 before batch_size=16."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
 def default_baseline(rows: list[dict]) -> str | None:
@@ -87,7 +81,7 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     if not baseline:
         return None
     try:
-        result = compare(store, baseline)
+        result = compare_rows(store.results(status="ok"), baseline)
     except UserError:
         if explicit:
             raise
@@ -127,7 +121,7 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
                           "call plausible, and ratios involving a diverged (NaN) result."))
     rows_out = []
     ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
-                                                    natural(x["params"]), x["gpu"]))
+                                                    natural_key(x["params"]), x["gpu"]))
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
     for x, params in zip(ordered, brief):
         ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"

@@ -15,6 +15,8 @@ from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for 
 from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, plain, records,  # noqa: F401
                               terminal_width)
 from gpuarena.numbers import MIN_SAMPLES
+from gpuarena.store.flags import FlagKind
+from gpuarena.store.result import Result
 
 PARAM_KEYS_SHOWN = 4
 
@@ -56,8 +58,8 @@ def public_view(r: dict) -> dict:
         "temp_c_max": r.get("temp_c_max"),
         "sm_clock_mhz_mean": r.get("sm_clock_mhz_mean"),
         "throttled": r.get("throttled"),
-        "warnings": r.get("warnings") or [],
-        "extra": {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")},
+        "warnings": r.all_warnings,
+        "extra": {k: v for k, v in r.extra_dict().items() if k not in ("traceback", "stderr_tail")},
         "env_id": r.get("env_id"),
         "created_at": r.get("created_at"),
     }
@@ -96,36 +98,31 @@ RESULT_COLUMNS = (("workload", "left"), ("variant", "left"), ("GPU", "left"), ("
 DROPPABLE = ("J/item", "power W", "TFLOP/s", "peak mem", "CV", "params", "vs expected")
 
 
-def result_cells(r: dict) -> list[str]:
+def result_cells(r: Result) -> list[str]:
     """One result as rich-markup cells in RESULT_COLUMNS order (stored strings escaped)."""
-    thr = r.get("throughput") or {}
-    ok = r.get("status") == "ok"
-    status = "[green]ok[/]" if ok else f"[red]{escape(str(r.get('status')))}[/]"
-    flags = []
-    if r.get("throttled"):
-        flags.append("throttled")
-    if thr.get("cv") is not None and thr["cv"] > 0.05:
-        flags.append("noisy")
-    if 1 < (thr.get("n") or 0) < MIN_SAMPLES:   # the interval is shown, and read as wide
+    thr = r.throughput
+    kinds = {f.kind for f in r.flags}
+    flags = [word for kind, word in ((FlagKind.throttled, "throttled"), (FlagKind.noisy, "noisy")) if kind in kinds]
+    if thr is not None and 1 < thr.n < MIN_SAMPLES:   # the interval is shown, and read as wide
         flags.append("few repeats")
-    if (r.get("extra") or {}).get("nan"):
+    if FlagKind.nan in kinds:
         flags.append("NaN")
-    expected = (r.get("extra") or {}).get("expected") or {}
+    expected = r.derived.expected or {}
     if expected.get("below"):
         flags.append("below-expected")
-    if not ok and r.get("error"):
-        flags.append(" ".join(str(r["error"]).split())[:60])   # one line: a cell of a table
-    gpu = str(r.get("device_name") or "-").replace("NVIDIA ", "").replace("GeForce ", "")
-    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
-    ci = f"{fmt_num(lo)}-{fmt_num(hi)}" if (thr.get("n") or 0) > 1 and lo is not None and hi is not None else "-"
+    if r.status != "ok" and r.error:
+        flags.append(" ".join(r.error.split())[:60])   # one line: a cell of a table
+    gpu = str(r.device_name or "-").replace("NVIDIA ", "").replace("GeForce ", "")
+    shown = thr is not None and thr.n > 1 and thr.ci95_low is not None and thr.ci95_high is not None
+    ci = f"{fmt_num(thr.ci95_low)}-{fmt_num(thr.ci95_high)}" if shown else "-"
+    status = "[green]ok[/]" if r.status == "ok" else f"[red]{escape(r.status)}[/]"
     return [
-        escape(str(r.get("workload", ""))), escape(str(r.get("variant", ""))), escape(gpu),
-        escape(fmt_params(r.get("params"))), status,
-        f"{fmt_num(median_of(r))} {escape(r.get('unit') or '')}" if median_of(r) is not None else "-",
+        escape(r.workload), escape(r.variant), escape(gpu), escape(fmt_params(r.params)), status,
+        f"{fmt_num(median_of(r))} {escape(r.unit or '')}" if median_of(r) is not None else "-",
         ci,
-        expected_cell(expected), f"{thr['cv']:.1%}" if thr.get("cv") is not None else "-",
-        fmt_num(r.get("tflops")), fmt_bytes(r.get("peak_memory_bytes")),
-        fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), escape(", ".join(flags)),
+        expected_cell(expected), f"{thr.cv:.1%}" if thr is not None and thr.cv is not None else "-",
+        fmt_num(r.tflops), fmt_bytes(r.peak_memory_bytes),
+        fmt_num(r.power_w_mean), fmt_num(r.energy_j_per_item), escape(", ".join(flags)),
     ]
 
 
@@ -136,10 +133,9 @@ def expected_cell(e: dict) -> str:
     return f"{e['ratio']:.2f}x of {fmt_num(e['figure'])} ({escape(e['basis'])})"
 
 
-def median_of(r: dict):
+def median_of(r: Result):
     """The median throughput: from the summary, else the stored figure (a published row has no repeats)."""
-    thr = r.get("throughput") or {}
-    return thr.get("median") if thr.get("median") is not None else r.get("throughput_median")
+    return r.throughput.median if r.throughput is not None else r.throughput_median
 
 
 def _table(title, columns, rows) -> Table:

@@ -27,19 +27,19 @@ def short(gpu: str) -> str:
 
 def finite(r: dict) -> bool:
     """A measured result a headline may show: the decisions' own rule (physics.is_finite_result), no search."""
-    return X.is_finite_result(r) and not R.is_search(r) and r.get("source") != "published"
+    return X.is_finite_result(r) and not R.is_search(r) and r.source != "published"
 
 
 def figure(r: dict) -> tuple[float, str]:
     """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
-    extra = r.get("extra") or {}
-    if extra.get("tokens_per_s_per_gpu"):   # a workload that reports per GPU (llm-train)
-        v = extra["tokens_per_s_per_gpu"]
+    extra = r.extra
+    if extra.tokens_per_s_per_gpu:   # a workload that reports per GPU (llm-train)
+        v = extra.tokens_per_s_per_gpu
         return v, f"{fmt_num(v)} tokens/s per GPU" + (f", MFU {pct(mfu(r))}" if mfu(r) else "")
-    if wrapper(r["workload"]) and extra.get("scaling_efficiency"):
-        v = extra["scaling_efficiency"]
-        model = (r.get("params") or {}).get("model")
-        return v, f"{v:.3f} scaling efficiency at {r.get('gpus')} GPUs" + (f" ({model})" if model else "")
+    if wrapper(r.workload) and r.derived.scaling_efficiency:
+        v = r.derived.scaling_efficiency
+        model = r.params.get("model")
+        return v, f"{v:.3f} scaling efficiency at {r.gpus} GPUs" + (f" ({model})" if model else "")
     return H.value(r), H.text(r)
 
 
@@ -52,7 +52,7 @@ def best_finite(rows: list[dict]) -> dict | None:
     good = [r for r in rows if finite(r) and H.value(r) is not None]
     if not good:
         return None
-    scaled = [r for r in good if (r.get("gpus") or 1) > 1 and (r.get("extra") or {}).get("scaling_efficiency")]
+    scaled = [r for r in good if r.gpus > 1 and r.derived.scaling_efficiency]
     if wrapper(good[0]["workload"]) and scaled:
         good = scaled
     key = lambda r: figure(r)[0]   # noqa: E731
@@ -62,9 +62,9 @@ def best_finite(rows: list[dict]) -> dict | None:
 def like_class(r: dict) -> tuple:
     """What a published figure must share with a measured result to be like-for-like (as advise
     classes its candidates): the precision class, the engine class and the workload's settings."""
-    variants = frozenset(str(r.get("variant") or "seed").split("+"))
-    params = r.get("params") or {}
-    return (J.request_class(request_of_variants(variants, r.get("precision"))),
+    variants = frozenset(r.variant.split("+"))
+    params = r.params
+    return (J.request_class(request_of_variants(variants, r.precision)),
             "PyTorch compiled" if "compile" in variants else "PyTorch eager",
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
@@ -77,21 +77,21 @@ def expected_figure(store, r: dict) -> dict | None:
     e = None
     try:
         from gpuarena.analysis import expected as E
-        from gpuarena.data.published import published_rows
+        from gpuarena.data.published import published_results
 
-        e = E.expect(r, store.results(workload=r["workload"], status="ok"), published_rows())
+        e = E.expect(r, store.results(workload=r.workload, status="ok"), published_results())
     except (UserError, KeyError, TypeError, ValueError):
         e = None
-    if e and e.get("figure") and r.get("source") != "published":
+    if e and e.get("figure") and r.source != "published":
         ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
         src = (ref or {}).get("source") or f"gpuarena's model ({e['model'].get('how', '')})"
         v = e["figure"]
         src = f"{e['basis']}: {src}"
-        if H.is_latency(r["workload"]):
-            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r['workload'], None)}", "source": src}
-        return {"value": v, "text": f"{fmt_num(v)} {r.get('unit') or ''}".strip(), "source": src}
+        if H.is_latency(r.workload):
+            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}", "source": src}
+        return {"value": v, "text": f"{fmt_num(v)} {r.unit or ''}".strip(), "source": src}
     try:
-        cands = candidates(store, r["workload"])
+        cands = candidates(store, r.workload)
     except UserError:
         return None
     same = [c for c in cands if c["basis"] == "published" and c["gpu"].name == R.gpu_of(r)
@@ -99,9 +99,9 @@ def expected_figure(store, r: dict) -> dict | None:
     if not same:
         return None
     c = max(same, key=lambda c: c["throughput"])
-    if H.is_latency(r["workload"]):
+    if H.is_latency(r.workload):
         v = 1.0 / c["throughput"]
-        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r['workload'], None)}", "source": c["source"]}
+        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r.workload, None)}", "source": c["source"]}
     return {"value": c["throughput"], "text": f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(),
             "source": c["source"]}
 
@@ -110,7 +110,7 @@ def against_expected(store, best: dict, mine: list[dict]) -> tuple[dict | None, 
     """The expected figure of the best result, else of the fastest finite result that has one
     (a published figure of another engine is compared with our run of that engine, not the best)."""
     order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
-                   reverse=H.better(best["workload"]) == "max")
+                   reverse=H.better(best.workload) == "max")
     for r in [best] + [r for r in order if r is not best]:
         exp = expected_figure(store, r)
         if exp:
@@ -151,14 +151,14 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
 def setting_text(r: dict) -> str:
     """The variant, the batch and every parameter set away from the workload's default (the finite ResNet-50
     recipe says loss=cross-entropy)."""
-    p = r.get("params") or {}
+    p = r.params
     try:
-        defaults = registry.get(r["workload"]).resolve_params({}, size=r.get("size") or "full")
+        defaults = registry.get(r.workload).resolve_params({}, size=r.size)
     except UserError:
         defaults = {}
     keys = ["batch_size"] * bool(p.get("batch_size")) + [k for k in p if k != "batch_size" and k in defaults
                                                           and p[k] != defaults[k]]
-    return f"{r['variant']}" + (f", {params_text(r, keys)}" if keys else "")
+    return r.variant + (f", {params_text(r, keys)}" if keys else "")
 
 
 def run_hint(workload: str) -> str:
@@ -168,10 +168,10 @@ def run_hint(workload: str) -> str:
 
 def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
     s = Section("answer", "The answer")
-    measured = [r for r in rows if r.get("source") != "published"]
+    measured = [r for r in rows if r.source != "published"]
     gpus = list(dict.fromkeys(R.gpu_of(r) for r in measured if ok(r)))
     counts = {g: sum(1 for r in measured if R.gpu_of(r) == g) for g in gpus}
-    multi = sorted({r.get("gpus") or 1 for r in measured if ok(r)} - {1})
+    multi = sorted({r.gpus for r in measured if ok(r)} - {1})
     s.paragraphs.append(
         "Measured here: " + "; ".join(f"{short(g)} ({counts[g]} results)" for g in gpus)
         + (f", also {', '.join(str(n) for n in multi)} GPUs together for the multi-GPU workloads" if multi else "")
@@ -179,11 +179,11 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
         "it should be and the decision.")
     table, chart_rows = [], []
     for w in jobs:
-        mine = [r for r in rows if r["workload"] == w and r.get("source") != "published"]
+        mine = [r for r in rows if r.workload == w and r.source != "published"]
         best = best_finite(mine)
         dec, result = decision(store, w, best)
         if best is None:
-            diverged = any((r.get("extra") or {}).get("nan") for r in mine)
+            diverged = any(r.extra.nan for r in mine)
             table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
                           "-", "-", dec, "", "", ""])
             continue

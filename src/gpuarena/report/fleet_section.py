@@ -12,7 +12,7 @@ from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, d
 def expected_table(rows: list[dict]) -> Table | None:
     out = []
     for r in rows:
-        e = (r.get("extra") or {}).get("expected")
+        e = r.derived.expected
         if not e:
             continue
         pub = e.get("published")

@@ -11,6 +11,7 @@ import functools
 
 from gpuarena.analysis.rows import is_search  # one definition, shared with cost and advise
 from gpuarena.report.console import fmt_num
+from gpuarena.store.result import Result
 
 LATENCY = "latency_s_per_item"
 
@@ -47,24 +48,24 @@ def unit(workload: str, throughput_unit: str | None) -> str:
     return f"s/{item(workload)}" if is_latency(workload) else (throughput_unit or "items/s")
 
 
-def value(r: dict) -> float | None:
+def value(r: Result) -> float | None:
     """The headline figure of one result (None where it has none: a search result of a latency workload)."""
-    thr = r.get("throughput_median") or (r.get("throughput") or {}).get("median")
+    thr = r.throughput_median or (r.throughput.median if r.throughput is not None else None)
     if not thr:
         return None
-    if is_latency(r["workload"]):
+    if is_latency(r.workload):
         return None if is_search(r) else 1.0 / thr
     return thr
 
 
-def interval(r: dict) -> tuple[float | None, float | None]:
+def interval(r: Result) -> tuple[float | None, float | None]:
     """The 95% interval of the headline figure; for seconds per item, the reciprocal of the
     throughput interval (exact: the interval is computed on the log scale)."""
-    thr = r.get("throughput") or {}
-    lo, hi = thr.get("ci95_low"), thr.get("ci95_high")
-    if lo is None or hi is None or (thr.get("n") or 0) < 2:
+    thr = r.throughput
+    if thr is None or thr.ci95_low is None or thr.ci95_high is None or thr.n < 2:
         return None, None
-    if is_latency(r["workload"]):
+    lo, hi = thr.ci95_low, thr.ci95_high
+    if is_latency(r.workload):
         if is_search(r) or lo <= 0:
             return None, None
         return 1.0 / hi, 1.0 / lo
@@ -83,10 +84,8 @@ def text(r: dict) -> str:
 
 def max_batch_text(r: dict) -> str:
     """What a maximum-concurrency search found: the batch, or '>= cap (the cap)' when every batch fitted."""
-    extra = r.get("extra") or {}
-    if not is_search(r) or extra.get("max_batch") is None:
+    if not is_search(r) or r.extra.max_batch is None:
         return "-"
-    if extra.get("capped"):
-        cap = (r.get("params") or {}).get("search_max", extra["max_batch"])
-        return f">= {cap} (the cap)"
-    return str(extra["max_batch"])
+    if r.extra.capped:
+        return f">= {r.params.get('search_max', r.extra.max_batch)} (the cap)"
+    return str(r.extra.max_batch)

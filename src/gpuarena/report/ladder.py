@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.analysis.compare import verdict as compare_verdict
 from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
@@ -21,11 +22,11 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
     the same seed and labelled "variant (compile_mode=...)"."""
     by_setting: dict[tuple, list[dict]] = {}
     for r in rows:
-        fixed = [k for k in (r.get("params") or {}) if k not in SCOPED_PARAMS]
+        fixed = [k for k in r.params if k not in SCOPED_PARAMS]
         by_setting.setdefault((device_of(r), origin_run(r), params_text(r, fixed)), []).append(r)
     chosen: dict[str, tuple] = {}
     for setting, rs in by_setting.items():
-        seed = next((r for r in rs if r["variant"] == "seed"), None)
+        seed = next((r for r in rs if r.variant == "seed"), None)
         if seed is None or len(rs) < 2:
             continue
         dev = setting[0]
@@ -46,7 +47,7 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
             if len(a) > 1 and len(b) > 1:
                 ratio, lo, hi = stats.ratio_ci95(a, b)
             else:
-                ratio, lo, hi = r["throughput_median"] / seed["throughput_median"], None, None
+                ratio, lo, hi = r.throughput_median / seed.throughput_median, None, None
             per_dev[dev][v] = (ratio, lo, hi)
             table_rows.append([dev, setting[1], params_text(seed, [k for k in keys if k not in SCOPED_PARAMS]) or "-",
                                v, ratio_text(ratio),
@@ -71,14 +72,14 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
 
 def recipe_label(r: dict, seed: dict) -> str:
     """The variant, with the recipe-scoped parameters it uses where they differ from seed's."""
-    own = [f"{k}={v}" for k, v in (r.get("params") or {}).items()
-           if k in SCOPED_PARAMS and param_acts(k, r["variant"]) and v != (seed.get("params") or {}).get(k)]
-    return r["variant"] + (f" ({' '.join(own)})" if own else "")
+    own = [f"{k}={v}" for k, v in r.params.items()
+           if k in SCOPED_PARAMS and param_acts(k, r.variant) and v != seed.params.get(k)]
+    return r.variant + (f" ({' '.join(own)})" if own else "")
 
 
 def origin_run(r: dict) -> str:
     """The run that measured a result: an imported result keeps its measuring run in extra."""
-    return str((r.get("extra") or {}).get("origin_run_id") or r.get("run_id") or "-")
+    return str(r.extra.origin_run_id or r.run_id or "-")
 
 
 def nan_none(x):
@@ -86,16 +87,13 @@ def nan_none(x):
 
 
 def sort_value(r: dict, keys: list[str]):
-    p = r.get("params") or {}
+    p = r.params
     return tuple(p.get(k) if isinstance(p.get(k), (int, float)) else 0 for k in keys)
 
 
 def verdict(ratio, lo, hi) -> str:
-    if lo is None or hi is None or not math.isfinite(lo):
-        return "too few samples to tell"
-    if lo <= 1.0 <= hi:
-        return "no significant difference"
-    return f"{ratio_text(ratio)} faster" if ratio > 1 else f"{ratio_text(1 / ratio)} slower"
+    """The one verdict on a ratio and its interval (analysis/compare.py)."""
+    return compare_verdict(ratio, lo, hi, published=False)
 
 
 def against_reference(workload: str, rows: list[dict], keys: list[str]) -> Table | None:

@@ -19,7 +19,7 @@ def _ms(x) -> str:
 
 
 def llm_section(rows: list[dict]) -> Section | None:
-    mine = [r for r in rows if registry.has(r.get("workload"), physics="decoder-training") and ok(r)]
+    mine = [r for r in rows if registry.has(r.workload, physics="decoder-training") and ok(r)]
     if not mine:
         return None
     s = Section("decoder-training", "LLM training: tokens/s, MFU and scaling")
@@ -30,19 +30,19 @@ def llm_section(rows: list[dict]) -> Section | None:
         "communication time during which no compute ran, per step. Scaling: tokens/s per GPU against the "
         "same recipe on one GPU of the same run.")
     table = []
-    for r in sorted(mine, key=lambda r: (device_of(r), r["params"].get("shape", ""), r.get("gpus") or 1)):
-        e, p = r.get("extra") or {}, r.get("params") or {}
+    for r in sorted(mine, key=lambda r: (device_of(r), r.params.get("shape", ""), r.gpus)):
+        e, p = r.extra, r.params
         mfu = mfu_of(r)
-        bf16 = mfu_vs_bf16(r) if r.get("precision") == "fp8" else None
-        loss = (f"{e['loss_first']:.2f} / {e['loss_last']:.2f}"
-                if isinstance(e.get("loss_first"), float) and isinstance(e.get("loss_last"), float) else "-")
-        table.append([str(r["id"]), device_of(r), e.get("shape") or p.get("shape", "-"), r["variant"],
-                      f"{p.get('parallel', '-')} {'x'.join(map(str, e.get('mesh_shape') or [1]))}",
+        bf16 = mfu_vs_bf16(r) if r.precision == "fp8" else None
+        both = e.loss_first is not None and e.loss_last is not None
+        loss = f"{e.loss_first:.2f} / {e.loss_last:.2f}" if both else "-"
+        table.append([str(r.id), device_of(r), e.shape or p.get("shape", "-"), r.variant,
+                      f"{p.get('parallel', '-')} {'x'.join(map(str, e.mesh_shape or [1]))}",
                       str(p.get("batch_size", "-")), str(p.get("seq_len", "-")),
-                      fmt_num(r["throughput_median"]), fmt_num(e.get("tokens_per_s_per_gpu")),
+                      fmt_num(r.throughput_median), fmt_num(e.tokens_per_s_per_gpu),
                       pct(mfu) + (f" ({pct(bf16)} of bf16)" if bf16 is not None else ""),
-                      fmt_bytes(r.get("peak_memory_bytes")) if r.get("peak_memory_bytes") else "-",
-                      _ms(e.get("comm_exposed_s")), pct(e.get("scaling_efficiency")), loss])
+                      fmt_bytes(r.peak_memory_bytes) if r.peak_memory_bytes else "-",
+                      _ms(e.comm_exposed_s), pct(r.derived.scaling_efficiency), loss])
     s.tables.append(Table("llm-train-table", [
         ("result", NUMERIC), ("device", TEXT), ("shape", TEXT), ("variant", TEXT), ("layout", TEXT),
         ("batch/rank", NUMERIC), ("seq", NUMERIC), ("tokens/s", NUMERIC), ("tokens/s per GPU", NUMERIC),

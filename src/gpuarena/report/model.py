@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpuarena.analysis.mfu import share_of_peak
+from gpuarena.analysis.derived import share_of_peak
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 
 NUMERIC = "r"
@@ -76,16 +76,15 @@ def brief_params(texts: list[tuple[str, str]]) -> list[str]:
 def varying_params(rows: list[dict]) -> list[str]:
     keys: list[str] = []
     for r in rows:
-        for k in r.get("params") or {}:
+        for k in r.params:
             if k not in keys:
                 keys.append(k)
-    return [k for k in keys if len({repr((r.get("params") or {}).get(k)) for r in rows}) > 1]
+    return [k for k in keys if len({repr(r.params.get(k)) for r in rows}) > 1]
 
 
 def params_text(r: dict, keys: list[str]) -> str:
     """Only the keys the result has: a parameter added to a workload later is not "None" on older results."""
-    p = r.get("params") or {}
-    return " ".join(f"{k}={p[k]}" for k in keys if k in p)
+    return " ".join(f"{k}={r.params[k]}" for k in keys if k in r.params)
 
 
 
@@ -105,15 +104,14 @@ def slug(text: str) -> str:
 
 
 def ok(r: dict) -> bool:
-    return r.get("status") == "ok" and bool(r.get("throughput_median"))
+    return r.status == "ok" and bool(r.throughput_median)
 
 
 def device_of(r: dict) -> str:
-    name = r.get("device_name") or r.get("device") or "?"
-    return f"{name} x{r['gpus']}" if (r.get("gpus") or 1) > 1 else name
+    name = r.device_name or r.device or "?"
+    return f"{name} x{r.gpus}" if r.gpus > 1 else name
 
 
-def catalog_share(r: dict) -> float | None:
-    """Achieved TFLOP/s per GPU over the catalog's dense peak for the result's precision
-    (PyTorch's default precision counts as FP32): analysis/mfu.py's share, computed when read."""
+def catalog_share(r) -> float | None:
+    """The share of the card's peak at the executed precision: the one rule (analysis/derived.py)."""
     return share_of_peak(r)

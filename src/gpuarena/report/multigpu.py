@@ -17,9 +17,9 @@ from gpuarena.workloads import registry
 
 
 def _setting(r: dict) -> str:
-    p = r.get("params") or {}
+    p = r.params
     shown = " ".join(f"{k}={p[k]}" for k in ("batch_size", "model") if k in p)
-    return " · ".join(x for x in (r.get("device_name") or r.get("device") or "?", r["variant"], shown) if x)
+    return " · ".join(x for x in (r.device_name or r.device or "?", r.variant, shown) if x)
 
 
 MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
@@ -29,7 +29,7 @@ def scaling(rows: list[dict], store=None) -> Section:
     s = Section("scaling", "Data-parallel scaling (ddp-train)")
     groups: dict[str, dict[int, dict]] = {}
     for r in rows:
-        groups.setdefault(_setting(r), {})[int(r.get("gpus") or 1)] = r
+        groups.setdefault(_setting(r), {})[r.gpus] = r
     table_rows, series, model_series, notes = [], [], {}, {}
     single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
@@ -39,16 +39,13 @@ def scaling(rows: list[dict], store=None) -> Section:
         model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
         for n in sorted(by_n):
             r = by_n[n]
-            extra = r.get("extra") or {}
-            e = extra.get("scaling_efficiency")
+            e = r.derived.scaling_efficiency
             if e is None and base is not None:
-                e = r["throughput_median"] / (n * base["throughput_median"])
+                e = r.throughput_median / (n * base.throughput_median)
             p = model_eff.get(n)
-            if p is None:
-                p = predicted_efficiency(r)
-            exposed = extra.get("comm_exposed_s")
-            table_rows.append([label, str(n), fmt_num(r["throughput_median"]), pct(e), pct(p),
-                               fmt_num(exposed * 1e3) if isinstance(exposed, (int, float)) else "-"])
+            exposed = r.extra.comm_exposed_s
+            table_rows.append([label, str(n), fmt_num(r.throughput_median), pct(e), pct(p),
+                               fmt_num(exposed * 1e3) if exposed is not None else "-"])
             if e is not None:
                 xs.append(n)
                 eff.append(e)
@@ -77,7 +74,7 @@ def scaling(rows: list[dict], store=None) -> Section:
             notes.setdefault(key, f"{key[0]} · {key[1]}: no model prediction ({why}).")
         elif pred_x:
             series.append({"label": f"{label} (model)", "x": pred_x, "y": pred, "dashed": True})
-    unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    unit = next((r.unit for r in rows if r.unit), "items/s")
     s.paragraphs += ["Interconnect model (gpuarena whatif): " + n for n in notes.values()]
     if all(n == 1 for by_n in groups.values() for n in by_n):
         s.paragraphs.append("Every ddp-train result here ran on one GPU, so the measured efficiency is 1 by "
@@ -108,12 +105,12 @@ def scaling(rows: list[dict], store=None) -> Section:
 
 def _device(by_n: dict[int, dict]) -> str:
     r = next(iter(by_n.values()))
-    return r.get("device_name") or r.get("device") or "?"
+    return r.device_name or r.device or "?"
 
 
 def _model_name(by_n: dict[int, dict]) -> str:
     r = next(iter(by_n.values()))
-    return str((r.get("params") or {}).get("model") or (r.get("extra") or {}).get("model") or r["workload"])
+    return str(r.params.get("model") or r.extra.model or r.workload)
 
 
 def _is_seed(by_n: dict[int, dict]) -> bool:
@@ -128,8 +125,8 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     workload = inner.name if inner is not None and inner.param_count(inner.resolve_params({})) else None
     if workload is None:
         return None, f"whatif does not know the gradient size of {_model_name(by_n)}"
-    p = r.get("params") or {}
-    batch = p.get("batch_size") or ((r.get("extra") or {}).get("inner_params") or {}).get("batch_size")
+    p = r.params
+    batch = p.get("batch_size") or (r.extra.inner_params or {}).get("batch_size")
     one = by_n.get(1)
     per_gpu = one["throughput_median"] if one else None
     ns = sorted(set(MODEL_NS) | set(by_n))
@@ -139,27 +136,17 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
         return None, str(exc)
 
 
-def predicted_efficiency(r: dict) -> float | None:
-    """A prediction the result carries itself (a multi-GPU workload may store one), used where whatif cannot say."""
-    extra = r.get("extra") or {}
-    for k in ("predicted_efficiency", "model_efficiency"):
-        if isinstance(extra.get(k), (int, float)):
-            return float(extra[k])
-    return None
-
-
 def busbw(rows: list[dict]) -> Section:
     s = Section("busbw", "Collective bus bandwidth")
     groups: dict[str, list[tuple[float, float, float | None]]] = {}
     table_rows = []
-    rows = sorted(rows, key=lambda r: (registry.fact(r["workload"], "report_order", 9), r["workload"], r.get("gpus") or 1,
+    rows = sorted(rows, key=lambda r: (registry.fact(r.workload, "report_order", 9), r.workload, r.gpus,
                                        R.message_bytes(r) or 0))
     for r in rows:
-        extra = r.get("extra") or {}
-        size, bw = R.message_bytes(r), extra.get("busbw_gbs")
-        label = f"{r['workload']} · {r.get('device_name') or r.get('device')} x{r.get('gpus') or 1}"
-        table_rows.append([label, fmt_num(size / 2**20) if size else "-", fmt_num(bw), fmt_num(extra.get("algbw_gbs"))])
-        if size and isinstance(bw, (int, float)):
+        size, bw = R.message_bytes(r), r.extra.busbw_gbs
+        label = f"{r.workload} · {r.device_name or r.device} x{r.gpus}"
+        table_rows.append([label, fmt_num(size / 2**20) if size else "-", fmt_num(bw), fmt_num(r.extra.algbw_gbs)])
+        if size and bw is not None:
             groups.setdefault(label, []).append((size / 2**20, bw, None))
     s.tables.append(Table("busbw-table", [("collective", TEXT), ("message MiB", NUMERIC), ("bus GB/s", NUMERIC),
                                           ("algorithm GB/s", NUMERIC)], table_rows, "Bus bandwidth",

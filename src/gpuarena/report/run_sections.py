@@ -18,7 +18,7 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
     s = Section("run", "What was run, and where")
     run_rows = []
     for run in runs:
-        n = sum(1 for r in rows if r.get("run_id") == run["id"])
+        n = sum(1 for r in rows if r.run_id == run["id"])
         run_rows.append([run["id"], run["suite"], run["device"], run["created_at"], run["status"], str(n)])
     s.tables.append(Table("runs", [("run", TEXT), ("suite", TEXT), ("device", TEXT), ("started (UTC)", TEXT),
                                    ("status", TEXT), ("results", NUMERIC)], run_rows, "Runs"))
@@ -35,12 +35,11 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
             method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(rep), str(warm), str(steps), str(procs),
                                 size, timing])
         if not combos:   # an imported bundle carries results, not the plan: the repeats are in them
-            mine = [r for r in rows if r.get("run_id") == run["id"] and r.get("throughput")]
+            mine = [r for r in rows if r.run_id == run["id"] and r.throughput is not None]
             groups: dict[tuple, list[str]] = {}
             for r in mine:
-                key = (r["throughput"].get("n"), len((r.get("extra") or {}).get("processes") or [None]),
-                       str(r.get("size") or "full"), str(r.get("device")).startswith("cuda"))
-                groups.setdefault(key, []).append(r["workload"])
+                key = (r.throughput.n, len(r.extra.processes or [None]), r.size, str(r.device).startswith("cuda"))
+                groups.setdefault(key, []).append(r.workload)
             for (n, procs, size, cuda), wls in sorted(groups.items(), key=lambda kv: _order(kv[0])):
                 method_rows.append([run["id"], ", ".join(dict.fromkeys(wls)), str(n or "-"), "-", "-", str(procs),
                                     size, ("CUDA events" if cuda else "host clock")
@@ -55,7 +54,7 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                           "goes below zero) over repeats (over process means for a case measured in several "
                           "processes: --processes).", details=("timing",)))
     env_rows = []
-    for env_id in sorted({r["env_id"] for r in rows if r.get("env_id") is not None}):
+    for env_id in sorted({r.env_id for r in rows if r.env_id is not None}):
         fp = store.environment(env_id) or {}
         libs = fp.get("libraries") or {}
         gpus = [g.get("name") for g in fp.get("gpus") or [] if g.get("name")]
@@ -93,10 +92,10 @@ def collapse(method_rows: list[list[str]], n_runs: int) -> list[list[str]]:
 def warnings_section(rows: list[dict]) -> Section | None:
     # One row per kind of warning (report.cautions), with what it changes about the figure and the
     # results that carry it: 40 results with the same NaN note are one fact, not 40 rows.
-    warn_rows = [[kind, str(len(rs)), means, ", ".join(dict.fromkeys(r["workload"] for r in rs)),
-                  id_ranges([r["id"] for r in rs])] for (kind, means), rs in cautions.grouped(rows).items()]
-    bad_rows = [[str(r["id"]), r["workload"], r["variant"], device_of(r), params_text(r, list(r.get("params") or {})[:2]),
-                 r["status"], str(r.get("error") or "")[:200]] for r in rows if r.get("status") != "ok"]
+    warn_rows = [[kind, str(len(rs)), means, ", ".join(dict.fromkeys(r.workload for r in rs)),
+                  id_ranges([r.id for r in rs])] for (kind, means), rs in cautions.grouped(rows).items()]
+    bad_rows = [[str(r.id), r.workload, r.variant, device_of(r), params_text(r, list(r.params)[:2]),
+                 r.status, (r.error or "")[:200]] for r in rows if r.status != "ok"]
     if not warn_rows and not bad_rows:
         return None
     s = Section("warnings", "Warnings and failures",
@@ -125,14 +124,14 @@ def id_ranges(ids: list[int]) -> str:
 
 def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
     s = Section("telemetry", "Telemetry")
-    with_tel = [r for r in rows if r.get("telemetry")]
+    with_tel = [r for r in rows if r.telemetry]
     if case_id is not None:
-        chosen = next(r for r in rows if r["id"] == case_id)
-        if not chosen.get("telemetry"):
+        chosen = next(r for r in rows if r.id == case_id)
+        if not chosen.telemetry:
             raise UserError(f"--case {case_id}: that result has no telemetry (NVML was not available)")
     elif with_tel:
-        ok_tel = [r for r in with_tel if r.get("status") == "ok"] or with_tel
-        chosen = max(ok_tel, key=lambda r: (r["telemetry"][-1].get("t") or 0, r["id"]))
+        ok_tel = [r for r in with_tel if r.status == "ok"] or with_tel
+        chosen = max(ok_tel, key=lambda r: (r.telemetry[-1].t or 0, r.id))
     else:
         s.paragraphs.append("No result carries telemetry: NVML was not available where these cases ran "
                             "(a CPU run has no power, temperature or clock readings, and none are invented).")

@@ -9,23 +9,24 @@ from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import against_reference, tuning_ladder
 from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
                                    fmt_num, ok, params_text, pct, prune, slug, varying_params)
+from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
 
-def x_key(workload: str, rows: list[dict], keys: list[str]) -> str | None:
+def x_key(workload: str, rows: list[Result], keys: list[str]) -> str | None:
     """The workload's declared axis, when it varies among the rows and is a number in each."""
     cls = registry.find(workload)
     k = cls.axis if cls is not None else None
-    if k in keys and all(isinstance((r.get("params") or {}).get(k), (int, float))
-                         and not isinstance((r.get("params") or {}).get(k), bool) for r in rows):
+    if k in keys and all(isinstance(r.params.get(k), (int, float)) and not isinstance(r.params.get(k), bool)
+                         for r in rows):
         return k
     return None
 
 
-def flags(r: dict) -> list[str]:
+def flags(r: Result) -> list[str]:
     out = shown_flags(r, row_flags(r, brief=True))
-    if r.get("source") and r["source"] != "measured":
-        out.append(r["source"])
+    if r.source != "measured":
+        out.append(r.source)
     return out
 
 
@@ -36,50 +37,49 @@ def ci_text(thr: dict) -> str:
     return f"{fmt_num(lo)} – {fmt_num(hi)}"
 
 
-def search_text(r: dict) -> str:
+def search_text(r: Result) -> str:
     """A search result's answer: the batch it found, and the throughput it timed there."""
     found = H.max_batch_text(r)
     if found == "-":
         return found
-    steps = (r.get("params") or {}).get("inference_steps")
-    return (f"{found}: {fmt_num(r.get('throughput_median'))} {r.get('unit') or ''} there"
+    steps = r.params.get("inference_steps")
+    return (f"{found}: {fmt_num(r.throughput_median)} {r.unit or ''} there"
             + (f" at {steps} steps" if steps else ""))
 
 
-def memory_bytes(r: dict) -> tuple[int | None, str]:
-    if r.get("peak_memory_bytes"):
-        return r["peak_memory_bytes"], "device"
-    rss = (r.get("extra") or {}).get("peak_rss_bytes")
+def memory_bytes(r: Result) -> tuple[int | None, str]:
+    if r.peak_memory_bytes:
+        return r.peak_memory_bytes, "device"
+    rss = r.extra.peak_rss_bytes
     return (rss, "process RSS") if rss else (None, "")
 
 
-def workload_section(workload: str, rows: list[dict]) -> Section:
+def workload_section(workload: str, rows: list[Result]) -> Section:
     s = Section(f"wl-{slug(workload)}", workload)
     keys = varying_params(rows)
-    unit = H.unit(workload, next((r.get("unit") for r in rows if r.get("unit")), "items/s"))
+    unit = H.unit(workload, next((r.unit for r in rows if r.unit), "items/s"))
     latency = H.is_latency(workload)
     table_rows = []
     devices = list(dict.fromkeys(device_of(r) for r in rows))
-    sources = {r.get("source") for r in rows}
+    sources = {r.source for r in rows}
     for r in rows:
-        thr = r.get("throughput") or {}
-        extra = r.get("extra") or {}
+        thr = r.throughput
         mem, _ = memory_bytes(r)
-        shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.get("source")]
+        shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.source]
         table_rows.append([
-            str(r["id"]), device_of(r), r["variant"], params_text(r, keys) or "-", r.get("precision") or "-",
-            fmt_num(H.value(r)) if ok(r) else r["status"], ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
-                                                                        n=thr.get("n"))),
-            search_text(r), pct(thr.get("cv")),
-            fmt_num(r.get("tflops")), pct(catalog_share(r)), pct(extra.get("share_of_ceiling")),
+            str(r.id), device_of(r), r.variant, params_text(r, keys) or "-", r.precision or "-",
+            fmt_num(H.value(r)) if ok(r) else r.status, ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
+                                                                        n=thr.n if thr else None)),
+            search_text(r), pct(thr.cv if thr else None),
+            fmt_num(r.tflops), pct(catalog_share(r)), pct(r.derived.share_of_ceiling),
             fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
-            fmt_num(r.get("power_w_mean")), fmt_num(r.get("energy_j_per_item")), ", ".join(shown_flags),
+            fmt_num(r.power_w_mean), fmt_num(r.energy_j_per_item), ", ".join(shown_flags),
         ])
     common = []
     if len(devices) == 1:
         common.append(f"All on {devices[0]}" + (f" ({next(iter(sources))} results)" if len(sources) == 1
                                                  and None not in sources and "measured" not in sources else "") + ".")
-    fixed = [k for k in (rows[0].get("params") or {}) if k not in keys]
+    fixed = [k for k in rows[0].params if k not in keys]
     if fixed:
         common.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
     if common:
@@ -91,7 +91,8 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)], table_rows,
         "Latency" if latency else "Throughput",
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
-        "for the precision used (PyTorch's default counts as FP32, though cuDNN runs convolutions in TF32); "
+        "at the precision the recipe executed, the claim check's rule (PyTorch's default runs convolutions "
+        "in TF32 on Ampere and newer, so such a share is of the TF32 peak); "
         "'of matmul ceiling' is the share of the best matmul rate measured on the same GPU. Empty columns "
         "are left out; RSS marks a CPU process's peak resident memory.",
         details=("95% CI", "largest batch that fits", "CV", "of matmul ceiling", "power W", f"J/{H.item(workload)}")))
@@ -100,7 +101,7 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     if latency:   # a narrower table: the matmul ceiling says little about a pipeline of many kernels
         # the spread is in the interval (and the noisy flag)
         table = drop_column(drop_column(drop_column(table, "of matmul ceiling"), "of peak"), "CV")
-        precisions = {r.get("precision") for r in rows}
+        precisions = {r.precision for r in rows}
         if len(precisions) == 1 and None not in precisions:
             table = drop_column(table, "precision")
             s.paragraphs.append(f"Precision: {next(iter(precisions))}.")
@@ -116,21 +117,21 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
     xk = x_key(workload, good, keys)
     if xk:
         s.charts.append(Chart(f"{s.id}-scaling", f"Throughput vs {xk}", "lines_with_ci", {
-            "series": series_by(good, xk, keys, lambda r: r["throughput_median"],
-                                lambda r: (r.get("throughput") or {}).get("ci95_low"),
-                                lambda r: (r.get("throughput") or {}).get("ci95_high")),
-            "xlabel": xk, "ylabel": unit, "logx": len({r["params"][xk] for r in good}) > 3},
+            "series": series_by(good, xk, keys, lambda r: r.throughput_median,
+                                lambda r: r.throughput.ci95_low if r.throughput else None,
+                                lambda r: r.throughput.ci95_high if r.throughput else None),
+            "xlabel": xk, "ylabel": unit, "logx": len({r.params[xk] for r in good}) > 3},
             f"{workload}: {unit} against {xk}, one line per device and variant, 95% CI error bars"))
         if len(devices) == 1:
             s.charts[-1].title += f" ({devices[0]})"
-    if not xk and len(good) > 1 and all(r.get("tflops") for r in good):
+    if not xk and len(good) > 1 and all(r.tflops for r in good):
         # Cases that differ in shape or dtype, not size: their FLOP rate is what compares.
-        several = len({x["variant"] for x in good}) > 1      # once, not once per row
-        cats = [" ".join(p for p in (r["variant"] if several else "", params_text(r, keys)) if p) or str(r["id"])
+        several = len({x.variant for x in good}) > 1      # once, not once per row
+        cats = [" ".join(p for p in (r.variant if several else "", params_text(r, keys)) if p) or str(r.id)
                 for r in good]
         s.charts.append(Chart(f"{s.id}-tflops", "Achieved TFLOP/s per case", "grouped_bars", {
             "categories": cats, "ylabel": "TFLOP/s",
-            "groups": [{"label": d, "values": [r["tflops"] if device_of(r) == d else None for r in good]}
+            "groups": [{"label": d, "values": [r.tflops if device_of(r) == d else None for r in good]}
                        for d in devices]},
             f"{workload}: achieved TFLOP/s of each case"))
     ladder = tuning_ladder(workload, good, keys)
@@ -146,7 +147,7 @@ def workload_section(workload: str, rows: list[dict]) -> Section:
         s.charts.append(Chart(f"{s.id}-memory", f"Peak memory ({kind}) vs {xk}", "lines_with_ci", {
             "series": series_by(mem_rows, xk, keys, lambda r: memory_bytes(r)[0] / 2**30, lambda r: None,
                                 lambda r: None),
-            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r["params"][xk] for r in mem_rows}) > 3},
+            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r.params[xk] for r in mem_rows}) > 3},
             f"{workload}: peak memory in GiB against {xk}"))
     return s
 
@@ -163,11 +164,11 @@ def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
     one_device = len({device_of(r) for r in rows}) == 1     # then the chart's caption names it
     for r in rows:
         other = [k for k in keys if k != xk]
-        label = " · ".join(p for p in ("" if one_device else device_of(r), r["variant"], params_text(r, other)) if p)
+        label = " · ".join(p for p in ("" if one_device else device_of(r), r.variant, params_text(r, other)) if p)
         groups.setdefault(label, []).append(r)
     out = []
     for label, rs in groups.items():
-        rs = sorted(rs, key=lambda r: r["params"][xk])
-        out.append({"label": label, "x": [r["params"][xk] for r in rs], "y": [y(r) for r in rs],
+        rs = sorted(rs, key=lambda r: r.params[xk])
+        out.append({"label": label, "x": [r.params[xk] for r in rs], "y": [y(r) for r in rs],
                     "lo": [lo(r) for r in rs], "hi": [hi(r) for r in rs]})
     return out

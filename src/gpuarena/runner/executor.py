@@ -136,6 +136,7 @@ def run_case(case: Case) -> dict:
 
 
 def identity(case: Case, wl) -> dict:
+    """The one skeleton of a result: what the case and its workload class say before anything is measured."""
     return {"workload": case.workload, "variant": case.variant, "params": case.params,
             "size": case.size, "gpus": case.gpus, "device": case.device,
             "workload_version": wl.version, "code_hash": wl.code_hash(), "unit": wl.unit_name(case.params),

@@ -20,6 +20,8 @@ from gpuarena.measure.timing import WindowTimer
 from gpuarena.spec.model import Case
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
+from gpuarena.runner.executor import identity
+from gpuarena.store.flags import FlagKind, as_flag
 from gpuarena.workloads.capacity import is_oom
 
 def resolve_device(spec: str):
@@ -63,10 +65,7 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
     import torch
 
     wl_cls = registry.get(case.workload)
-    out: dict = {"workload": case.workload, "variant": case.variant, "params": case.params,
-                 "workload_version": wl_cls.version, "code_hash": wl_cls.code_hash(),
-                 "unit": wl_cls.unit_name(case.params), "size": case.size, "gpus": case.gpus,
-                 "device": case.device, "warnings": [], "extra": {}}
+    out: dict = identity(case, wl_cls)   # the one result skeleton (runner/executor.py)
     try:
         device = resolve_device(device_spec or case.device)
         apply_memory_cap(device)
@@ -134,9 +133,9 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
         else:
             out["peak_memory_bytes"] = None
             out["extra"]["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        flags = wl.check() + ctx.notes
-        out["warnings"] += flags
-        if any("NaN" in f for f in flags):
+        flags = [as_flag(f) for f in wl.check() + ctx.notes]   # typed where they arise, never read from text
+        out["warnings"] += [f.message for f in flags]
+        if any(f.kind is FlagKind.nan for f in flags):
             out["extra"]["nan"] = True
         out["extra"].update(wl.extra())
         out["status"] = "ok"

@@ -69,6 +69,20 @@ def adhoc_suite(workloads: list[str], variants: list[str], gpus: list[int] | Non
     return Suite(name="adhoc", entries=entries)
 
 
+def set_pairs(items: list[str]) -> list[tuple[str, str]]:
+    """The one --set parser: each KEY=VALUE as (key, value), key stripped; UserError for an item
+    without "=" or with an empty key.  What a key may be is the caller's to say."""
+    out = []
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        if not k.strip():
+            raise UserError(f"--set {item!r}: empty key")
+        out.append((k.strip(), v))
+    return out
+
+
 def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
     """--set KEY=VALUE pairs, split into workload parameters and method settings.
 
@@ -77,19 +91,13 @@ def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
     """
     params: dict[str, Any] = {}
     method: dict[str, Any] = {}
-    for item in items:
-        if "=" not in item:
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        k, v = item.split("=", 1)
-        k = k.strip()
-        if not k:
-            raise UserError(f"--set {item!r}: empty key")
+    for k, v in set_pairs(items):
         if k in METHOD_KEYS:
             method[k] = v
         elif "," in v:
             values = [x.strip() for x in v.split(",")]
             if not all(values):
-                raise UserError(f"--set {item!r}: an empty value in the list")
+                raise UserError(f"--set {k}={v!r}: an empty value in the list")
             params[k] = values
         else:
             params[k] = v

@@ -72,7 +72,7 @@ def export(store, run_ids: list[str] | None = None) -> dict:
     """The bundle (a dict) of the given runs' results, or of every measured and imported result."""
     for rid in run_ids or []:
         store.run(rid)                       # UserError for an unknown run
-    results = [r for r in store.results(run_ids or None) if r.get("source") in ("measured", "imported")]
+    results = [dict(r.row()) for r in store.results(run_ids or None) if r.source in ("measured", "imported")]
     envs = []
     for eid in sorted({r["env_id"] for r in results if r.get("env_id") is not None}):
         row = store.conn.execute("SELECT id, hash, fingerprint FROM environments WHERE id=?", (eid,)).fetchone()

@@ -4,8 +4,8 @@ One row per result, committed the moment its case ends.  WAL mode and a busy
 timeout let several writers share a file; the schema is versioned through
 ``PRAGMA user_version`` and brought up to date by MIGRATIONS on open.  A
 ``postgresql://`` URL opens the same schema (translated) on a server that many
-nodes write to at once.  Results are returned as plain dicts (the JSON shape
-of `gpuarena results`).
+nodes write to at once.  Results are read back as typed, frozen `Result`s
+(store/result.py); they are written from dicts in the same shape.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ import os
 import sqlite3
 import time
 import uuid
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from gpuarena.errors import UserError
+
+if TYPE_CHECKING:
+    from gpuarena.store.result import Result
 
 DEFAULT_DB = "gpuarena.db"
 
 from gpuarena.store import postgres  # noqa: E402
+from gpuarena.store.lock import DatabaseLocked, _live_owner, _owner, _Tx  # noqa: E402,F401 (DatabaseLocked: callers')
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
 
@@ -51,7 +55,7 @@ class Store:
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
-        self._rows: list[dict] | None = None        # every valid row, read once (see results())
+        self._rows: list[Result] | None = None        # every valid row, read once (see results())
         self.is_postgres = postgres.is_url(self.path)
         # where files that belong with the results go (reports/, kept results); a server has no folder
         self.folder = os.getcwd() if self.is_postgres else os.path.dirname(os.path.abspath(self.path))
@@ -232,102 +236,30 @@ class Store:
         raise AssertionError("unreachable")
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,
-                source: str | None = None, status: str | None = None) -> list[dict]:
+                source: str | None = None, status: str | None = None) -> list[Result]:
         """Stored results, oldest first; a row that fails the typed Result (written by an older
         gpuarena, or edited by hand) is skipped and noted in self.skipped, never an error for the rest.
 
         The table is read and validated once per Store and kept until this Store writes: a
         report asks for rows dozens of times, and 20,000 rows validated each time would take
-        minutes.  Each call returns fresh row dicts; their nested values (extra, params,
-        throughput) are shared between calls and must be treated as read-only."""
+        minutes.  The typed rows are frozen, so every call shares them."""
         run_ids = set(run_ids or [])
-        wanted = (("workload", workload), ("source", source), ("status", status))
-        return [dict(d) for d in self._all_rows()
-                if (not run_ids or d.get("run_id") in run_ids)
-                and all(val is None or d.get(col) == val for col, val in wanted)]
+        return [r for r in self._all_rows()
+                if (not run_ids or r.run_id in run_ids) and (workload is None or r.workload == workload)
+                and (source is None or r.source == source) and (status is None or r.status == status)]
 
-    def _all_rows(self) -> list[dict]:
+    def _all_rows(self) -> list[Result]:
         if self._rows is None:
             rows = []
             for row in self.conn.execute("SELECT * FROM results ORDER BY id"):
                 try:
-                    d = row_to_result(row)
-                    validated(d, as_stored=True)
+                    r = validated(row_to_result(row), as_stored=True)
                 except ResultRefused as exc:
                     self.skipped.append((row["id"], str(exc)[:200]))
                     continue
                 except (ValueError, TypeError, RecursionError) as exc:
                     self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
                     continue
-                rows.append(d)
+                rows.append(r)
             self._rows = rows
         return self._rows
-
-
-def _owner() -> dict:
-    import socket
-
-    import psutil
-
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": psutil.Process().create_time()}
-
-
-def _live_owner(owner: str | None, status: str) -> int | None:
-    """The pid of the process that owns a run, if it still runs (same pid and start time)."""
-    import socket
-
-    import psutil
-
-    if not owner or status != "running":
-        return None
-    try:
-        o = json.loads(owner)
-        if o.get("host") != socket.gethostname():
-            return int(o["pid"])  # another machine's process: cannot tell, so it holds the run
-        p = psutil.Process(int(o["pid"]))
-        if abs(p.create_time() - float(o["started"])) < 1 and p.status() != psutil.STATUS_ZOMBIE:
-            return int(o["pid"])
-    except (psutil.Error, ValueError, TypeError, KeyError):
-        pass
-    return None
-
-
-class DatabaseLocked(UserError, sqlite3.OperationalError):
-    """A writer waited past the busy timeout.  Still an OperationalError (add_result
-    backs off and retries it); a UserError once it reaches the CLI: one line, exit 2."""
-
-
-class _Tx:
-    """BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so writers queue instead of deadlocking."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def __enter__(self):
-        try:
-            if isinstance(self.conn, postgres.Connection):
-                _begin_postgres(self.conn)
-            else:
-                self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc):
-                raise
-            raise DatabaseLocked("another process kept the database locked past the busy timeout; "
-                                 "try again when it is done") from None
-        return self.conn
-
-    def __exit__(self, exc_type, *rest):
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-        return False
-
-
-def _begin_postgres(conn) -> None:
-    """BEGIN and the database-wide write lock; a lock past the timeout leaves no transaction open."""
-    try:
-        conn.begin()
-    except sqlite3.OperationalError:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.DatabaseError:
-            pass
-        raise

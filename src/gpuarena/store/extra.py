@@ -4,7 +4,7 @@ on write, never met by a report section); other keys pass, bounded in size."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -26,15 +26,32 @@ class ProcessMean(BaseModel):
 
 _SECONDS = ("wall_s", "setup_s", "first_step_s", "ttft_s", "comm_exposed_s", "comm_total_s", "time_per_call_s")
 _MS = ("tpot_ms_median", "tpot_ms_p99")
-_RATES = ("per_gpu_throughput", "prefill_tokens_per_s", "decode_tokens_per_s", "tokens_per_s_per_gpu")
+_RATES = ("per_gpu_throughput", "prefill_tokens_per_s", "decode_tokens_per_s", "tokens_per_s_per_gpu",
+          "tokens_per_s", "output_tokens_per_s", "goodput_tokens_per_s", "goodput_requests_per_s",
+          "rate_requests_per_s")
 _GBS = ("decode_bandwidth_gbs", "busbw_gbs", "algbw_gbs")
 _SHARES = ("share_of_ceiling", "scaling_efficiency", "overlap_fraction", "comm_exposed_share", "mfu",
-           "mfu_vs_bf16_peak")
+           "mfu_vs_bf16_peak", "slo_attainment")
 _TFLOPS = ("prefill_tflops", "peak_tflops", "bf16_peak_tflops")
 _BYTES = ("kv_cache_bytes", "kv_cache_live_bytes", "weights_bytes", "size_bytes", "peak_rss_bytes",
           "peak_reserved_bytes")
 _NAMES = ("inner_workload", "model", "origin_run_id", "origin_source", "engine", "software", "op", "dtype",
-          "cache", "prefill", "decode", "quantization", "catalog_gpu")
+          "cache", "prefill", "decode", "quantization", "catalog_gpu", "host", "date")
+
+
+class Spread(BaseModel):
+    """Mean and percentiles of a latency in milliseconds (workloads/endpoint/metrics.py spread_ms)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    mean: Optional[float] = None
+    p50: Optional[float] = None
+    p90: Optional[float] = None
+    p99: Optional[float] = None
+
+    @field_validator("mean", "p50", "p90", "p99")
+    @classmethod
+    def _ms(cls, v, info):
+        return _number(v, info.field_name, 0.0, 1e12)
 
 
 def _declare(names, annotation, default=None):
@@ -58,6 +75,19 @@ class Extra(BaseModel):
     batch: Optional[int] = Field(None, ge=1, le=1 << 40)
     max_batch: Optional[int] = Field(None, ge=0, le=1 << 40)
     inner_params: Optional[dict[str, Any]] = None
+    server_gpus: Optional[int] = Field(None, ge=1, le=1_000_000)          # endpoint-serve: the server's GPUs
+    throttle_reasons: Optional[list[str]] = Field(None, max_length=64)    # NVML's names (measure/telemetry.py)
+    per_rank: Optional[list[dict[str, Any]]] = Field(None, max_length=100_000)   # runner/rank.py
+    shape: Optional[Union[str, list[Optional[int]]]] = None   # llm-train: the model shape; matmul: [m, n, k]
+    loss_first: Optional[float] = None                        # llm-train: the loss at the first and last step
+    loss_last: Optional[float] = None
+    params: Optional[float] = Field(None, ge=0, le=1e15)          # llm-serve: the model's parameter count
+    failed: Optional[int] = Field(None, ge=0, le=1 << 40)        # endpoint-serve: requests that failed
+    ttft_ms: Optional[Spread] = None                              # endpoint-serve: percentiles of each
+    tpot_ms: Optional[Spread] = None
+    itl_ms: Optional[Spread] = None
+    e2e_ms: Optional[Spread] = None
+    mesh_shape: Optional[list[int]] = Field(None, max_length=8)   # llm-train: the device mesh
     for _n in _SECONDS + _MS + _RATES + _GBS + _SHARES + _TFLOPS:
         __annotations__[_n] = "Optional[float]"
         locals()[_n] = None

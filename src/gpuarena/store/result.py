@@ -22,11 +22,10 @@ than MIN_SAMPLES repeats), never dropped.
 
 from __future__ import annotations
 
-import enum
 import math
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
 
@@ -34,8 +33,10 @@ from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERP
                                    MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT, STATUSES,
                                    WORKLOAD_NAME,
                                    _bounded, _name, _number, _text)
+from gpuarena.store.derived import Derived
 from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
 from gpuarena.store.extra import Extra, ProcessMean, _params  # noqa: F401
+from gpuarena.store.flags import Flag, FlagKind, flag_of, flags_of  # noqa: F401
 
 
 class Summary(BaseModel):
@@ -103,34 +104,10 @@ class Sample(BaseModel):
         return self
 
 
-class FlagKind(str, enum.Enum):
-    """What a warning says, so that code asks the kind instead of matching its text."""
-
-    nan = "nan"
-    noisy = "noisy"
-    few_samples = "few_samples"
-    throttled = "throttled"
-    teardown = "teardown"
-    other = "other"
-
-
-class Flag(BaseModel):
-    kind: FlagKind
-    message: str
-
-
-def flag_of(message: str) -> Flag:
-    low = message.lower()
-    kind = (FlagKind.nan if "nan" in low else FlagKind.noisy if "spread" in low
-            else FlagKind.few_samples if "samples of" in low else FlagKind.throttled if "throttl" in low
-            else FlagKind.teardown if "teardown" in low else FlagKind.other)
-    return Flag(kind=kind, message=message)
-
-
 class Result(BaseModel):
     """One stored result, as `gpuarena results --format json` shows it and a bundle carries it."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
     id: int = Field(ge=0)
     uid: Optional[str] = Field(None, min_length=1, max_length=2200)
     run_id: Optional[str] = Field(None, max_length=100)
@@ -171,6 +148,9 @@ class Result(BaseModel):
     extra: Extra = Field(default_factory=Extra)
     origin: Optional[str] = Field(None, max_length=2000)
     created_at: Optional[str] = Field(None, max_length=40)
+    derived: Derived = Field(default_factory=Derived, exclude=True)   # computed when read, never stored
+    _raw: Optional[dict] = PrivateAttr(None)    # the stored dict this was read from (Store.results)
+    _view: Optional[dict] = PrivateAttr(None)
 
     _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
                              "energy_source", "created_at")(_name)
@@ -221,12 +201,72 @@ class Result(BaseModel):
             raise ValueError("status ok without throughput_median")
         return self
 
+    @classmethod
+    def read(cls, stored: dict) -> "Result":
+        """A row as the store read it back (stored_form already applied)."""
+        r = cls.model_validate(stored)
+        r._raw = stored
+        return r
+
+    def replaced(self, **fields) -> "Result":
+        """This result with other stored fields (a copy; e.g. env ids made unique across bundles)."""
+        r = self.model_copy(update=fields)
+        r._raw = r._view = None
+        return r
+
+    def with_derived(self, **figures) -> "Result":
+        """This result with more derived figures (warnings are added to the derived ones)."""
+        if "warnings" in figures:
+            figures["warnings"] = (*self.derived.warnings, *figures["warnings"])
+        r = self.model_copy(update={"derived": self.derived.model_copy(update=figures)})
+        r._view = None
+        return r
+
     @property
     def flags(self) -> list[Flag]:
-        return [flag_of(w) for w in self.warnings]
+        return flags_of(self)
+
+    @property
+    def all_warnings(self) -> list[str]:
+        """The stored warnings, then the derived ones (below-expected)."""
+        return [*self.warnings, *self.derived.warnings]
 
     def row(self) -> dict:
-        """The plain dict the store writes (the shape `results --format json` shows)."""
+        """The plain dict the store writes (the shape a bundle carries); derived figures left out."""
+        if self._raw is not None:
+            return self._raw
         d = self.model_dump(exclude_none=False)
         d["extra"] = self.extra.model_dump(exclude_unset=True)
         return d
+
+    # --- transitional: r["field"] and r.get("field") read the dict form of `results --format
+    # json` (derived figures inside extra, derived warnings after the stored ones) for the
+    # modules that do not read attributes yet.  New code reads attributes.
+    def view(self) -> dict:
+        if self._view is None:
+            d = self.row()
+            if self.derived != _NONE:
+                d = {**d, "extra": {**(d.get("extra") or {}), **self.derived.as_extra()},
+                     "warnings": self.all_warnings}
+            self._view = d
+        return self._view
+
+    def extra_dict(self) -> dict:
+        """extra as stored (its key order kept) with the derived figures after it: the JSON shape
+        `results --format json` documents.  For serializers; readers use the attributes."""
+        return self.view().get("extra") or {}
+
+    def __getitem__(self, key: str):
+        return self.view()[key]
+
+    def get(self, key: str, default=None):
+        return self.view().get(key, default)
+
+    def keys(self):
+        return self.view().keys()
+
+    def __contains__(self, key) -> bool:
+        return key in self.view()
+
+
+_NONE = Derived()

@@ -113,7 +113,7 @@ def validated(result: dict, as_stored: bool = False) -> "Result":
     from gpuarena.store.result import Result
 
     try:
-        return Result.model_validate(result if as_stored else stored_form(result))
+        return Result.read(result) if as_stored else Result.model_validate(stored_form(result))
     except ValidationError as exc:
         raise ResultRefused(pydantic_error_line(exc)[:300]) from None
     except (ValueError, TypeError, RecursionError) as exc:

@@ -113,8 +113,9 @@ class Workload(WorkloadFacts, ABC):
         """The precision the arithmetic runs at, for the share-of-peak figure."""
         return precision_of(self.ctx.variants, self.ctx.device)
 
-    def check(self) -> list[str]:
-        """After timing: flags such as 'output is NaN'.  Empty when all is well."""
+    def check(self) -> list:
+        """After timing: what deserves caution, as flags (store/flags.py: nan_flag("output has
+        NaN/inf") for a computation that stopped being finite) or plain text.  Empty when all is well."""
         return []
 
     def extra(self) -> dict:

@@ -18,6 +18,7 @@ from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
 from gpuarena.workloads.resnet50 import COMPILE_MODES
+from gpuarena.store.flags import nan_flag
 
 # bert-large-uncased's config.json (huggingface.co/google-bert/bert-large-uncased):
 # 24 layers, hidden 1024, 16 heads, intermediate 4096, vocab 30522, 512 positions.
@@ -212,9 +213,9 @@ class BertLargeInfer(quant.QuantRungs, _Bert):
     def param_count(cls, params: dict) -> int:
         return bert_param_count(params, pretraining=False)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.out is not None and not torch.isfinite(self.out.float()).all().item():
-            return ["output has NaN/inf"]
+            return [nan_flag("output has NaN/inf")]
         return []
 
     def extra(self) -> dict:
@@ -294,7 +295,7 @@ class BertLargeTrain(_Bert):
     def param_count(cls, params: dict) -> int:
         return bert_param_count(params, pretraining=True)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
-            return ["loss turned to NaN/inf"]
+            return [nan_flag("loss turned to NaN/inf")]
         return []

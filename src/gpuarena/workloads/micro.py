@@ -15,6 +15,7 @@ import torch
 
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
+from gpuarena.store.flags import nan_flag
 
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 # Input sets rotated through so that L2 does not hold the operands between matmuls
@@ -105,9 +106,9 @@ class Matmul(Workload):
     def precision(self) -> str:
         return self.p["dtype"]
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.out is not None and not torch.isfinite(self.out.float()).all().item():
-            return ["matmul output has NaN/inf"]
+            return [nan_flag("matmul output has NaN/inf")]
         return []
 
     def extra(self) -> dict:

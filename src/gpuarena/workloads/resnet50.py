@@ -13,6 +13,7 @@ import torch
 from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
+from gpuarena.store.flags import nan_flag
 
 # ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
 # counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
@@ -127,7 +128,7 @@ class ResNet50Train(Workload):
         return {"optimizer": "SGD fused" if group.get("fused") else "SGD (PyTorch's default implementation)",
                 "cudnn_benchmark": torch.backends.cudnn.benchmark}
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
-            return ["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)"]
+            return [nan_flag("output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)")]
         return []

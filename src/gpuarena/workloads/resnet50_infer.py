@@ -39,6 +39,7 @@ from gpuarena.workloads import convfuse, deploy, quant
 from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_math_mode, precision_of
 from gpuarena.workloads.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
+from gpuarena.store.flags import nan_flag
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
 DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
@@ -242,9 +243,9 @@ class ResNet50Infer(quant.QuantRungs, Workload):
     def precision(self) -> str:
         return self._precision_name(self.ctx.variants, self.device.type)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.out is not None and not torch.isfinite(self.out).all().item():
-            return ["output has NaN/inf"]
+            return [nan_flag("output has NaN/inf")]
         return []
 
     def extra(self) -> dict:

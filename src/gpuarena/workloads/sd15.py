@@ -28,6 +28,7 @@ from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import find_max, search_max_batch
 from gpuarena.workloads.facts import first_int, steps_in
 from gpuarena.workloads.resnet50 import COMPILE_MODES
+from gpuarena.store.flags import nan_flag
 
 # Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
 # scheduler/ config.json of the model repository).
@@ -300,10 +301,10 @@ class SD15Generate(Workload):
     def precision(self) -> str:
         return "fp16" if self.device.type == "cuda" else "fp32"
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         imgs = self.images
         if isinstance(imgs, torch.Tensor) and not torch.isfinite(imgs).all().item():
-            return ["image has NaN/inf"]
+            return [nan_flag("image has NaN/inf")]
         return []
 
     def extra(self) -> dict:

@@ -36,6 +36,7 @@ from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_flops
 from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
+from gpuarena.store.flags import nan_flag
 
 
 class LLMServe(Workload):
@@ -245,9 +246,9 @@ class LLMServe(Workload):
     def precision(self) -> str:
         return self._precision_name(self.ctx.variants, self.device.type)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.finite is not None and not bool(self.finite):
-            return ["prefill logits have NaN/inf"]
+            return [nan_flag("prefill logits have NaN/inf")]
         return []
 
     def extra(self) -> dict:

@@ -52,6 +52,7 @@ from gpuarena.workloads.llm.flops import flops_per_token, param_counts
 from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.optim import adamw
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
+from gpuarena.store.flags import nan_flag
 
 PROFILED_STEPS = 3
 PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
@@ -207,9 +208,9 @@ class LLMTrain(Workload):
     def precision(self) -> str:
         return "fp8" if "fp8" in self.ctx.variants else precision_of(self.ctx.variants)
 
-    def check(self) -> list[str]:
+    def check(self) -> list:
         if self.loss is not None and not torch.isfinite(self.loss).item():
-            return ["loss turned to NaN/inf"]
+            return [nan_flag("loss turned to NaN/inf")]
         return []
 
     def extra(self) -> dict:

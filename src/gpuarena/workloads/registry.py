@@ -164,10 +164,9 @@ def get(name: str):
 def find(name: str):
     """The class for a stored result's workload name, or None when this installation lacks it
     (an imported bundle may name a plugin's workload, or one since renamed)."""
-    try:
-        return get(name)
-    except UserError:
-        return None
+    if name in REGISTRY:
+        return _load(name, REGISTRY[name])
+    return _usable_plugin(name) if name in plugins() else None   # no suggestion built: rows ask per row
 
 
 def has(name: str | None, **facts) -> bool:

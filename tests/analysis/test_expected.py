@@ -103,7 +103,9 @@ def test_causes_read_from_the_fingerprint():
     vol = {"index": 0, "app_sm_clock_mhz": 1200, "ecc_uncorrected": 2, "other_processes": 1, "numa_node": 1}
     fp = {"gpus": [static], "gpus_volatile": [vol],
           "host_volatile": {"cpu_governor": "powersave", "allowed_cpus_per_numa_node": {"0": 8, "1": 0}}}
-    r = {"device": "cuda:0", "gpus": 1, "telemetry": [{"t": 0, "reasons": 0x4}, {"t": 1, "reasons": 0x40}]}
+    r = validated({"id": 1, "case_key": "k", "workload": "matmul", "variant": "seed", "status": "ok", "params": {},
+                   "throughput_median": 1.0,
+                   "device": "cuda:0", "gpus": 1, "telemetry": [{"t": 0, "reasons": 0x4}, {"t": 1, "reasons": 0x40}]})
     got = C.causes(r, fp, tdp_w=700, card_pcie_gen=5)
     assert got[0] == "throttled during the run (hw_thermal, sw_power_cap)"
     text = " | ".join(got)
@@ -112,7 +114,7 @@ def test_causes_read_from_the_fingerprint():
                  "governor 'powersave'", "no CPU of NUMA node 1"):
         assert part in text, part
     assert "power limit" not in text
-    assert C.causes({"device": "cpu"}, None) == []
+    assert C.causes(validated({**r.row(), "device": "cpu", "telemetry": None}), None) == []
 
 
 def test_results_shows_the_expected_figure(cli, tmp_path):

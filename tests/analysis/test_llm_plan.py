@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuarena.store.rows import validated
 from gpuarena.analysis import llm_advice, llm_claims
 from gpuarena.analysis import llm_plan as P
 from gpuarena.data import catalog
@@ -63,12 +64,13 @@ def test_claims_verdicts():
 
 def test_advise_drops_cards_smaller_than_the_measured_run_and_uses_measured_scaling():
     results = [{"workload": "llm-train", "variant": "bf16", "status": "ok", "gpus": 1, "throughput_median": 100.0,
-                "peak_memory_bytes": 60e9, "device_name": "NVIDIA H200 SXM 141GB", "params": {"shape": "llama-1b"},
+                "peak_memory_bytes": 60_000_000_000, "device_name": "NVIDIA H200 SXM 141GB", "params": {"shape": "llama-1b"},
                 "extra": {"shape": "llama-1b"}},
                {"workload": "llm-train", "variant": "bf16", "status": "ok", "gpus": 2, "throughput_median": 190.0,
                 "device_name": "NVIDIA H200 SXM 141GB", "params": {}, "extra": {"scaling_efficiency": 0.95}}]
     rows = [{"gpu": g.name, "memory_gb": g.memory_gb, "throughput": 200.0, "scaling": 1.0, "note": ""}
             for g in catalog.load() if g.name in ("NVIDIA A100 40GB SXM4", "NVIDIA H200 SXM 141GB")]
+    results = [validated({**r, "id": i, "case_key": f"k{i}"}) for i, r in enumerate(results, 1)]
     kept, excluded = llm_advice.adjust(rows, [], results, gpus=2)
     assert [r["gpu"] for r in kept] == ["NVIDIA H200 SXM 141GB"] and kept[0]["throughput"] == pytest.approx(190.0)
     assert "60.0 GB per GPU" in excluded[0]["reason"]

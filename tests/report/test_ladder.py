@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from gpuarena.data.published import reference_rows
 from gpuarena.report.ladder import against_reference
+from gpuarena.store.rows import validated
 from gpuarena.workloads.resnet50_infer import ResNet50Infer
 
 
 def _row(variant, thr, device="NVIDIA H200", source="measured", bs=256):
-    return {"device_name": device, "gpus": 1, "variant": variant, "params": {"batch_size": bs, "image_size": 224},
-            "precision": "bf16", "throughput_median": thr, "source": source}
+    return validated({"id": int(thr), "case_key": "k", "workload": "resnet50-infer", "status": "ok",
+                      "device_name": device, "gpus": 1, "variant": variant,
+                      "params": {"batch_size": bs, "image_size": 224}, "precision": "bf16",
+                      "throughput_median": thr, "source": source})
 
 
 def test_mlperf_h200_resnet50_is_a_sourced_reference():

@@ -57,7 +57,7 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
         gpus = e.server_gpus or 1
         out.append({
             "setting": setting(r), "gpu": R.gpu_of(r), "engine": R.engine_of(r), "server_gpus": gpus,
-            "rate": e.rate_requests_per_s, "output_tokens_per_s": e.output_tokens_per_s,
+            "rate": e.rate_requests_per_s, "concurrency": e.concurrency, "output_tokens_per_s": e.output_tokens_per_s,
             "goodput_requests_per_s": e.goodput_requests_per_s, "slo_attainment": e.slo_attainment,
             "ttft_ms_p50": _p(e.ttft_ms, "p50"), "ttft_ms_p99": _p(e.ttft_ms, "p99"),
             "tpot_ms_p50": _p(e.tpot_ms, "p50"), "tpot_ms_p99": _p(e.tpot_ms, "p99"),

@@ -23,15 +23,17 @@ def section(rows: list[dict]) -> Section | None:
         "Rows of one setting asked the same thing of each server. $/M tokens: the catalog's cloud price per "
         "GPU-hour over the output tokens delivered within the SLO (docs/serving-endpoints.md).")
     table = [[x["setting"], x["gpu"], x["engine"], _n(x["rate"]) if x["rate"] not in (None, float("inf"))
-              else "all at once", _n(x["output_tokens_per_s"]), _n(x["goodput_requests_per_s"]),
+              else "all at once", _n(x["concurrency"]), _n(x["output_tokens_per_s"]), _n(x["goodput_requests_per_s"]),
               pct(x["slo_attainment"]), _n(x["ttft_ms_p50"]), _n(x["ttft_ms_p99"]), _n(x["tpot_ms_p50"]),
               _n(x["tpot_ms_p99"]), _n(x["e2e_ms_p99"]), _n(x["joules_per_token"]),
               _n(x["usd_per_million_tokens_at_slo"]), str(x["failed"] or 0)] for x in served]
     s.tables.append(Table("endpoint-serve-table", [
-        ("setting", PROSE), ("GPU", TEXT), ("engine", TEXT), ("req/s sent", NUMERIC), ("output tok/s", NUMERIC),
+        ("setting", PROSE), ("GPU", TEXT), ("engine", TEXT), ("req/s sent", NUMERIC), ("users", NUMERIC),
+        ("output tok/s", NUMERIC),
         ("goodput req/s", NUMERIC), ("within SLO", NUMERIC), ("TTFT p50 ms", NUMERIC), ("TTFT p99 ms", NUMERIC),
         ("TPOT p50 ms", NUMERIC), ("TPOT p99 ms", NUMERIC), ("E2E p99 ms", NUMERIC), ("J/token", NUMERIC),
-        ("cloud $/M tok at SLO", NUMERIC), ("failed", NUMERIC)], table, "served engines"))
+        ("cloud $/M tok at SLO", NUMERIC), ("failed", NUMERIC)], table, "served engines",
+        details=("setting", "TTFT p99 ms", "TPOT p99 ms", "E2E p99 ms", "failed")))
     own = own_loop_rows(rows)
     if own:
         s.tables.append(Table("endpoint-own-loop", [

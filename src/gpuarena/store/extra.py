@@ -76,6 +76,7 @@ class Extra(BaseModel):
     max_batch: Optional[int] = Field(None, ge=0, le=1 << 40)
     inner_params: Optional[dict[str, Any]] = None
     server_gpus: Optional[int] = Field(None, ge=1, le=1_000_000)          # endpoint-serve: the server's GPUs
+    concurrency: Optional[int] = Field(None, ge=1, le=1_000_000)          # endpoint-serve: requests in flight (None: no cap)
     throttle_reasons: Optional[list[str]] = Field(None, max_length=64)    # NVML's names (measure/telemetry.py)
     per_rank: Optional[list[dict[str, Any]]] = Field(None, max_length=100_000)   # runner/rank.py
     shape: Optional[Union[str, list[Optional[int]]]] = None   # llm-train: the model shape; matmul: [m, n, k]

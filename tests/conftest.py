@@ -1,8 +1,18 @@
-"""Shared fixtures.  Tests run on the CPU through the real runner and database."""
+"""Shared fixtures.  Tests run on the CPU through the real runner and database.
+
+Two ways to call the command line:
+- ``gpuarena(...)`` (fixture ``gp_in``): the real entry point, ``gpuarena.cli.main``, in this process
+  through Typer's CliRunner (stdin, stdout, stderr and the environment isolated).  Everything but the
+  process boundary: the one-line error, the exit code, what is written.  Use it by default.
+- ``run_cli(...)`` / ``tests.procs.gp(...)``: a real ``python -m gpuarena`` process.  Only where the
+  process is the point (signals, a crash, resource limits, plugins found at start-up, the console entry).
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -38,6 +48,71 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
                           env=full_env, timeout=timeout)
 
 
+def gpuarena(*args: str, cwd: str | None = None, env: dict | None = None, input: str | None = None,
+             **_ignored) -> subprocess.CompletedProcess:
+    """`gpuarena ARGS` in this process: gpuarena.cli.main under CliRunner's isolation.  Returns what
+    a process would (returncode, stdout, stderr), so a test can switch between the two freely."""
+    from typer.testing import CliRunner
+
+    from gpuarena.cli import common, main
+
+    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"), **(env or {})}
+    here = os.getcwd()
+    code = 0
+    _close_opened(common)
+    with CliRunner().isolation(input=input, env=env) as (out, err, *_):
+        try:
+            if cwd:
+                os.chdir(cwd)
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            os.chdir(here)
+            _close_opened(common)
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    return subprocess.CompletedProcess(["gpuarena", *args], code, stdout, stderr)
+
+
+def _close_opened(common) -> None:
+    """What the end of a process does: every store a command opened is closed and forgotten."""
+    for store in common.OPENED:
+        store.close()
+    common.OPENED.clear()
+
+
 @pytest.fixture
 def cli():
-    return run_cli
+    """The CLI in this process (see ``gpuarena``); a test about the process itself uses ``run_cli``."""
+    return gpuarena
+
+
+@pytest.fixture
+def suite_file(tmp_path):
+    def write(body: str, name: str = "suite.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(body)
+        return str(path)
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def _imported_db(tmp_path_factory) -> str:
+    from tests.procs import make_bundle
+
+    home = tmp_path_factory.mktemp("imported")
+    bundle = home / "seed.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    p = gpuarena("import", str(bundle), "--db", str(home / "r.db"))
+    assert p.returncode == 0, p.stderr
+    return str(home / "r.db")
+
+
+@pytest.fixture
+def db(tmp_path, _imported_db) -> str:
+    """A database holding two imported results (a bundle of `make_bundle(2)`): imported once per
+    session, copied for each test (a test may write to its copy)."""
+    path = str(tmp_path / "r.db")
+    shutil.copyfile(_imported_db, path)
+    return path

@@ -15,7 +15,7 @@ import tempfile
 import psutil
 import pytest
 
-from conftest import TINY_RUN, case_children, digest, gp, one_line_error, start_runner, wait_for
+from tests.procs import TINY_RUN, case_children, digest, gp, one_line_error, start_runner, wait_for
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
 
@@ -216,7 +216,7 @@ def test_suite_name_with_escape_codes_refused(tmp_path):
 
 
 def test_escape_codes_stripped_from_error_lines_and_stored_rows_skipped(tmp_path):
-    from conftest import make_bundle
+    from tests.procs import make_bundle
 
     db = str(tmp_path / "r.db")
     (tmp_path / "b.json").write_text(json.dumps(make_bundle(2)))

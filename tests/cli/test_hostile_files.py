@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from conftest import gp, one_line_error
+from tests.procs import gp, one_line_error
 
 
 def test_output_through_a_symlink_writes_its_file_and_keeps_the_link(tmp_path, db):
@@ -33,7 +33,7 @@ def test_output_to_proc_self_stdout_keeps_the_link_and_fills_the_redirect(tmp_pa
         import subprocess
         import sys
 
-        from conftest import cli_env
+        from tests.procs import cli_env
         p = subprocess.run([sys.executable, "-m", "gpuarena", "report", "--db", db, "-o", str(link), "-f", "md"],
                            cwd=str(tmp_path), env=cli_env(), stdout=f, stderr=subprocess.PIPE, text=True,
                            timeout=300)

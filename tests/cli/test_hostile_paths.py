@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import digest, gp, make_bundle, one_line_error
+from tests.procs import digest, gp, make_bundle, one_line_error
 
 
 # --- items 2, 3, 11, 19, 20, 31: where output goes ------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.robustness.conftest import gp, make_bundle, one_line_error
+from tests.procs import gp, make_bundle, one_line_error
 
 
 def test_an_ascii_terminal_reads_a_unicode_database_name(tmp_path):

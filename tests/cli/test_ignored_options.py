@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.robustness.conftest import gp, one_line_error
+from tests.procs import gp, one_line_error
 
 CASES = [
     ("whatif-llm-busbw", ["whatif", "-w", "llm-train", "--gpu", "H100", "--busbw", "100"], "--busbw"),

@@ -9,7 +9,7 @@ import time
 
 import psutil
 
-from conftest import TINY, alive, case_children, case_of, child_stderr, start_runner, wait_for
+from tests.procs import TINY, alive, case_children, case_of, child_stderr, start_runner, wait_for
 from gpuarena.store.db import Store
 
 # One suite, four cases in order; the batch size tells the test which is which.

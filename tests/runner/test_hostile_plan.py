@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from tests.robustness.conftest import TINY_RUN, gp, one_line_error
+from tests.procs import TINY_RUN, gp, one_line_error
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import sqlite3
 
 import psutil
 
-from conftest import TINY, alive, case_children, count, start_runner, wait_for
+from tests.procs import TINY, alive, case_children, count, start_runner, wait_for
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 

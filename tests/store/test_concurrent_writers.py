@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from conftest import TINY, count, start_runner
+from tests.procs import TINY, count, start_runner
 from gpuarena.store.db import Store
 
 RUNNERS = 3

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, digest, gp, make_bundle, one_line_error
+from tests.procs import ROOT, digest, gp, make_bundle, one_line_error
 
 DOCS_DATA = sorted(glob.glob(os.path.join(ROOT, "docs", "data", "*.json")))
 

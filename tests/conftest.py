@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -49,18 +50,21 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
 
 
 def gpuarena(*args: str, cwd: str | None = None, env: dict | None = None, input: str | None = None,
-             **_ignored) -> subprocess.CompletedProcess:
+             stdin: str | None = None, **_process_only) -> subprocess.CompletedProcess:
     """`gpuarena ARGS` in this process: gpuarena.cli.main under CliRunner's isolation.  Returns what
-    a process would (returncode, stdout, stderr), so a test can switch between the two freely."""
+    a process would (returncode, stdout, stderr), so a test can switch between the two freely.
+    What a process would leave behind is put back: working folder, environment, signal handlers,
+    open stores.  (``timeout``/``preexec_fn`` are for a real process and ignored here.)"""
     from typer.testing import CliRunner
 
     from gpuarena.cli import common, main
 
     env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"), **(env or {})}
-    here = os.getcwd()
+    here, environ = os.getcwd(), dict(os.environ)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     code = 0
     _close_opened(common)
-    with CliRunner().isolation(input=input, env=env) as (out, err, *_):
+    with CliRunner().isolation(input=input if input is not None else stdin, env=env) as (out, err, *_):
         try:
             if cwd:
                 os.chdir(cwd)
@@ -70,7 +74,13 @@ def gpuarena(*args: str, cwd: str | None = None, env: dict | None = None, input:
         finally:
             os.chdir(here)
             _close_opened(common)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+        sys.stdout.flush()
+        sys.stderr.flush()
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    os.environ.clear()
+    os.environ.update(environ)
     return subprocess.CompletedProcess(["gpuarena", *args], code, stdout, stderr)
 
 

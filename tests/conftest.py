@@ -126,3 +126,14 @@ def db(tmp_path, _imported_db) -> str:
     path = str(tmp_path / "r.db")
     shutil.copyfile(_imported_db, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> tuple[str, subprocess.CompletedProcess]:
+    """The README's main job, once per session: `gpuarena run` with no suite (the smoke suite: every
+    workload at its tiny size on the CPU) with 2 repeats, through the real runner into a real database.
+    Tests that only read share it (database path, the run's output); a test that writes copies it."""
+    db = str(tmp_path_factory.mktemp("smoke") / "smoke.db")
+    p = gpuarena("run", "--db", db, "-q", "--repeats", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    return db, p

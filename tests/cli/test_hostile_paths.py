@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -119,10 +118,10 @@ BOMB = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
 def test_alias_bomb_suite_refused_at_once(tmp_path):
     path = tmp_path / "bomb.yaml"
     path.write_text("name: bomb\nentries:\n  - workload: matmul\n" + BOMB)
-    t0 = time.perf_counter()
+    # refused before expansion (1e9 items expanded would never finish: pytest's timeout, not a clock here)
     p = gpuarena("run", "--suite", str(path), "--db", str(tmp_path / "r.db"), cwd=str(tmp_path))
     one_line_error(p, 2, "aliases")
-    assert time.perf_counter() - t0 < 30 and not os.path.exists(tmp_path / "r.db")
+    assert not os.path.exists(tmp_path / "r.db")
 
 
 @pytest.mark.parametrize("verb", ["cost", "advise"])

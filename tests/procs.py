@@ -112,7 +112,7 @@ TINY_RUN = ("run", "-w", "matmul", "--set", "size=tiny", "--set", "repeats=2", "
             "--set", "warmup=0", "-q")
 
 
-def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 180, preexec_fn=None,
+def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 600, preexec_fn=None,
        stdin: str | None = None) -> subprocess.CompletedProcess:
     """`gpuarena ARGS` as a user runs it: a real process, its exit code, stdout and stderr."""
     return subprocess.run([sys.executable, "-m", "gpuarena", *args], cwd=cwd, env=cli_env(env),

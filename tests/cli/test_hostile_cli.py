@@ -54,10 +54,10 @@ def test_two_resumes_at_once_measure_each_case_once(tmp_path):
     run_id = _planned_run(db)
     first = start_runner("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     try:
-        wait_for(lambda: _q(db, "SELECT owner FROM runs WHERE id=?", (run_id,))[0][0], 60, "the run's owner")
+        wait_for(lambda: _q(db, "SELECT owner FROM runs WHERE id=?", (run_id,))[0][0], 300, "the run's owner")
         second = gpuarena("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
         one_line_error(second, 2, "is being measured by process")
-        out, err = first.communicate(timeout=180)
+        out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err[-2000:]
     finally:
         if first.poll() is None:
@@ -128,12 +128,12 @@ def test_sighup_marks_the_run_interrupted_and_stale_folders_go(tmp_path):
     runner = start_runner(*TINY_RUN, "--set", "m=64,65,66,67", "--db", db, cwd=str(tmp_path))
     try:
         proc = psutil.Process(runner.pid)
-        wait_for(lambda: case_children(proc), 60, "a case process")
+        wait_for(lambda: case_children(proc), 300, "a case process")
         assert not os.path.exists(stale)  # cleaned when the run started
         mine = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"gpuarena-{runner.pid}-")]
         assert mine
         runner.send_signal(signal.SIGHUP)
-        runner.communicate(timeout=60)
+        runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
             runner.kill()

@@ -23,9 +23,9 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     runner = start_runner("run", "--suite", suite_file(SUITE), "--db", db, "-q", cwd=str(tmp_path))
     proc = psutil.Process(runner.pid)
     try:
-        wait_for(lambda: count(db) >= 1, 120, "the first result to be committed")
+        wait_for(lambda: count(db) >= 1, 300, "the first result to be committed")
         # Kill while a case is being measured: its child has started and is not done.
-        running = wait_for(lambda: case_children(proc), 60, "the next case's child process")
+        running = wait_for(lambda: case_children(proc), 300, "the next case's child process")
         runner.send_signal(signal.SIGKILL)
         runner.wait(timeout=30)
     finally:
@@ -53,9 +53,9 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     # interrupted, the case's process killed with it.
     runner = start_runner("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     try:
-        running = wait_for(lambda: case_children(psutil.Process(runner.pid)), 60, "a resumed case to start")
+        running = wait_for(lambda: case_children(psutil.Process(runner.pid)), 300, "a resumed case to start")
         runner.send_signal(signal.SIGTERM)
-        _, err = runner.communicate(timeout=60)
+        _, err = runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
             runner.kill()

@@ -137,3 +137,18 @@ def smoke_run(tmp_path_factory) -> tuple[str, subprocess.CompletedProcess]:
     p = gpuarena("run", "--db", db, "-q", "--repeats", "2")
     assert p.returncode == 0, p.stderr[-2000:]
     return db, p
+
+
+@pytest.fixture
+def smoke_copy(smoke_run, tmp_path) -> str:
+    """A copy of the session's smoke database, for a test that adds its own runs beside it."""
+    import sqlite3
+
+    path = str(tmp_path / "smoke-copy.db")
+    src, dst = sqlite3.connect(smoke_run[0]), sqlite3.connect(path)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return path

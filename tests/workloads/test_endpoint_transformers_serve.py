@@ -37,7 +37,12 @@ def build_model(folder: str) -> None:
     cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                       bos_token_id=1, eos_token_id=2)
-    LlamaForCausalLM(cfg).save_pretrained(folder)
+    import torch
+
+    torch.manual_seed(0)                  # one model every run (an unseeded one answered EOS first now and then)
+    model = LlamaForCausalLM(cfg)
+    model.generation_config.min_new_tokens = 1   # never an empty answer: EOS is allowed from the second token
+    model.save_pretrained(folder)
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def test_output_to_proc_self_stdout_keeps_the_link_and_fills_the_redirect(tmp_pa
 def test_output_to_a_fifo_with_no_reader_is_one_line(tmp_path, db, verb):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    p = gpuarena(verb, "--db", db, "-o", str(fifo), cwd=str(tmp_path), timeout=120)
+    p = gpuarena(verb, "--db", db, "-o", str(fifo), cwd=str(tmp_path))
     one_line_error(p, 2, "no process is reading")
 
 
@@ -92,7 +92,7 @@ def test_a_malformed_hf_config_is_one_line(tmp_path, body, says):
     if says == "num_key_value_heads":   # the same reader plans a run (one run is enough: torch loads slowly)
         verbs.append(["run", "-w", "llm-serve", "--set", f"hf_config={path}", "--db", str(tmp_path / "x.db")])
     for verb in verbs:
-        p = gpuarena(*verb, cwd=str(tmp_path), timeout=300)
+        p = gpuarena(*verb, cwd=str(tmp_path))
         one_line_error(p, 2, says)
         assert not os.path.exists(tmp_path / "x.db")
 
@@ -106,5 +106,5 @@ def test_hf_config_that_is_no_regular_file_is_one_line(tmp_path, kind):
         path = "/dev/zero"
     for verb in (["advise", "-w", "llm-serve", "--set", f"hf_config={path}"],
                  ["run", "-w", "llm-serve", "--set", f"hf_config={path}", "--db", str(tmp_path / "x.db")]):
-        p = gpuarena(*verb, cwd=str(tmp_path), timeout=300)
+        p = gpuarena(*verb, cwd=str(tmp_path))
         one_line_error(p, 2, "regular file")

@@ -34,7 +34,7 @@ entries:
 def test_ddp_and_allreduce_end_to_end(cli, tmp_path, db_path):
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
-    p = cli("run", "--suite", str(suite), "--device", "cpu", "--db", db_path, "-q", timeout=240)
+    p = cli("run", "--suite", str(suite), "--device", "cpu", "--db", db_path, "-q")
     assert p.returncode == 0, p.stderr[-3000:]
     rows = Store(db_path).results()
     assert [(r["workload"], r["gpus"], r["status"]) for r in rows] == [

@@ -63,7 +63,7 @@ def test_fsdp_and_tp_over_gloo(cli, db_path):
     for args in (("--gpus", "1,2", "--set", "parallel=fsdp", "-v", "bf16"),
                  ("--gpus", "2", "--set", "parallel=tp", "-v", "fused-adamw")):
         p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "-q", "--set", "size=tiny",
-                "--set", "repeats=2", *args, timeout=300)
+                "--set", "repeats=2", *args)
         assert p.returncode == 0, p.stderr[-3000:]
     one, two, tp = _results(db_path)
     for r in (one, two, tp):

@@ -1,8 +1,19 @@
-"""Shared fixtures.  Tests run on the CPU through the real runner and database."""
+"""Shared fixtures.  Tests run on the CPU through the real runner and database.
+
+Two ways to call the command line:
+- ``gpuarena(...)`` (fixture ``gp_in``): the real entry point, ``gpuarena.cli.main``, in this process
+  through Typer's CliRunner (stdin, stdout, stderr and the environment isolated).  Everything but the
+  process boundary: the one-line error, the exit code, what is written.  Use it by default.
+- ``run_cli(...)`` / ``tests.procs.gp(...)``: a real ``python -m gpuarena`` process.  Only where the
+  process is the point (signals, a crash, resource limits, plugins found at start-up, the console entry).
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 
@@ -38,6 +49,106 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 600) -> subpro
                           env=full_env, timeout=timeout)
 
 
+def gpuarena(*args: str, cwd: str | None = None, env: dict | None = None, input: str | None = None,
+             stdin: str | None = None, **_process_only) -> subprocess.CompletedProcess:
+    """`gpuarena ARGS` in this process: gpuarena.cli.main under CliRunner's isolation.  Returns what
+    a process would (returncode, stdout, stderr), so a test can switch between the two freely.
+    What a process would leave behind is put back: working folder, environment, signal handlers,
+    open stores.  (``timeout``/``preexec_fn`` are for a real process and ignored here.)"""
+    from typer.testing import CliRunner
+
+    from gpuarena.cli import common, main
+
+    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"), **(env or {})}
+    here, environ = os.getcwd(), dict(os.environ)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    code = 0
+    _close_opened(common)
+    with CliRunner().isolation(input=input if input is not None else stdin, env=env) as (out, err, *_):
+        try:
+            if cwd:
+                os.chdir(cwd)
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            os.chdir(here)
+            _close_opened(common)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    os.environ.clear()
+    os.environ.update(environ)
+    return subprocess.CompletedProcess(["gpuarena", *args], code, stdout, stderr)
+
+
+def _close_opened(common) -> None:
+    """What the end of a process does: every store a command opened is closed and forgotten."""
+    for store in common.OPENED:
+        store.close()
+    common.OPENED.clear()
+
+
 @pytest.fixture
 def cli():
-    return run_cli
+    """The CLI in this process (see ``gpuarena``); a test about the process itself uses ``run_cli``."""
+    return gpuarena
+
+
+@pytest.fixture
+def suite_file(tmp_path):
+    def write(body: str, name: str = "suite.yaml") -> str:
+        path = tmp_path / name
+        path.write_text(body)
+        return str(path)
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def _imported_db(tmp_path_factory) -> str:
+    from tests.procs import make_bundle
+
+    home = tmp_path_factory.mktemp("imported")
+    bundle = home / "seed.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    p = gpuarena("import", str(bundle), "--db", str(home / "r.db"))
+    assert p.returncode == 0, p.stderr
+    return str(home / "r.db")
+
+
+@pytest.fixture
+def db(tmp_path, _imported_db) -> str:
+    """A database holding two imported results (a bundle of `make_bundle(2)`): imported once per
+    session, copied for each test (a test may write to its copy)."""
+    path = str(tmp_path / "r.db")
+    shutil.copyfile(_imported_db, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> tuple[str, subprocess.CompletedProcess]:
+    """The README's main job, once per session: `gpuarena run` with no suite (the smoke suite: every
+    workload at its tiny size on the CPU) with 2 repeats, through the real runner into a real database.
+    Tests that only read share it (database path, the run's output); a test that writes copies it."""
+    db = str(tmp_path_factory.mktemp("smoke") / "smoke.db")
+    p = gpuarena("run", "--db", db, "-q", "--repeats", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    return db, p
+
+
+@pytest.fixture
+def smoke_copy(smoke_run, tmp_path) -> str:
+    """A copy of the session's smoke database, for a test that adds its own runs beside it."""
+    import sqlite3
+
+    path = str(tmp_path / "smoke-copy.db")
+    src, dst = sqlite3.connect(smoke_run[0]), sqlite3.connect(path)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return path

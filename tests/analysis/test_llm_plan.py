@@ -78,10 +78,10 @@ def test_advise_drops_cards_smaller_than_the_measured_run_and_uses_measured_scal
 
 def test_whatif_and_check_routes(cli, db_path):
     p = cli("whatif", "-w", "llm-train", "--model", "gpt3-175b", "--tokens", "300e9", "--gpu", "H100 80GB SXM5",
-            "--n", "1024", "--mfu", "0.4", "--db", db_path, timeout=60)
+            "--n", "1024", "--mfu", "0.4", "--db", db_path)
     assert p.returncode == 0, p.stderr
     assert "8 x 16 x 8 (1)" in p.stdout and "Korthikanti" in p.stdout and "ConnectX-7" in p.stdout
-    p = cli("whatif", "-w", "llm-train", "--gpu", "H200", "--n", "2", "--mfu", "measured", "--db", db_path, timeout=60)
+    p = cli("whatif", "-w", "llm-train", "--gpu", "H200", "--n", "2", "--mfu", "measured", "--db", db_path)
     assert p.returncode == 2 and "no llm-train result" in p.stderr
-    p = cli("check", "-w", "llm-train", "--format", "md", timeout=60)
+    p = cli("check", "-w", "llm-train", "--format", "md")
     assert p.returncode == 0 and "impossible" in p.stdout and "understated" in p.stdout

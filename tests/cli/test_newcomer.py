@@ -1,6 +1,7 @@
 """What a newcomer meets first (issue 19): help, version, the catalog, tables that
-fit an 80-column terminal, "did you mean", and the notes beside flags.  Real CLI
-processes over a real database (the shipped published results plus one tiny run)."""
+fit an 80-column terminal, "did you mean", and the notes beside flags.  The real CLI
+entry point over a real database (the shipped published results plus one tiny run); the version and
+the short help through a real `gpuarena` process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import gpuarena, run_cli
 
 NARROW = {"COLUMNS": "80"}
 COMMANDS = ("run", "list", "results", "env", "compare", "cost", "check", "whatif", "advise", "export",
@@ -26,8 +27,8 @@ def fits(text: str, width: int = 80) -> None:
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("newcomer") / "g.db")
-    assert run_cli("import", "--published", "--db", path).returncode == 0
-    proc = run_cli("run", "-w", "matmul", "--repeats", "3", "--db", path, env=NARROW)
+    assert gpuarena("import", "--published", "--db", path).returncode == 0
+    proc = gpuarena("run", "-w", "matmul", "--repeats", "3", "--db", path, env=NARROW)
     assert proc.returncode == 0, proc.stderr
     return path, proc
 
@@ -43,7 +44,7 @@ def test_version_and_short_help():
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_help_names_values_not_python_types(command):
-    out = run_cli(command, "-h", env=NARROW)
+    out = gpuarena(command, "-h", env=NARROW)
     assert out.returncode == 0, out.stderr
     assert "<str>" not in out.stdout and "<int>" not in out.stdout and "<float>" not in out.stdout
     assert "<bool>" not in out.stdout
@@ -64,46 +65,46 @@ def test_adhoc_cpu_run_is_tiny_and_says_so(db):
 
 
 def test_size_is_checked():
-    out = run_cli("run", "-w", "matmul", "--size", "huge", "--db", "/nonexistent/x.db")
+    out = gpuarena("run", "-w", "matmul", "--size", "huge", "--db", "/nonexistent/x.db")
     assert out.returncode == 2 and "--size 'huge': choose tiny or full" in out.stderr
 
 
 def test_gpus_lists_the_catalog_in_every_format():
-    table = run_cli("gpus", env=NARROW)
+    table = gpuarena("gpus", env=NARROW)
     assert table.returncode == 0, table.stderr
     fits(table.stdout)
     assert "H200 SXM 141GB" in table.stdout and "NVLink" in table.stdout and "BF16" in table.stdout
-    rows = json.loads(run_cli("gpus", "--format", "json").stdout)
+    rows = json.loads(gpuarena("gpus", "--format", "json").stdout)
     h200 = next(r for r in rows if r["name"] == "NVIDIA H200 SXM 141GB")
     assert h200["memory_gb"] == 141 and h200["memory_bandwidth_gbs"] == 4800 and h200["tdp_w"] == 700
     assert h200["bf16_peak"] > 900 and h200["nvlink_gbs"] == 900 and h200["purchase_source"]
-    cs = list(csv.DictReader(io.StringIO(run_cli("gpus", "--format", "csv").stdout)))
+    cs = list(csv.DictReader(io.StringIO(gpuarena("gpus", "--format", "csv").stdout)))
     assert len(cs) == len(rows) and cs[0]["name"] == rows[0]["name"]
-    md = run_cli("gpus", "--format", "md").stdout
+    md = gpuarena("gpus", "--format", "md").stdout
     assert md.count("\n| NVIDIA ") == len(rows) and "price source" in md
 
 
 def test_unknown_gpu_points_to_the_catalog(db):
     path, _ = db
-    out = run_cli("whatif", "-w", "resnet50-train", "--gpu", "Z9000", "--throughput", "100", "--db", path)
+    out = gpuarena("whatif", "-w", "resnet50-train", "--gpu", "Z9000", "--throughput", "100", "--db", path)
     assert out.returncode == 2 and "`gpuarena gpus` lists the catalog" in out.stderr
 
 
 def test_did_you_mean_and_ambiguous_baseline(db):
     path, _ = db
     for verb in (["compare", "-b", "A100 80GB SXM4"], ["cost"]):
-        out = run_cli(*verb, "-w", "resnet50-trian", "--db", path)
+        out = gpuarena(*verb, "-w", "resnet50-trian", "--db", path)
         assert out.returncode == 2 and "did you mean 'resnet50-train'?" in out.stderr, out.stderr
-    out = run_cli("compare", "-b", "A10O 80GB SXM4", "--db", path)
+    out = gpuarena("compare", "-b", "A10O 80GB SXM4", "--db", path)
     assert out.returncode == 2 and "did you mean 'NVIDIA A100 80GB SXM4'?" in out.stderr, out.stderr
     assert "`gpuarena gpus` lists the catalog" in out.stderr
-    out = run_cli("compare", "-b", "A100 40GB", "--db", path)
+    out = gpuarena("compare", "-b", "A100 40GB", "--db", path)
     assert out.returncode == 2
     assert "ambiguous" in out.stderr and "A100 40GB SXM4" in out.stderr and "A100 40GB PCIe" in out.stderr
 
 
 def test_check_with_a_missing_database_file_says_so(tmp_path):
-    out = run_cli("check", "--db", str(tmp_path / "typo.db"), "--gpu", "H100 80GB SXM5", "-w", "resnet50-train",
+    out = gpuarena("check", "--db", str(tmp_path / "typo.db"), "--gpu", "H100 80GB SXM5", "-w", "resnet50-train",
                   "--precision", "bf16", "--batch-size", "256", "--throughput", "1000")
     assert out.returncode == 2 and "the file does not exist" in out.stderr
     assert not (tmp_path / "typo.db").exists()
@@ -111,11 +112,11 @@ def test_check_with_a_missing_database_file_says_so(tmp_path):
 
 def test_results_after_import_published_show_gpu_and_throughput(db):
     path, _ = db
-    out = run_cli("results", "--db", path, "-w", "resnet50-train", env=NARROW)
+    out = gpuarena("results", "--db", path, "-w", "resnet50-train", env=NARROW)
     assert out.returncode == 0, out.stderr
     fits(out.stdout)
     assert "GPU A100 80GB SXM4" in out.stdout and "938.0 images/s" in out.stdout
-    wide = run_cli("results", "--db", path, "-w", "resnet50-train", env={"COLUMNS": "400"})
+    wide = gpuarena("results", "--db", path, "-w", "resnet50-train", env={"COLUMNS": "400"})
     assert "│ A100 80GB SXM4" in wide.stdout and "938.0 images/s" in wide.stdout
 
 
@@ -133,17 +134,17 @@ def test_results_after_import_published_show_gpu_and_throughput(db):
 def test_every_table_fits_80_columns_and_machine_formats_stay_whole(db, args):
     path, _ = db
     needs_db = args[0] not in ("list", "gpus")
-    out = run_cli(*args, *(("--db", path) if needs_db else ()), env=NARROW)
+    out = gpuarena(*args, *(("--db", path) if needs_db else ()), env=NARROW)
     assert out.returncode == 0, out.stderr
     fits(out.stdout)
     if args[0] in ("compare", "cost", "advise", "whatif", "check", "gpus", "results"):
-        whole = run_cli(*args, *(("--db", path) if needs_db else ()), "--format", "json", env=NARROW)
+        whole = gpuarena(*args, *(("--db", path) if needs_db else ()), "--format", "json", env=NARROW)
         assert whole.returncode == 0 and json.loads(whole.stdout)
 
 
 def test_compare_sorts_batch_sizes_as_numbers(db):
     path, _ = db
-    rows = json.loads(run_cli("compare", "-b", "A100 80GB SXM4", "--db", path, "--format", "json").stdout)["rows"]
+    rows = json.loads(gpuarena("compare", "-b", "A100 80GB SXM4", "--db", path, "--format", "json").stdout)["rows"]
     for key in {(r["workload"], r["variant"], r["gpu"]) for r in rows}:
         bs = [int(r["params"].split("batch_size=")[1].split()[0]) for r in rows
               if (r["workload"], r["variant"], r["gpu"]) == key and "batch_size=" in r["params"]]

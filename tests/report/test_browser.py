@@ -38,7 +38,7 @@ def chromium():
 
 def browse(chromium: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)   # a hang guard, not a speed limit
 
 
 def test_report_renders_in_chromium(chromium, report_db, tmp_path):

@@ -9,15 +9,10 @@ import os
 
 def _in(folder: str):
     """The CLI run from ``folder``: a PostgreSQL run writes its report under the working folder."""
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tests.conftest import gpuarena
 
     def run(*args, env=None):
-        full = {**os.environ, "PYTHONPATH": os.path.join(root, "src"), "OMP_NUM_THREADS": "2", **(env or {})}
-        return subprocess.run([sys.executable, "-m", "gpuarena", *args], capture_output=True, text=True,
-                              env=full, cwd=folder, timeout=600)
+        return gpuarena(*args, cwd=folder, env=env)
     return run
 
 

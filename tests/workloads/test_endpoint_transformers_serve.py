@@ -33,7 +33,7 @@ def hf_serve(tmp_path_factory):
                             env=dict(os.environ, OMP_NUM_THREADS="1"))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 400
         while True:
             try:
                 with urllib.request.urlopen(url + "/v1/models", timeout=2) as r:

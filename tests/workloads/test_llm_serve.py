@@ -17,28 +17,32 @@ from tests.workloads.conftest import assert_ok, run_entries
 LLAMA3_8B = SHAPES["llama3-8b"]
 
 
-def test_seed_static_and_compile_through_runner(db_path):
-    rs = run_entries(db_path, [{"workload": "llm-serve", "variants": ["seed", "static-cache", "compile"],
-                                "params": {"batch_size": 2}},
-                               {"workload": "membw"}], repeats=2)
+def test_seed_static_and_compile_through_runner(db_path, smoke_run):
+    """seed, static-cache and membw are the session's smoke run (batch 1); compile is run here alike."""
+    from gpuarena.store.db import Store
+
+    store = Store(smoke_run[0], readonly=True)
+    smoke = [r for r in store.results() if r["workload"] in ("llm-serve", "membw")]
+    store.close()
+    rs = smoke + run_entries(db_path, [{"workload": "llm-serve", "variants": ["compile"]}], repeats=2)
     serve = [r for r in rs if r["workload"] == "llm-serve"]
     assert [r["variant"] for r in serve] == ["seed", "static-cache", "compile"]
     for r in serve:
         assert_ok(r)
         e = r["extra"]
-        # 1 warm-up + 2 timed requests after the first: 2 requests of 8 tokens, batch 2
-        assert r["unit"] == "tokens/s" and r["items_per_step"] == 2 * 8
-        assert e["requests_measured"] == 3 and e["batch"] == 2
+        # 1 warm-up + 2 timed requests after the first: 2 requests of 8 tokens, batch 1
+        assert r["unit"] == "tokens/s" and r["items_per_step"] == 1 * 8
+        assert e["requests_measured"] == 3 and e["batch"] == 1
         assert e["tpot_ms_median"] > 0 and e["tpot_ms_p99"] >= e["tpot_ms_median"] and e["ttft_s"] > 0
-        assert e["decode_tokens_per_s"] == pytest.approx(2 / (e["tpot_ms_median"] / 1e3))
-        assert e["prefill_tokens_per_s"] == pytest.approx(2 * 16 / e["ttft_s"])
+        assert e["decode_tokens_per_s"] == pytest.approx(1 / (e["tpot_ms_median"] / 1e3))
+        assert e["prefill_tokens_per_s"] == pytest.approx(1 * 16 / e["ttft_s"])
         assert e["decode_bandwidth_gbs"] == pytest.approx(e["decode_bytes_per_step"] / e["tpot_ms_median"] * 1e-6)
         assert e["weights_bytes"] == 4 * M.param_counts(SHAPES["tiny"])[0]   # fp32 on the CPU
         assert r["flops_per_item"] == pytest.approx(request_flops(SHAPES["tiny"], 16, 8) / 8)
     dyn, static, compiled = (r["extra"] for r in serve)
     # the grown cache ends at prompt + 7 decoded tokens; the static one holds prompt + 8 from the start
-    assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 2, 16 + 7, 4)
-    assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 2, 24, 4)
+    assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 1, 16 + 7, 4)
+    assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 1, 24, 4)
     assert compiled["decode"] == "torch.compile reduce-overhead"
     assert compiled["prefill"] == "torch.compile, dynamic prompt length" and static["prefill"] == "eager"
     assert compiled["inductor"] == {"coordinate_descent_tuning": True} and compiled["projections"] == "separate"

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from gpuarena.store.db import Store
-from tests.robustness.test_hostile_bundles import bundle, cli, result, tables
+from tests.store.test_hostile_bundles import bundle, cli, result, tables
 
 SERVE = {"workload": "llm-serve", "unit": "tokens/s", "params": {"batch_size": 4, "prompt_len": 16, "new_tokens": 8},
          "extra": {"batch": 4, "ttft_s": 0.05, "tpot_ms_median": 12.0, "tpot_ms_p99": 14.0,

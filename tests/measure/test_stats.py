@@ -125,10 +125,14 @@ def test_known_answer_ratio():
     assert r == pytest.approx(1.1)
     assert (lo, hi) == (pytest.approx(1.1 * math.exp(-half)), pytest.approx(1.1 * math.exp(half)))
     assert lo == pytest.approx(0.9935, abs=1e-3) and hi == pytest.approx(1.2179, abs=1e-3)
+    # a clear 10% difference with little noise: the interval excludes 1.0
+    r, lo, hi = stats.ratio_ci95([110, 111, 109, 110, 110], [100, 101, 99, 100, 100])
+    assert r == pytest.approx(1.10) and lo > 1.0
 
 
 def test_t_quantiles():
     assert stats.t975(1) == 12.706 and stats.t975(30) == 2.042
+    assert stats.t975(9) == 2.262          # the article's ten repeats
     assert math.isnan(stats.t975(0))
     assert stats.t975(31) < 2.042 and stats.t975(10_000) == pytest.approx(1.96, abs=1e-3)
     qs = [stats.t975(df) for df in range(1, 200)]

@@ -12,7 +12,8 @@ import stat
 
 import pytest
 
-from conftest import gp, one_line_error
+from tests.conftest import gpuarena
+from tests.procs import one_line_error
 
 
 def test_output_through_a_symlink_writes_its_file_and_keeps_the_link(tmp_path, db):
@@ -20,7 +21,7 @@ def test_output_through_a_symlink_writes_its_file_and_keeps_the_link(tmp_path, d
     target.write_text("old")
     link = tmp_path / "out.md"
     link.symlink_to(target)
-    p = gp("report", "--db", db, "-o", str(link), "-f", "md", cwd=str(tmp_path))
+    p = gpuarena("report", "--db", db, "-o", str(link), "-f", "md", cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr
     assert link.is_symlink() and target.read_text().startswith("#")
 
@@ -33,7 +34,7 @@ def test_output_to_proc_self_stdout_keeps_the_link_and_fills_the_redirect(tmp_pa
         import subprocess
         import sys
 
-        from conftest import cli_env
+        from tests.procs import cli_env
         p = subprocess.run([sys.executable, "-m", "gpuarena", "report", "--db", db, "-o", str(link), "-f", "md"],
                            cwd=str(tmp_path), env=cli_env(), stdout=f, stderr=subprocess.PIPE, text=True,
                            timeout=300)
@@ -46,7 +47,7 @@ def test_output_to_proc_self_stdout_keeps_the_link_and_fills_the_redirect(tmp_pa
 def test_output_to_a_fifo_with_no_reader_is_one_line(tmp_path, db, verb):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    p = gp(verb, "--db", db, "-o", str(fifo), cwd=str(tmp_path), timeout=120)
+    p = gpuarena(verb, "--db", db, "-o", str(fifo), cwd=str(tmp_path))
     one_line_error(p, 2, "no process is reading")
 
 
@@ -54,10 +55,11 @@ def test_output_to_a_fifo_with_no_reader_is_one_line(tmp_path, db, verb):
 def test_a_new_file_honours_the_umask(tmp_path, db, verb):
     out = tmp_path / "shared.out"
 
-    def umask_022():
-        os.umask(0o022)
-
-    p = gp(verb, "--db", db, "-o", str(out), cwd=str(tmp_path), preexec_fn=umask_022)
+    old = os.umask(0o022)
+    try:
+        p = gpuarena(verb, "--db", db, "-o", str(out), cwd=str(tmp_path))
+    finally:
+        os.umask(old)
     assert p.returncode == 0, p.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
@@ -90,7 +92,7 @@ def test_a_malformed_hf_config_is_one_line(tmp_path, body, says):
     if says == "num_key_value_heads":   # the same reader plans a run (one run is enough: torch loads slowly)
         verbs.append(["run", "-w", "llm-serve", "--set", f"hf_config={path}", "--db", str(tmp_path / "x.db")])
     for verb in verbs:
-        p = gp(*verb, cwd=str(tmp_path), timeout=300)
+        p = gpuarena(*verb, cwd=str(tmp_path))
         one_line_error(p, 2, says)
         assert not os.path.exists(tmp_path / "x.db")
 
@@ -104,5 +106,5 @@ def test_hf_config_that_is_no_regular_file_is_one_line(tmp_path, kind):
         path = "/dev/zero"
     for verb in (["advise", "-w", "llm-serve", "--set", f"hf_config={path}"],
                  ["run", "-w", "llm-serve", "--set", f"hf_config={path}", "--db", str(tmp_path / "x.db")]):
-        p = gp(*verb, cwd=str(tmp_path), timeout=300)
+        p = gpuarena(*verb, cwd=str(tmp_path))
         one_line_error(p, 2, "regular file")

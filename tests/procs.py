@@ -1,5 +1,5 @@
-"""Helpers for the fault-injection tests: start a real `gpuarena run`, watch its
-child processes, read the database the way a second process would."""
+"""Helpers for the tests that need a real `gpuarena` process (fault injection, signals, exit codes):
+start one, watch its child processes, read the database the way a second process would."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import sys
 import time
 
 import psutil
-import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Tiny cases: 32x32 images, two timed repeats of two steps (about a second each
 # on 2 cores, plus ~3 s of torch import in each child).
@@ -108,22 +107,12 @@ def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
     return out
 
 
-@pytest.fixture
-def suite_file(tmp_path):
-    def write(body: str, name: str = "suite.yaml") -> str:
-        path = tmp_path / name
-        path.write_text(body)
-        return str(path)
-
-    return write
-
-
 # `gpuarena run` of one tiny matmul case (a few seconds, most of it torch's import)
 TINY_RUN = ("run", "-w", "matmul", "--set", "size=tiny", "--set", "repeats=2", "--set", "steps=2",
             "--set", "warmup=0", "-q")
 
 
-def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 180, preexec_fn=None,
+def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 600, preexec_fn=None,
        stdin: str | None = None) -> subprocess.CompletedProcess:
     """`gpuarena ARGS` as a user runs it: a real process, its exit code, stdout and stderr."""
     return subprocess.run([sys.executable, "-m", "gpuarena", *args], cwd=cwd, env=cli_env(env),
@@ -169,17 +158,6 @@ def make_bundle(n: int, run_id: str = "20260101-000000-abcdef") -> dict:
     return {"format": "gpuarena-bundle", "version": 1, "created_at": "2026-01-01T00:00:00+00:00",
             "environments": [{"id": 1, "hash": "abc123", "fingerprint": {"gpu": "NVIDIA H200"}}],
             "results": results}
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    """A database holding two imported results (a bundle of `make_bundle(2)`)."""
-    path = str(tmp_path / "r.db")
-    bundle = tmp_path / "seed.json"
-    bundle.write_text(json.dumps(make_bundle(2)))
-    p = gp("import", str(bundle), "--db", path, cwd=str(tmp_path))
-    assert p.returncode == 0, p.stderr
-    return path
 
 
 def many_results(n: int) -> dict:

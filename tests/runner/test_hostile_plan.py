@@ -10,14 +10,15 @@ import sqlite3
 
 import pytest
 
-from tests.robustness.conftest import TINY_RUN, gp, one_line_error
+from tests.conftest import gpuarena
+from tests.procs import TINY_RUN, one_line_error
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("plan")
     db = str(tmp / "r.db")
-    p = gp(*TINY_RUN, "--db", db, cwd=str(tmp))
+    p = gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp))
     assert p.returncode == 0, p.stderr[-2000:]
     return db
 
@@ -61,7 +62,7 @@ EDITS = [
 @pytest.mark.parametrize("edit,says", [e[1:] for e in EDITS], ids=[e[0] for e in EDITS])
 def test_a_hand_edited_plan_is_refused_on_resume(tmp_path, finished, edit, says):
     db, run_id = _edited(tmp_path, finished, edit)
-    p = gp("run", "--resume", run_id, "--db", db, cwd=str(tmp_path))
+    p = gpuarena("run", "--resume", run_id, "--db", db, cwd=str(tmp_path))
     one_line_error(p, 2, says)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
@@ -71,6 +72,6 @@ def test_a_hand_edited_plan_is_refused_on_resume(tmp_path, finished, edit, says)
 @pytest.mark.parametrize("cap", ["0.5", "63"])
 def test_a_memory_cap_no_case_can_run_under_is_refused(tmp_path, cap):
     db = str(tmp_path / "r.db")
-    p = gp(*TINY_RUN, "--db", db, cwd=str(tmp_path), env={"GPUARENA_MEMORY_CAP_MB": cap})
+    p = gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp_path), env={"GPUARENA_MEMORY_CAP_MB": cap})
     one_line_error(p, 2, "GPUARENA_MEMORY_CAP_MB")
     assert not os.path.exists(db)

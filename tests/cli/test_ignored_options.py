@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.robustness.conftest import gp, one_line_error
+from tests.conftest import gpuarena
+from tests.procs import one_line_error
 
 CASES = [
     ("whatif-llm-busbw", ["whatif", "-w", "llm-train", "--gpu", "H100", "--busbw", "100"], "--busbw"),
@@ -29,6 +30,6 @@ CASES = [
 
 @pytest.mark.parametrize("argv,says", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_refused_with_the_reason(tmp_path, db, argv, says):
-    p = gp(*argv, *(["--db", db] if argv[0] in ("results", "cost") else []), cwd=str(tmp_path), timeout=300)
+    p = gpuarena(*argv, *(["--db", db] if argv[0] in ("results", "cost") else []), cwd=str(tmp_path))
     err = one_line_error(p, 2, says)
     assert "Infinity" not in p.stdout and "NaN" not in p.stdout and "internal error" not in err

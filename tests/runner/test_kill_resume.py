@@ -8,7 +8,7 @@ import sqlite3
 
 import psutil
 
-from conftest import TINY, alive, case_children, count, start_runner, wait_for
+from tests.procs import TINY, alive, case_children, count, start_runner, wait_for
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 
@@ -23,11 +23,11 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     runner = start_runner("run", "--suite", suite_file(SUITE), "--db", db, "-q", cwd=str(tmp_path))
     proc = psutil.Process(runner.pid)
     try:
-        wait_for(lambda: count(db) >= 1, 120, "the first result to be committed")
+        wait_for(lambda: count(db) >= 1, 300, "the first result to be committed")
         # Kill while a case is being measured: its child has started and is not done.
-        running = wait_for(lambda: case_children(proc), 60, "the next case's child process")
+        running = wait_for(lambda: case_children(proc), 300, "the next case's child process")
         runner.send_signal(signal.SIGKILL)
-        runner.wait(timeout=30)
+        runner.wait(timeout=300)
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -35,7 +35,8 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     assert runner.returncode == -signal.SIGKILL
 
     # The orphaned child notices its runner is gone and ends its process group.
-    gone, left = psutil.wait_procs(running, timeout=10)
+    # it polls every 0.25 s; the wait is sized for a loaded machine, where a poll can be late by seconds
+    gone, left = psutil.wait_procs(running, timeout=120)
     assert not alive(left), f"child outlived its runner: {[p.pid for p in left]}"
 
     conn = sqlite3.connect(db)
@@ -53,9 +54,9 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     # interrupted, the case's process killed with it.
     runner = start_runner("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     try:
-        running = wait_for(lambda: case_children(psutil.Process(runner.pid)), 60, "a resumed case to start")
+        running = wait_for(lambda: case_children(psutil.Process(runner.pid)), 300, "a resumed case to start")
         runner.send_signal(signal.SIGTERM)
-        _, err = runner.communicate(timeout=60)
+        _, err = runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
             runner.kill()

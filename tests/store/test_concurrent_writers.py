@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from conftest import TINY, count, start_runner
+from tests.procs import TINY, count, start_runner
 from gpuarena.store.db import Store
 
 RUNNERS = 3
@@ -50,7 +50,7 @@ def test_parallel_runs_and_threads_share_one_db(tmp_path, suite_file):
                 r.kill()
                 r.wait()
     for t in threads:
-        t.join(timeout=120)
+        t.join(timeout=600)
 
     assert not errors, errors
     for r, (out, err) in zip(runners, outs):

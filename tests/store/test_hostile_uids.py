@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.robustness.test_hostile_bundles import bundle, cli, result, tables
+from tests.store.test_hostile_bundles import bundle, cli, result, tables
 
 
 def _import(tmp_path, capsys, b: dict, db: str, name: str = "b.json"):

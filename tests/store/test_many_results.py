@@ -15,7 +15,7 @@ from gpuarena.cli import main
 from gpuarena.store import bundle as B
 from gpuarena.store import rows as store_rows
 from gpuarena.store.db import Store
-from tests.robustness.conftest import many_results
+from tests.procs import many_results
 
 
 def _db(tmp_path, n: int) -> str:

@@ -15,7 +15,8 @@ import tempfile
 import psutil
 import pytest
 
-from conftest import TINY_RUN, case_children, digest, gp, one_line_error, start_runner, wait_for
+from tests.conftest import gpuarena
+from tests.procs import TINY_RUN, case_children, digest, gp, one_line_error, start_runner, wait_for
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
 
@@ -53,10 +54,10 @@ def test_two_resumes_at_once_measure_each_case_once(tmp_path):
     run_id = _planned_run(db)
     first = start_runner("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     try:
-        wait_for(lambda: _q(db, "SELECT owner FROM runs WHERE id=?", (run_id,))[0][0], 60, "the run's owner")
-        second = gp("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
+        wait_for(lambda: _q(db, "SELECT owner FROM runs WHERE id=?", (run_id,))[0][0], 300, "the run's owner")
+        second = gpuarena("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
         one_line_error(second, 2, "is being measured by process")
-        out, err = first.communicate(timeout=180)
+        out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err[-2000:]
     finally:
         if first.poll() is None:
@@ -73,7 +74,7 @@ def test_resume_after_a_killed_owner_takes_the_run(tmp_path):
     conn.execute("UPDATE runs SET owner=? WHERE id=?", (dead, run_id))
     conn.commit()
     conn.close()
-    p = gp("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
+    p = gpuarena("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr[-2000:]
     assert _q(db, "SELECT COUNT(*) FROM results")[0][0] == 1
 
@@ -83,7 +84,7 @@ def test_resume_after_a_killed_owner_takes_the_run(tmp_path):
 def test_full_disk_keeps_the_measurement_for_resume(tmp_path):
     """RLIMIT_FSIZE makes every write past the limit fail with EFBIG, as a full disk fails it."""
     db = str(tmp_path / "r.db")
-    assert gp(*TINY_RUN, "--db", db, cwd=str(tmp_path)).returncode == 0
+    assert gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp_path)).returncode == 0
     kept = None
     # the WAL grows by pages from empty: find a limit that falls between the run's row and its result
     # (where SQLite's own writes land varies with the page cache, so several limits are tried)
@@ -105,7 +106,7 @@ def test_full_disk_keeps_the_measurement_for_resume(tmp_path):
     run_id = err_lines[0].split("--resume ")[1].split("`")[0]
     assert os.path.isfile(path)
     assert _q(db, "SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0] == 0
-    p = gp("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
+    p = gpuarena("run", "--resume", run_id, "--db", db, "-q", cwd=str(tmp_path))
     assert p.returncode == 0 and "kept from an earlier full disk" in p.stderr, p.stderr[-2000:]
     assert "0 case(s)" in p.stderr  # stored from the file, not measured again
     assert _q(db, "SELECT COUNT(*) FROM results WHERE run_id=?", (run_id,))[0][0] == 1
@@ -127,12 +128,12 @@ def test_sighup_marks_the_run_interrupted_and_stale_folders_go(tmp_path):
     runner = start_runner(*TINY_RUN, "--set", "m=64,65,66,67", "--db", db, cwd=str(tmp_path))
     try:
         proc = psutil.Process(runner.pid)
-        wait_for(lambda: case_children(proc), 60, "a case process")
+        wait_for(lambda: case_children(proc), 300, "a case process")
         assert not os.path.exists(stale)  # cleaned when the run started
         mine = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"gpuarena-{runner.pid}-")]
         assert mine
         runner.send_signal(signal.SIGHUP)
-        runner.communicate(timeout=60)
+        runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -146,7 +147,7 @@ def test_sighup_marks_the_run_interrupted_and_stale_folders_go(tmp_path):
 def test_failing_after_run_report_is_a_warning(tmp_path):
     db = str(tmp_path / "r.db")
     (tmp_path / "reports").write_text("a file where the reports folder would go")
-    p = gp(*TINY_RUN, "--db", db, cwd=str(tmp_path))
+    p = gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp_path))
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert "warning" in p.stderr or "no report" in p.stderr
     assert _q(db, "SELECT COUNT(*) FROM results WHERE status='ok'")[0][0] == 1
@@ -163,7 +164,7 @@ def test_failing_after_run_report_is_a_warning(tmp_path):
 ], ids=["cap-abc", "cap-negative", "torchrun-option", "torchrun-quote"])
 def test_bad_environment_refused_before_the_run(tmp_path, env, says):
     db = str(tmp_path / "r.db")
-    p = gp(*TINY_RUN, "--db", db, cwd=str(tmp_path), env=env)
+    p = gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp_path), env=env)
     one_line_error(p, 2, says)
     assert not os.path.exists(db)
 
@@ -176,7 +177,7 @@ def test_resume_refuses_options_it_cannot_honour(tmp_path, extra):
     db = str(tmp_path / "r.db")
     run_id = _planned_run(db, (64,))
     before = digest(db)
-    p = gp("run", "--resume", run_id, *extra, "--db", db, cwd=str(tmp_path))
+    p = gpuarena("run", "--resume", run_id, *extra, "--db", db, cwd=str(tmp_path))
     one_line_error(p, 2, "--resume")
     assert digest(db) == before
 
@@ -191,7 +192,7 @@ def test_resume_of_a_plan_with_an_unknown_field(tmp_path):
     conn.commit()
     conn.close()
     before = digest(db)
-    p = gp("run", "--resume", run_id, "--db", db, cwd=str(tmp_path))
+    p = gpuarena("run", "--resume", run_id, "--db", db, cwd=str(tmp_path))
     one_line_error(p, 2, "plan cannot be read")
     assert digest(db) == before
 
@@ -200,7 +201,7 @@ def test_resume_of_a_plan_with_an_unknown_field(tmp_path):
 
 def test_duplicate_values_after_normalising_refused(tmp_path):
     db = str(tmp_path / "r.db")
-    p = gp(*TINY_RUN, "--set", "m=64,064,64", "--db", db, cwd=str(tmp_path))
+    p = gpuarena(*TINY_RUN, "--set", "m=64,064,64", "--db", db, cwd=str(tmp_path))
     one_line_error(p, 2, "appears twice")
     assert not os.path.exists(db)
 
@@ -210,24 +211,24 @@ def test_duplicate_values_after_normalising_refused(tmp_path):
 def test_suite_name_with_escape_codes_refused(tmp_path):
     suite = tmp_path / "s.yaml"
     suite.write_text('name: "evil\\e[2J\\e]0;owned\\a"\nentries:\n  - workload: matmul\n')
-    p = gp("run", "--suite", str(suite), "--db", str(tmp_path / "r.db"), cwd=str(tmp_path))
+    p = gpuarena("run", "--suite", str(suite), "--db", str(tmp_path / "r.db"), cwd=str(tmp_path))
     err = one_line_error(p, 2, "name")
     assert "\x1b" not in err and "\x07" not in err and not os.path.exists(tmp_path / "r.db")
 
 
 def test_escape_codes_stripped_from_error_lines_and_stored_rows_skipped(tmp_path):
-    from conftest import make_bundle
+    from tests.procs import make_bundle
 
     db = str(tmp_path / "r.db")
     (tmp_path / "b.json").write_text(json.dumps(make_bundle(2)))
-    assert gp("import", str(tmp_path / "b.json"), "--db", db, cwd=str(tmp_path)).returncode == 0
+    assert gpuarena("import", str(tmp_path / "b.json"), "--db", db, cwd=str(tmp_path)).returncode == 0
     conn = sqlite3.connect(db)  # a row an older gpuarena accepted
     conn.execute("UPDATE results SET device_name = 'NVIDIA \x1b[2J\x1b]0;pwned\x07' WHERE id = 2")
     conn.commit()
     conn.close()
-    p = gp("compare", "-b", "\x1b[31mH200\x1b[0m", "--db", db, cwd=str(tmp_path))
+    p = gpuarena("compare", "-b", "\x1b[31mH200\x1b[0m", "--db", db, cwd=str(tmp_path))
     assert p.returncode == 2 and "\x1b" not in p.stderr and p.stderr.count("\n") <= 2, p.stderr
-    p = gp("results", "-f", "csv", "--db", db, cwd=str(tmp_path))
+    p = gpuarena("results", "-f", "csv", "--db", db, cwd=str(tmp_path))
     assert p.returncode == 0 and "\x1b" not in p.stdout and "\x1b" not in p.stderr
     assert "skipped 1 stored result" in p.stderr
 
@@ -250,7 +251,7 @@ CLAIM = ("check", "--gpu", "H100 SXM", "--batch-size", "256")
      "--batch-size"),
 ], ids=["fp64", "ddp-train", "1e308", "nan-claim", "whatif-nan", "whatif-inf", "whatif-bs-neg", "whatif-bs-0"])
 def test_impossible_numbers_refused(tmp_path, argv, says):
-    p = gp(*argv, cwd=str(tmp_path))   # no database in tmp_path: claims judged without one
+    p = gpuarena(*argv, cwd=str(tmp_path))   # no database in tmp_path: claims judged without one
     one_line_error(p, 2, says)
     assert "Infinity" not in p.stdout and "NaN" not in p.stdout
 
@@ -278,7 +279,7 @@ def test_unexpected_exception_is_one_line_with_a_hint(monkeypatch, capsys):
 @pytest.mark.parametrize("value", ["../../etc", "/nonexistent/sd15"])
 def test_path_parameter_checked_before_the_run(tmp_path, value):
     db = str(tmp_path / "r.db")
-    p = gp("run", "-w", "sd15-generate", "--set", "size=tiny", "--set", f"weights={value}", "--db", db,
+    p = gpuarena("run", "-w", "sd15-generate", "--set", "size=tiny", "--set", f"weights={value}", "--db", db,
            cwd=str(tmp_path))
     one_line_error(p, 2, "not a local diffusers checkout")
     assert not os.path.exists(db)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from tests.robustness.conftest import ROOT
+from tests.procs import ROOT
 
 HEADER = textwrap.dedent('''
     import time

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from tests.robustness.conftest import gp, one_line_error
-from tests.robustness.plugins import install
+from tests.procs import gp, one_line_error
+from tests.workloads.plugins import install
 
 # Repeat 1 takes 1 ms, repeat 2 takes 100 ms: the log-scale t-interval of two repeats
 # (t = 12.7) spans about exp(6.35 * ln 100) = 5e12 around the geometric mean.

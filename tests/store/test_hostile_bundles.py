@@ -1,6 +1,6 @@
 """Promise 4 for `gpuarena import`: a hostile bundle is refused whole (one line,
 exit code 2, nothing written) or, when valid, imported whole with its strings
-kept as inert text.  tests/analysis/test_bundle.py covers the plain malformed
+kept as inert text.  tests/store/test_bundle.py covers the plain malformed
 cases; here: markup, absurd sizes, deep nesting, and a hypothesis search over
 mutated bundles for anything in between "whole" and "nothing"."""
 

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from tests.robustness.conftest import gp
-from tests.robustness.plugins import install
+from tests.procs import gp
+from tests.workloads.plugins import install
 
 GOOD = '''
     class Good(Base):

@@ -1,8 +1,8 @@
 """A Hugging Face Llama folder with random weights, of one of llm-serve's shapes, for `transformers serve`.
 
-    python3 benchmarks/hf_model.py FOLDER SHAPE [DEVICE]      # SHAPE: llm/model.py SHAPES (llama-1b, ...)
+    python3 benchmarks/hf_model.py FOLDER SHAPE [DEVICE]      # SHAPE: llm/shapes.py SHAPES (llama-1b, ...)
 
-The architecture is llm-serve's own (llm/model.py SHAPES: hidden size, layers, heads, KV heads,
+The architecture is llm-serve's own (llm/shapes.py SHAPES: hidden size, layers, heads, KV heads,
 FFN width, vocabulary, RoPE theta, RMSNorm epsilon, untied output head), so `transformers serve`
 on this folder and `gpuarena run -w llm-serve --set shape=SHAPE` run the same model.  bf16 weights,
 built on DEVICE (cuda: seconds for 8B).  The tokenizer is word-level (built with `tokenizers`,
@@ -43,7 +43,8 @@ def build(folder: str, shape: str, device: str = "cpu") -> dict:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from gpuarena.workloads.llm.model import SHAPES, param_counts
+    from gpuarena.workloads.llm.flops import param_counts
+    from gpuarena.workloads.llm.shapes import SHAPES
 
     s = SHAPES[shape]
     cfg = LlamaConfig(vocab_size=s.vocab_size, hidden_size=s.dim, intermediate_size=s.ffn_dim,

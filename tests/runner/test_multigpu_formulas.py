@@ -11,6 +11,7 @@ from gpuarena.errors import UserError
 from gpuarena.runner import torchrun
 from gpuarena.runner.rank import combine
 from gpuarena.spec.model import Case
+from gpuarena.store.rows import validated
 from gpuarena.workloads import registry
 from gpuarena.workloads.collectives import bandwidths, bus_factor
 from gpuarena.workloads.ddp import overlap_fraction
@@ -48,7 +49,7 @@ def _result(gpus, thr, samples, **kw):
          "size": "full", "gpus": gpus, "throughput_median": thr, "items_per_step": 256.0 * gpus,
          "samples": samples, "extra": {"world_size": gpus}}
     r.update(kw)
-    return r
+    return validated({**r, "case_key": f"k{gpus}"})
 
 
 def test_scaling_figures_against_baseline():

@@ -12,6 +12,7 @@ from gpuarena.workloads.llm import flops as M
 from gpuarena.workloads.llm.flops import prefill_flops, request_flops
 from gpuarena.workloads.llm.serve import LLMServe
 from gpuarena.workloads.llm.shapes import SHAPES
+from gpuarena.store.rows import validated
 from tests.workloads.conftest import assert_ok, run_entries
 
 LLAMA3_8B = SHAPES["llama3-8b"]
@@ -102,10 +103,12 @@ def test_decode_bytes_model_known_answer():
     assert LLMServe.executed_precision(frozenset({"compile", "fp8-weights"}), "hopper")["matmul"] == "fp8"
     assert LLMServe.peak_precision(frozenset({"seed"}), "hopper") == "bf16"
     # prefill MFU is read against the catalog's dense peak (H200 bf16: 989.4 TFLOP/s)
-    row = {"device_name": "NVIDIA H200", "precision": "bf16", "extra": {"prefill_tflops": 593.4}}
+    row = validated({"id": 1, "case_key": "k", "workload": "llm-serve", "variant": "seed", "status": "ok",
+                     "throughput_median": 1.0, "params": {}, "device_name": "NVIDIA H200", "precision": "bf16",
+                     "extra": {"prefill_tflops": 593.4}})
     assert catalog.match("H200").peak("bf16") == pytest.approx(989.4)
     assert S.prefill_mfu(row) == pytest.approx(593.4 / 989.4)
-    assert S.prefill_mfu({**row, "device_name": "CPU: AMD EPYC"}) is None
+    assert S.prefill_mfu(validated({**row.row(), "device_name": "CPU: AMD EPYC"})) is None
 
 
 def test_advise_ranks_catalog(cli, tmp_path):

@@ -94,6 +94,32 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
     """
     results = R.latest([r for r in results if r.status == "ok" and r.throughput_median
                         and (workload is None or r.workload == workload)])
+    base_rows = _baseline_rows(results, baseline, workload)
+    base_id = R.gpu_of(base_rows[0])
+    others = [r for r in results if R.gpu_of(r) != base_id]
+    rows, skipped = [], []
+    for o in others:
+        for b in base_rows:
+            if not _same_config(b, o):
+                continue
+            why = why_not_comparable(b, o)
+            if not why and R.engine_of(b) != R.engine_of(o):
+                why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
+            if why:
+                skipped.append({"workload": o["workload"], "variant": o["variant"],
+                                "params": R.fmt_params(o.get("params")), "gpu": R.gpu_of(o), "reason": why})
+                continue
+            rows.append(_row(b, o, base_id))
+    if not rows:
+        reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
+        raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
+                        f"and parameters{reason}")
+    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(r["params"]), r["gpu"], r["source"]))
+    return {"baseline": base_id, "rows": rows, "summary": _summary(rows), "skipped": skipped}
+
+
+def _baseline_rows(results: list[Result], baseline: str, workload: str | None) -> list[Result]:
+    """The baseline GPU's rows; a UserError naming the GPUs there are when it has none."""
     base_id = R.baseline_gpu(results, baseline)
     base_rows = [r for r in results if R.gpu_of(r) == base_id
                  or (r.get("device_name") or "").lower() == baseline.lower()]
@@ -104,54 +130,48 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
                         + (f" (workload {workload})" if workload else "")
                         + (f"; GPUs in the database: {', '.join(gpus)}" if gpus else "; the database has no ok results")
                         + ("" if catalog.candidates(baseline) else " (`gpuarena gpus` lists the catalog)"))
-    base_id = R.gpu_of(base_rows[0])
-    others = [r for r in results if R.gpu_of(r) != base_id]
-    rows, skipped = [], []
-    for o in others:
-        o_pub = o.get("source") == "published"
-        for b in base_rows:
-            b_pub = b.get("source") == "published"
-            if (b["workload"], b["variant"], b.get("size"), b.get("gpus") or 1) != \
-               (o["workload"], o["variant"], o.get("size"), o.get("gpus") or 1):
-                continue
-            if b_pub and o_pub and b.get("origin") != o.get("origin"):
-                continue    # published figures compare only within one source (one method)
-            if not _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"]):
-                continue
-            why = why_not_comparable(b, o)
-            if not why and R.engine_of(b) != R.engine_of(o):
-                why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
-            if why:
-                skipped.append({"workload": o["workload"], "variant": o["variant"],
-                                "params": R.fmt_params(o.get("params")), "gpu": R.gpu_of(o), "reason": why})
-                continue
-            ratio = o["throughput_median"] / b["throughput_median"]
-            lo = hi = None
-            xb, xo = R.per_repeat_throughput(b), R.per_repeat_throughput(o)
-            if len(xb) >= 2 and len(xo) >= 2:
-                _, lo, hi = ratio_ci95(xo, xb)
-            flags = sorted(set(R.flags(b) + R.flags(o)))
-            twins = _twins(R.gpu_of(o), base_id)
-            if twins and verdict(ratio, lo, hi, b_pub or o_pub) not in ("no significant difference",) \
-                    and abs(ratio - 1) > 0.02:
-                flags.append("identical silicon: expected 1.00; the difference is the setup (clocks, power, "
-                             "cooling, software), not the chip")
-            rows.append({
-                "workload": o["workload"], "variant": o["variant"], "expected_ratio": 1.0 if twins else None,
-                "params": R.fmt_params(o.get("params") if not o_pub else b.get("params")),
-                "size": o.get("size"), "gpus": o.get("gpus") or 1, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
-                "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
-                "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
-                "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
-                "baseline_source": b.get("source"), "source": o.get("source"), "engine": R.engine_of(o),
-                "origin": o.get("origin"),
-                "flags": flags,
-            })
-    if not rows:
-        reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
-        raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
-                        f"and parameters{reason}")
-    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(r["params"]), r["gpu"], r["source"]))
+    return base_rows
+
+
+def _same_config(b: Result, o: Result) -> bool:
+    """Same workload, variant, size, GPU count and (see _params_match) parameters."""
+    b_pub, o_pub = b.get("source") == "published", o.get("source") == "published"
+    if (b["workload"], b["variant"], b.get("size"), b.get("gpus") or 1) != \
+       (o["workload"], o["variant"], o.get("size"), o.get("gpus") or 1):
+        return False
+    if b_pub and o_pub and b.get("origin") != o.get("origin"):
+        return False    # published figures compare only within one source (one method)
+    return _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"])
+
+
+def _row(b: Result, o: Result, base_id: str) -> dict:
+    """One compare row: o against the baseline's b, the ratio's interval from the raw repeats."""
+    b_pub, o_pub = b.get("source") == "published", o.get("source") == "published"
+    ratio = o["throughput_median"] / b["throughput_median"]
+    lo = hi = None
+    xb, xo = R.per_repeat_throughput(b), R.per_repeat_throughput(o)
+    if len(xb) >= 2 and len(xo) >= 2:
+        _, lo, hi = ratio_ci95(xo, xb)
+    flags = sorted(set(R.flags(b) + R.flags(o)))
+    twins = _twins(R.gpu_of(o), base_id)
+    if twins and verdict(ratio, lo, hi, b_pub or o_pub) not in ("no significant difference",) \
+            and abs(ratio - 1) > 0.02:
+        flags.append("identical silicon: expected 1.00; the difference is the setup (clocks, power, "
+                     "cooling, software), not the chip")
+    return {
+        "workload": o["workload"], "variant": o["variant"], "expected_ratio": 1.0 if twins else None,
+        "params": R.fmt_params(o.get("params") if not o_pub else b.get("params")),
+        "size": o.get("size"), "gpus": o.get("gpus") or 1, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
+        "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
+        "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
+        "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
+        "baseline_source": b.get("source"), "source": o.get("source"), "engine": R.engine_of(o),
+        "origin": o.get("origin"),
+        "flags": flags,
+    }
+
+
+def _summary(rows: list[dict]) -> list[dict]:
     summary = []
     for gpu in sorted({r["gpu"] for r in rows}):
         mine = [r for r in rows if r["gpu"] == gpu]
@@ -162,7 +182,7 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
             "no_difference": sum(r["verdict"] == "no significant difference" for r in mine),
             "no_ci": sum(r["verdict"].startswith("no CI") for r in mine),
         })
-    return {"baseline": base_id, "rows": rows, "summary": summary, "skipped": skipped}
+    return summary
 
 
 def _twins(a: str, b: str) -> bool:

@@ -10,9 +10,16 @@ verdict says whether the claim is consistent, understated, or cannot hold.
 from __future__ import annotations
 
 from gpuarena.analysis import llm_plan as P
+from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
+from gpuarena.analysis.physics import claim_number as _num
+from gpuarena.analysis.physics import spread as run_spread
 from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
+from gpuarena.errors import UserError
+from gpuarena.workloads import registry
+from gpuarena.workloads.llm.flops import flops_per_token
+from gpuarena.workloads.llm.shapes import resolve_shape
 
 MODEL = "gpt3-175b"
 TOKENS = 300e9          # GPT-3's training tokens (Brown et al. 2020, section 2.2)
@@ -118,12 +125,45 @@ def check_serving(claim: dict, store=None) -> dict:
     """A serving claim (tokens/s at a batch, over --gpus N in tensor parallel) against the serving
     model: impossible above the bound at the datasheet bandwidth and the dense peak; implausible
     above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
-    from gpuarena.analysis import serving_model as M
-    from gpuarena.analysis.physics import claim_number as _num
-    from gpuarena.analysis.physics import spread as run_spread
-    from gpuarena.errors import UserError
-    from gpuarena.workloads import registry
+    g, prec, cls, params, open_batch = _serving_claim(claim)
+    cfg = cls.config(params)
+    tp = int(_num(claim, "gpus") or 1)
+    why = M.refusal(g, prec, cfg, tp)
+    if why:
+        raise UserError(f"claim on {g.short}: {why}")
+    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
+    prompt, out = params["prompt_len"], params["new_tokens"]
+    # FP8 engines keep the KV cache in FP8 too (TensorRT-LLM's FP8 checkpoints): the favourable case bounds
+    kv = 1 if prec == "fp8" else 2
+    b = (max(1, M.max_batch(cfg, g, prec, tp, prompt + out, 0.0, kv)) if open_batch else params["batch_size"])
+    thr = thr if thr is not None else (b / lat if lat else None)
+    if thr is None:
+        raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
+    results = store.results(workload=cls.name) if store is not None else []
+    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
+    ceil = M.ceiling(results)
+    # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
+    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
+    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
+    fpi = cls.flops(params)
+    implied = thr / tp * fpi / 1e12
+    bw_per_tok = bound["bytes_per_step_per_gpu"] / b
+    at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
+    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
+            f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
+            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
+            f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
+    v, reason = _serving_verdict(store, cls.name, head, g, thr, need, bound, credible, ceil)
+    return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
+            "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
+            "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
+            "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
+            "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
+            "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
 
+
+def _serving_claim(claim: dict) -> tuple:
+    """The claim's GPU, weight precision, workload class and resolved params, and whether its batch is open."""
     unused = [k for k in ("image_size", "steps", "scaling") if claim.get(k) not in (None, "")]
     if unused:
         raise UserError(f"llm-serve claim: {', '.join(unused)} mean nothing to a serving claim (give the model, "
@@ -144,53 +184,24 @@ def check_serving(claim: dict, store=None) -> dict:
         params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
     except (TypeError, ValueError):
         raise UserError(f"llm-serve claim: bad parameters {given}") from None
-    cfg = cls.config(params)
-    tp = int(_num(claim, "gpus") or 1)
-    why = M.refusal(g, prec, cfg, tp)
-    if why:
-        raise UserError(f"claim on {g.short}: {why}")
-    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    prompt, out = params["prompt_len"], params["new_tokens"]
-    # FP8 engines keep the KV cache in FP8 too (TensorRT-LLM's FP8 checkpoints): the favourable case bounds
-    kv = 1 if prec == "fp8" else 2
-    b = (max(1, M.max_batch(cfg, g, prec, tp, prompt + out, 0.0, kv)) if open_batch else params["batch_size"])
-    thr = thr if thr is not None else (b / lat if lat else None)
-    if thr is None:
-        raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
-    results = store.results(workload=cls.name) if store is not None else []
-    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
-    ceil = M.ceiling(results)
-    # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
-    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
-    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
-    spread, spread_from = run_spread(store, cls.name)
-    fpi = cls.flops(params)
-    implied = thr / tp * fpi / 1e12
-    bw_per_tok = bound["bytes_per_step_per_gpu"] / b
-    at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
-    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
-            f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
-            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
-            f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
+    return g, prec, cls, params, open_batch
+
+
+def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float, bound: dict, credible: dict,
+                     ceil) -> tuple[str, str]:
+    spread, spread_from = run_spread(store, workload)
     if need > g.memory_gb * 1e9:
-        v, reason = "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
-                                   f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
-    elif thr > bound["tokens_per_s"] * (1 + 1e-6):
-        v, reason = "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
-    elif thr > credible["tokens_per_s"] * (1 + spread):
-        v, reason = "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
-                                    f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
-                                    f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
-                                    f"spread {spread:.1%} ({spread_from})")
-    else:
-        v, reason = "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
-                                  f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
-    return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
-            "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
-            "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
-            "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
-            "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
-            "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
+        return "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
+                              f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
+    if thr > bound["tokens_per_s"] * (1 + 1e-6):
+        return "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
+    if thr > credible["tokens_per_s"] * (1 + spread):
+        return "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                               f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
+                               f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
+                               f"spread {spread:.1%} ({spread_from})")
+    return "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
+                         f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
 
 
 # --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
@@ -207,11 +218,6 @@ def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
     reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
-    from gpuarena.analysis.physics import claim_number as _num
-    from gpuarena.errors import UserError
-    from gpuarena.workloads.llm.flops import flops_per_token
-    from gpuarena.workloads.llm.shapes import resolve_shape
-
     unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
     if unused:
         raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "
@@ -236,8 +242,6 @@ def check_training(claim: dict, store=None) -> dict:
     stored = [m for r in (store.results(workload=claim["workload"]) if store is not None else [])
               if r.status == "ok" and r.precision == prec
               for m in [measured_mfu(r)] if m is not None and 0 < m <= 1]
-    from gpuarena.analysis.physics import spread as run_spread
-
     spread = run_spread(store, claim["workload"])[0]
     # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
     ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
@@ -265,11 +269,6 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (batch,
     lengths, --gpus in tensor parallel, both at the same engine), between its value at the physical
     bounds and at the credible shares, widened by the run-to-run spread."""
-    from gpuarena.analysis import serving_model as M
-    from gpuarena.analysis.physics import spread as run_spread
-    from gpuarena.errors import UserError
-    from gpuarena.workloads import registry
-
     if not 0 < low <= high:
         raise UserError("--ratio: a positive number or a range low-high")
     cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])

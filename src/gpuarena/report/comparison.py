@@ -87,6 +87,30 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
             raise
         return None
     b = result["baseline"]
+    mark_rows(store, result["rows"])
+    s = Section("comparison", f"Comparison with {b}")
+    s.data["summary"] = summarise(result["rows"])   # read by the first screen
+    s.tables.append(summary_table(s.data["summary"], b))
+    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
+                                                    natural_key(x["params"]), x["gpu"]))
+    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
+    s.tables.append(ratio_table(ordered, brief, b))
+    if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
+        s.paragraphs.append(
+            "Rows marked published are other people's figures, not measured here, so they carry no interval. "
+            "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
+            "impossible or implausible is not a speed-up, and is left out of the mean.")
+    for sk in result.get("skipped") or []:
+        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
+                            f"{sk['reason']}.")
+    chart = ratio_chart(ordered, brief, b)
+    if chart:
+        s.charts.append(chart)
+    return s
+
+
+def mark_rows(store, compared: list[dict]) -> None:
+    """Sets each compare row's left_out reason, and drops a throttled flag that no slowed result explains."""
     published = {(R.gpu_of(r), r["workload"], r["variant"], r["throughput_median"]): r.get("precision")
                  for r in store.results(status="ok") if r.get("source") == "published"}
 
@@ -94,35 +118,41 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
         gpu, value = (x["baseline_gpu"], x["baseline_value"]) if side == "baseline_source" else (x["gpu"], x["value"])
         return published.get((gpu, x["workload"], x["variant"], value))
 
-    for x in result["rows"]:
+    for x in compared:
         x["left_out"] = counted(store, x, precision_of)
     # "throttled" by the power cap alone is the card at its normal limit: not flagged
     slowed = {(R.gpu_of(r), r["workload"]) for r in store.results(status="ok")
               if r.get("throttled") and not at_power_cap_only(r)}
-    for x in result["rows"]:
+    for x in compared:
         if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:
             x["flags"] = [f for f in x.get("flags") or [] if f != "throttled"]
-    s = Section("comparison", f"Comparison with {b}")
+
+
+def summarise(compared: list[dict]) -> list[dict]:
+    """Per GPU: the geometric mean of the counted ratios, how many were faster, slower, left out."""
     summary = []
-    for gpu in dict.fromkeys(x["gpu"] for x in sorted(result["rows"], key=lambda x: x["gpu"])):
-        mine = [x for x in result["rows"] if x["gpu"] == gpu]
+    for gpu in dict.fromkeys(x["gpu"] for x in sorted(compared, key=lambda x: x["gpu"])):
+        mine = [x for x in compared if x["gpu"] == gpu]
         kept = [x for x in mine if not x["left_out"]]
         geo = R.geomean([x["ratio"] for x in kept])
         summary.append({"gpu": gpu, "n": len(kept), "out": len(mine) - len(kept), "geomean_ratio": geo,
                         "faster": sum(x["verdict"].endswith("faster") for x in kept),
                         "slower": sum(x["verdict"].endswith("(slower)") for x in kept)})
-    s.data["summary"] = summary   # read by the first screen
-    s.tables.append(Table("compare-summary", [("GPU", TEXT), ("configs counted", NUMERIC), ("geomean ratio", NUMERIC),
-                                              ("faster", NUMERIC), ("slower", NUMERIC), ("left out", NUMERIC)],
-                          [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x["geomean_ratio"] else "-",
-                            str(x["faster"]), str(x["slower"]), str(x["out"])] for x in summary],
-                          f"Geometric mean of ratios to {b}",
-                          "Left out of the mean: ratios against a published figure that gpuarena check does not "
-                          "call plausible, and ratios involving a diverged (NaN) result."))
+    return summary
+
+
+def summary_table(summary: list[dict], b: str) -> Table:
+    return Table("compare-summary", [("GPU", TEXT), ("configs counted", NUMERIC), ("geomean ratio", NUMERIC),
+                                     ("faster", NUMERIC), ("slower", NUMERIC), ("left out", NUMERIC)],
+                 [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x["geomean_ratio"] else "-",
+                   str(x["faster"]), str(x["slower"]), str(x["out"])] for x in summary],
+                 f"Geometric mean of ratios to {b}",
+                 "Left out of the mean: ratios against a published figure that gpuarena check does not "
+                 "call plausible, and ratios involving a diverged (NaN) result.")
+
+
+def ratio_table(ordered: list[dict], brief: list[str], b: str) -> Table:
     rows_out = []
-    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
-                                                    natural_key(x["params"]), x["gpu"]))
-    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
     for x, params in zip(ordered, brief):
         ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
         base_v, value, unit = x["baseline_value"], x["value"], x.get("unit") or ""
@@ -132,22 +162,18 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
                          fmt_num(base_v), fmt_num(value), unit,
                          f"{x['ratio']:.3f}", ci, x["verdict"], x["left_out"] or "counted",
                          "; ".join(f for f in x.get("flags") or [] if f != "NaN")])
-    s.tables.append(prune(Table("compare-table", [
+    return prune(Table("compare-table", [
         ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
         (short(b), NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
         ("verdict", TEXT), ("in the mean", TEXT), ("flags", TEXT)], rows_out, f"Ratio to {b}",
         "Ratios are of speed (for SD v1.5, shown in seconds per image, the inverse of the times). "
         "A ratio is called faster or slower only when its 95% interval excludes 1; a published figure has no "
         "repeats, so no interval. Parameters not shown are the workload's defaults (see its section).",
-        details=("source", "95% CI", "flags"))))
-    if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
-        s.paragraphs.append(
-            "Rows marked published are other people's figures, not measured here, so they carry no interval. "
-            "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
-            "impossible or implausible is not a speed-up, and is left out of the mean.")
-    for sk in result.get("skipped") or []:
-        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
-                            f"{sk['reason']}.")
+        details=("source", "95% CI", "flags")))
+
+
+def ratio_chart(ordered: list[dict], brief: list[str], b: str) -> Chart | None:
+    """The counted ratios as grouped bars, at most 16 configurations."""
     kept = [x for x in ordered if not x["left_out"]]
     label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
     cats = list(dict.fromkeys(label[id(x)] for x in kept))[:16]
@@ -157,8 +183,8 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
         groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
                        "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
                        "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})
-    if cats:
-        s.charts.append(Chart("compare-chart", f"Throughput ratio to {b} (rows counted in the mean)", "grouped_bars",
-                              {"categories": cats, "groups": groups, "ylabel": f"ratio to {short(b)}", "ref": 1.0},
-                              f"ratio of each GPU's throughput to {b} per configuration, 95% CI error bars"))
-    return s
+    if not cats:
+        return None
+    return Chart("compare-chart", f"Throughput ratio to {b} (rows counted in the mean)", "grouped_bars",
+                 {"categories": cats, "groups": groups, "ylabel": f"ratio to {short(b)}", "ref": 1.0},
+                 f"ratio of each GPU's throughput to {b} per configuration, 95% CI error bars")

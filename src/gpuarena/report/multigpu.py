@@ -33,25 +33,9 @@ def scaling(rows: list[dict], store=None) -> Section:
     table_rows, series, model_series, notes = [], [], {}, {}
     single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
-        base = by_n.get(1)
-        xs, eff, pred_x, pred = [], [], [], []
         model, why = whatif_model(store, by_n)
         model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
-        for n in sorted(by_n):
-            r = by_n[n]
-            e = r.derived.scaling_efficiency
-            if e is None and base is not None:
-                e = r.throughput_median / (n * base.throughput_median)
-            p = model_eff.get(n)
-            exposed = r.extra.comm_exposed_s
-            table_rows.append([label, str(n), fmt_num(r.throughput_median), pct(e), pct(p),
-                               fmt_num(exposed * 1e3) if exposed is not None else "-"])
-            if e is not None:
-                xs.append(n)
-                eff.append(e)
-            if p is not None:
-                pred_x.append(n)
-                pred.append(p)
+        xs, eff, pred_x, pred = _measured(label, by_n, model_eff, table_rows)
         if len(xs) > 1:
             series.append({"label": f"{label} (measured)", "x": xs, "y": eff})
         elif xs:
@@ -64,12 +48,7 @@ def scaling(rows: list[dict], store=None) -> Section:
                 model_series[key] = {"label": f"{key[0]} · {key[1]} (whatif model)",
                                      "x": [m["n"] for m in model["rows"]], "y": [m["efficiency"] for m in model["rows"]],
                                      "dashed": True}
-            notes[key] = (f"{key[0]} · {key[1]}: gradients {model['grad_bytes'] / 1e6:.0f} MB all-reduced in a ring "
-                          f"at {model['busbw_gbs']:.0f} GB/s ({model['busbw_from']}), overlap {model['overlap']:.2f} "
-                          f"({model['overlap_from']}), compute {model['compute_s'] * 1e3:.1f} ms per step of "
-                          f"batch {model['batch_size']}; predicted efficiency at "
-                          + ", ".join(f"{m['n']} GPUs {m['efficiency']:.1%}" for m in model["rows"] if m["n"] > 1)
-                          + ".")
+            notes[key] = _model_note(key, model)
         elif why:
             notes.setdefault(key, f"{key[0]} · {key[1]}: no model prediction ({why}).")
         elif pred_x:
@@ -80,27 +59,66 @@ def scaling(rows: list[dict], store=None) -> Section:
         s.paragraphs.append("Every ddp-train result here ran on one GPU, so the measured efficiency is 1 by "
                             "definition; the dashed lines are the model's prediction for more GPUs, to be "
                             "checked by a multi-GPU run.")
-    s.tables.append(Table("scaling-table", [("setting", TEXT), ("GPUs", NUMERIC), (f"job {unit}", NUMERIC),
-                                            ("efficiency", NUMERIC), ("model predicts", NUMERIC),
-                                            ("exposed sync ms/step", NUMERIC)], table_rows,
-                          "Scaling efficiency",
-                          "Efficiency = throughput on N GPUs / (N x throughput on one); the article reports "
-                          "0.92 (A100) and 0.81 (A800) for 4-GPU ResNet-50. Exposed sync = a step with "
-                          "gradient all-reduce minus one under no_sync()."))
+    s.tables.append(_scaling_table(table_rows, unit))
     if single:
         pts = sorted(set(single))
         series.append({"label": "measured, settings run at one size only", "x": [p[0] for p in pts],
                        "y": [p[1] for p in pts]})
     series += list(model_series.values())
     if series:
-        # efficiencies sit near 1: start the axis under the lowest one, not at 0, or they all look alike
-        low = min([y for x in series for y in x["y"] if y is not None] or [0.0])
-        bottom = max(0.0, math.floor((low - 0.02) * 20) / 20)
-        s.charts.append(Chart("scaling-chart", "Scaling efficiency vs GPUs", "lines_with_ci",
-                              {"series": series, "xlabel": "GPUs", "ylabel": "efficiency", "ref": 1.0,
-                               "ybottom": bottom},
-                              "measured scaling efficiency against GPU count, model prediction dashed"))
+        s.charts.append(_scaling_chart(series))
     return s
+
+
+def _measured(label: str, by_n: dict[int, dict], model_eff: dict, table_rows: list) -> tuple[list, ...]:
+    """One setting's table rows (appended to table_rows), its measured and its predicted efficiencies."""
+    base = by_n.get(1)
+    xs, eff, pred_x, pred = [], [], [], []
+    for n in sorted(by_n):
+        r = by_n[n]
+        e = r.derived.scaling_efficiency
+        if e is None and base is not None:
+            e = r.throughput_median / (n * base.throughput_median)
+        p = model_eff.get(n)
+        exposed = r.extra.comm_exposed_s
+        table_rows.append([label, str(n), fmt_num(r.throughput_median), pct(e), pct(p),
+                           fmt_num(exposed * 1e3) if exposed is not None else "-"])
+        if e is not None:
+            xs.append(n)
+            eff.append(e)
+        if p is not None:
+            pred_x.append(n)
+            pred.append(p)
+    return xs, eff, pred_x, pred
+
+
+def _model_note(key: tuple[str, str], model: dict) -> str:
+    return (f"{key[0]} · {key[1]}: gradients {model['grad_bytes'] / 1e6:.0f} MB all-reduced in a ring "
+            f"at {model['busbw_gbs']:.0f} GB/s ({model['busbw_from']}), overlap {model['overlap']:.2f} "
+            f"({model['overlap_from']}), compute {model['compute_s'] * 1e3:.1f} ms per step of "
+            f"batch {model['batch_size']}; predicted efficiency at "
+            + ", ".join(f"{m['n']} GPUs {m['efficiency']:.1%}" for m in model["rows"] if m["n"] > 1)
+            + ".")
+
+
+def _scaling_table(table_rows: list, unit: str) -> Table:
+    return Table("scaling-table", [("setting", TEXT), ("GPUs", NUMERIC), (f"job {unit}", NUMERIC),
+                                   ("efficiency", NUMERIC), ("model predicts", NUMERIC),
+                                   ("exposed sync ms/step", NUMERIC)], table_rows,
+                 "Scaling efficiency",
+                 "Efficiency = throughput on N GPUs / (N x throughput on one); the article reports "
+                 "0.92 (A100) and 0.81 (A800) for 4-GPU ResNet-50. Exposed sync = a step with "
+                 "gradient all-reduce minus one under no_sync().")
+
+
+def _scaling_chart(series: list[dict]) -> Chart:
+    # efficiencies sit near 1: start the axis under the lowest one, not at 0, or they all look alike
+    low = min([y for x in series for y in x["y"] if y is not None] or [0.0])
+    bottom = max(0.0, math.floor((low - 0.02) * 20) / 20)
+    return Chart("scaling-chart", "Scaling efficiency vs GPUs", "lines_with_ci",
+                 {"series": series, "xlabel": "GPUs", "ylabel": "efficiency", "ref": 1.0,
+                  "ybottom": bottom},
+                 "measured scaling efficiency against GPU count, model prediction dashed")
 
 
 def _device(by_n: dict[int, dict]) -> str:

@@ -58,23 +58,35 @@ def workload_section(workload: str, rows: list[Result]) -> Section:
     s = Section(f"wl-{slug(workload)}", workload)
     keys = varying_params(rows)
     unit = H.unit(workload, next((r.unit for r in rows if r.unit), "items/s"))
-    latency = H.is_latency(workload)
-    table_rows = []
     devices = list(dict.fromkeys(device_of(r) for r in rows))
+    common = common_text(rows, keys, devices)
+    if common:
+        s.paragraphs.append(common)
+    s.tables.append(throughput_table(s, workload, rows, keys, unit, devices))
+    good = [r for r in rows if ok(r)]
+    xk = x_key(workload, good, keys)
+    add_rate_chart(s, workload, good, keys, unit, devices, xk)
+    ladder = tuning_ladder(workload, good, keys)
+    if ladder:
+        s.tables.append(ladder[0])
+        s.charts.append(ladder[1])
+    reference = against_reference(workload, good, keys)
+    if reference:
+        s.tables.append(reference)
+    mem_rows = [r for r in good if memory_bytes(r)[0]]
+    if xk and mem_rows:
+        kind = memory_bytes(mem_rows[0])[1]
+        s.charts.append(Chart(f"{s.id}-memory", f"Peak memory ({kind}) vs {xk}", "lines_with_ci", {
+            "series": series_by(mem_rows, xk, keys, lambda r: memory_bytes(r)[0] / 2**30, lambda r: None,
+                                lambda r: None),
+            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r.params[xk] for r in mem_rows}) > 3},
+            f"{workload}: peak memory in GiB against {xk}"))
+    return s
+
+
+def common_text(rows: list[Result], keys: list[str], devices: list[str]) -> str:
+    """What every case shares: the device (and the results' source) and the fixed parameters."""
     sources = {r.source for r in rows}
-    for r in rows:
-        thr = r.throughput
-        mem, _ = memory_bytes(r)
-        shown_flags = [f for f in flags(r) if len(sources) > 1 or f != r.source]
-        table_rows.append([
-            str(r.id), device_of(r), r.variant, params_text(r, keys) or "-", r.precision or "-",
-            fmt_num(H.value(r)) if ok(r) else r.status, ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
-                                                                        n=thr.n if thr else None)),
-            search_text(r), pct(thr.cv if thr else None),
-            fmt_num(r.tflops), pct(catalog_share(r)), pct(r.derived.share_of_ceiling),
-            fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
-            fmt_num(r.power_w_mean), fmt_num(r.energy_j_per_item), ", ".join(shown_flags),
-        ])
     common = []
     if len(devices) == 1:
         common.append(f"All on {devices[0]}" + (f" ({next(iter(sources))} results)" if len(sources) == 1
@@ -82,13 +94,35 @@ def workload_section(workload: str, rows: list[Result]) -> Section:
     fixed = [k for k in rows[0].params if k not in keys]
     if fixed:
         common.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
-    if common:
-        s.paragraphs.append(" ".join(common))
+    return " ".join(common)
+
+
+def table_row(r: Result, keys: list[str], sources: set) -> list[str]:
+    thr = r.throughput
+    mem, _ = memory_bytes(r)
+    shown = [f for f in flags(r) if len(sources) > 1 or f != r.source]
+    return [
+        str(r.id), device_of(r), r.variant, params_text(r, keys) or "-", r.precision or "-",
+        fmt_num(H.value(r)) if ok(r) else r.status, ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
+                                                                    n=thr.n if thr else None)),
+        search_text(r), pct(thr.cv if thr else None),
+        fmt_num(r.tflops), pct(catalog_share(r)), pct(r.derived.share_of_ceiling),
+        fmt_bytes(mem) + (" RSS" if mem and memory_bytes(r)[1] != "device" else ""),
+        fmt_num(r.power_w_mean), fmt_num(r.energy_j_per_item), ", ".join(shown),
+    ]
+
+
+def throughput_table(s: Section, workload: str, rows: list[Result], keys: list[str], unit: str,
+                     devices: list[str]) -> Table:
+    """The section's main table; a latency workload's is narrower (and may add a precision paragraph to s)."""
+    latency = H.is_latency(workload)
+    sources = {r.source for r in rows}
     table = prune(Table(f"{s.id}-throughput", [
         ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", PROSE), ("precision", TEXT),
         (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("largest batch that fits", PROSE), ("CV", NUMERIC),
         ("TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC),
-        ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)], table_rows,
+        ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)],
+        [table_row(r, keys, sources) for r in rows],
         "Latency" if latency else "Throughput",
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
         "at the precision the recipe executed, the claim check's rule (PyTorch's default runs convolutions "
@@ -112,9 +146,12 @@ def workload_section(workload: str, rows: list[Result]) -> Section:
                       "workload's FLOP count per image. Empty columns are left out.")
     if "TFLOP/s" not in [h for h, _ in table.columns]:
         table.note = "Empty columns are left out (a copy or bandwidth test has no FLOP rate)."
-    s.tables.append(table)
-    good = [r for r in rows if ok(r)]
-    xk = x_key(workload, good, keys)
+    return table
+
+
+def add_rate_chart(s: Section, workload: str, good: list[Result], keys: list[str], unit: str,
+                   devices: list[str], xk: str | None) -> None:
+    """Throughput against the declared axis; else, for cases of differing shape or dtype, their FLOP rates."""
     if xk:
         s.charts.append(Chart(f"{s.id}-scaling", f"Throughput vs {xk}", "lines_with_ci", {
             "series": series_by(good, xk, keys, lambda r: r.throughput_median,
@@ -134,22 +171,6 @@ def workload_section(workload: str, rows: list[Result]) -> Section:
             "groups": [{"label": d, "values": [r.tflops if device_of(r) == d else None for r in good]}
                        for d in devices]},
             f"{workload}: achieved TFLOP/s of each case"))
-    ladder = tuning_ladder(workload, good, keys)
-    if ladder:
-        s.tables.append(ladder[0])
-        s.charts.append(ladder[1])
-    reference = against_reference(workload, good, keys)
-    if reference:
-        s.tables.append(reference)
-    mem_rows = [r for r in good if memory_bytes(r)[0]]
-    if xk and mem_rows:
-        kind = memory_bytes(mem_rows[0])[1]
-        s.charts.append(Chart(f"{s.id}-memory", f"Peak memory ({kind}) vs {xk}", "lines_with_ci", {
-            "series": series_by(mem_rows, xk, keys, lambda r: memory_bytes(r)[0] / 2**30, lambda r: None,
-                                lambda r: None),
-            "xlabel": xk, "ylabel": f"GiB ({kind})", "logx": len({r.params[xk] for r in mem_rows}) > 3},
-            f"{workload}: peak memory in GiB against {xk}"))
-    return s
 
 
 def drop_column(t: Table, name: str) -> Table:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -220,9 +219,6 @@ def identity(device_name: str | None) -> str:
 
 # --- prices: user overrides, one basis per table ------------------------------
 
-MAX_PRICE_FILE = P.MAX_PRICE_FILE
-
-
 class Overrides(dict):
     """{catalog name: {"purchase"|"cloud": Price}} from a --prices file; `whole` holds the bases the
     file prices in full (whole_list: true): there the catalog's prices are not used."""
@@ -280,10 +276,6 @@ def consumer_excluded() -> list[dict]:
     """The {gpu, reason} rows for the consumer cards that data-centre advice leaves out."""
     return [{"gpu": g.name, "reason": "consumer card (GeForce), not for the data centre: --include-consumer ranks it"}
             for g in load() if g.consumer]
-
-
-def is_finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:

@@ -119,9 +119,46 @@ def parse_file(path: str) -> list[dict]:
     table comes from that one snapshot.  A file gives one purchase market: list and street prices in one file are refused, since a
     table never mixes markets.
     """
+    from pydantic import ValidationError
+
+    price_file = _price_file_model()
+    data = _read_yaml(path)
+    try:
+        pf = price_file.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"--prices {path}: {pydantic_error_line(exc)}") from None
+    markets = {e.market for e in pf.prices if e.purchase_usd is not None}
+    if len(markets) > 1:
+        raise UserError(f"--prices {path}: purchase prices from both list and street markets; "
+                        "one market per file (a table never mixes markets)")
+    out = []
+    for e in pf.prices:
+        if e.purchase_usd is not None:
+            out.append({"gpu": e.gpu, "basis": "purchase", "whole_list": pf.whole_list,
+                        "price": Price(e.purchase_usd, e.source, e.date, e.market, e.confidence)})
+        if e.cloud_usd_per_hr is not None:
+            out.append({"gpu": e.gpu, "basis": "cloud", "whole_list": pf.whole_list,
+                        "price": Price(e.cloud_usd_per_hr, e.source, e.date, "cloud", e.confidence)})
+    return out
+
+
+def _read_yaml(path: str):
+    """The file's YAML, size-bounded, with dates kept as text (YAML reads 2023-10-01 as a date)."""
+    from gpuarena.safeio import load_yaml, read_text
+
+    data = load_yaml(read_text(path, f"--prices {path}", MAX_PRICE_FILE), f"--prices {path}")
+    if isinstance(data, dict) and isinstance(data.get("prices"), list):
+        for e in data["prices"]:
+            if isinstance(e, dict) and "date" in e and not isinstance(e["date"], str):
+                e["date"] = str(e["date"])
+    return data
+
+
+def _price_file_model():
+    """The pydantic schema of a --prices file (pydantic imported here, on first use: this module is a leaf)."""
     from typing import Literal
 
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+    from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
     class Entry(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -154,30 +191,7 @@ def parse_file(path: str) -> list[dict]:
         whole_list: bool = False
         prices: list[Entry] = Field(min_length=1, max_length=1000)
 
-    from gpuarena.safeio import load_yaml, read_text
-
-    data = load_yaml(read_text(path, f"--prices {path}", MAX_PRICE_FILE), f"--prices {path}")
-    if isinstance(data, dict) and isinstance(data.get("prices"), list):
-        for e in data["prices"]:   # YAML reads 2023-10-01 as a date: keep it as text
-            if isinstance(e, dict) and "date" in e and not isinstance(e["date"], str):
-                e["date"] = str(e["date"])
-    try:
-        pf = PriceFile.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"--prices {path}: {pydantic_error_line(exc)}") from None
-    markets = {e.market for e in pf.prices if e.purchase_usd is not None}
-    if len(markets) > 1:
-        raise UserError(f"--prices {path}: purchase prices from both list and street markets; "
-                        "one market per file (a table never mixes markets)")
-    out = []
-    for e in pf.prices:
-        if e.purchase_usd is not None:
-            out.append({"gpu": e.gpu, "basis": "purchase", "whole_list": pf.whole_list,
-                        "price": Price(e.purchase_usd, e.source, e.date, e.market, e.confidence)})
-        if e.cloud_usd_per_hr is not None:
-            out.append({"gpu": e.gpu, "basis": "cloud", "whole_list": pf.whole_list,
-                        "price": Price(e.cloud_usd_per_hr, e.source, e.date, "cloud", e.confidence)})
-    return out
+    return PriceFile
 
 
 # --- sanity: the same basis must not price a better card below a worse one ------

@@ -74,70 +74,11 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
                           params=dict(case.params), rank=rank, world_size=world_size)
         wl = wl_cls(ctx)
         timer = WindowTimer(device)
-        if device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(device)
-        t_setup = time.perf_counter()
-        wl.setup()
-        timer.sync()
-        out["extra"]["setup_s"] = time.perf_counter() - t_setup
-
-        # First step: compilation, autotuning, cuDNN benchmark and lazy init land here.
-        t_first = time.perf_counter()
-        wl.step()
-        timer.sync()
-        first = time.perf_counter() - t_first
-        if wl.uses_compile():
-            out["compile_s"] = first
-        out["extra"]["first_step_s"] = first
-
-        for _ in range(case.warmup):
-            wl.step()
-        timer.sync()
-
-        windows: list[float] = []
-        with Telemetry(device) as tel:
-            for _ in range(case.repeats):
-                if world_size > 1:  # ranks start each timed window together (runner/rank.py)
-                    import torch.distributed as dist
-
-                    dist.barrier()
-                windows.append(timer.time(wl.step, case.steps) / case.steps)
-        items = wl.items_per_step()
-        throughput = [items / s for s in windows]
-        tsum = stats.summarize(throughput, unit=out["unit"])
-        lsum = stats.summarize(windows, unit="s/step")
-        out["samples"] = windows
-        out["throughput"] = tsum.to_dict()
-        out["throughput_median"] = tsum.median
-        out["latency"] = lsum.to_dict()
-        out["items_per_step"] = items
-        fpi = wl.flops_per_item()
-        out["flops_per_item"] = fpi
-        out["tflops"] = tsum.median * fpi / 1e12 if fpi else None
-        out["precision"] = wl.precision()
-        out["warnings"] += stats.warnings_for(tsum)
-        total_items = items * case.steps * case.repeats
-        # a workload that drives a server elsewhere (endpoint-serve, remote) says this GPU's power is not its own
-        telemetry = tel.summary(total_items) if getattr(wl, "power_measured", True) else Telemetry(None).summary(0)
-        out.update({k: telemetry[k] for k in ("power_w_mean", "power_w_max", "energy_j_per_item",
-                                              "energy_source", "temp_c_max", "sm_clock_mhz_mean",
-                                              "throttled", "telemetry")})
-        if telemetry["throttle_reasons"]:
-            out["extra"]["throttle_reasons"] = telemetry["throttle_reasons"]
-        if telemetry["throttled"]:
-            out["warnings"].append("GPU throttled during the timed window: "
-                                   + (", ".join(telemetry["throttle_reasons"]) or "SM clock dropped > 10%"))
-        if device.type == "cuda":
-            out["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
-            out["extra"]["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(device)
-        else:
-            out["peak_memory_bytes"] = None
-            out["extra"]["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        flags = [as_flag(f) for f in wl.check() + ctx.notes]   # typed where they arise, never read from text
-        out["warnings"] += [f.message for f in flags]
-        if any(f.kind is FlagKind.nan for f in flags):
-            out["extra"]["nan"] = True
-        out["extra"].update(wl.extra())
+        windows, tel = _run_timed(case, wl, timer, device, world_size, out)
+        throughput = _record_speed(case, wl, windows, out)
+        _record_telemetry(case, wl, tel, out)
+        _record_memory(device, out)
+        _record_flags(wl, ctx, out)
         out["status"] = "ok"
         if not all(math.isfinite(x) and x > 0 for x in throughput):
             out["status"] = "failed"
@@ -145,11 +86,104 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
     except BaseException as exc:  # the case failed; the suite goes on
         if isinstance(exc, KeyboardInterrupt):
             raise
-        if isinstance(exc, WorkloadSkipped):
-            out["status"], out["error"] = "skipped", str(exc)[:500]
-            return out
-        out["status"] = "oom" if is_oom(exc) else "failed"
-        lines = traceback.format_exception(exc)
-        out["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
-        out["extra"]["traceback"] = "".join(lines)[-4000:]
+        _record_failure(exc, out)
     return out
+
+
+def _run_timed(case: Case, wl, timer: WindowTimer, device, world_size: int,
+               out: dict) -> tuple[list[float], Telemetry]:
+    """setup, first step, warm-up, then the timed windows under telemetry; returns s/step per window."""
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    t_setup = time.perf_counter()
+    wl.setup()
+    timer.sync()
+    out["extra"]["setup_s"] = time.perf_counter() - t_setup
+
+    # First step: compilation, autotuning, cuDNN benchmark and lazy init land here.
+    t_first = time.perf_counter()
+    wl.step()
+    timer.sync()
+    first = time.perf_counter() - t_first
+    if wl.uses_compile():
+        out["compile_s"] = first
+    out["extra"]["first_step_s"] = first
+
+    for _ in range(case.warmup):
+        wl.step()
+    timer.sync()
+
+    windows: list[float] = []
+    with Telemetry(device) as tel:
+        for _ in range(case.repeats):
+            if world_size > 1:  # ranks start each timed window together (runner/rank.py)
+                import torch.distributed as dist
+
+                dist.barrier()
+            windows.append(timer.time(wl.step, case.steps) / case.steps)
+    return windows, tel
+
+
+def _record_speed(case: Case, wl, windows: list[float], out: dict) -> list[float]:
+    """Throughput, latency and TFLOP/s from the raw windows; returns items/s per window."""
+    items = wl.items_per_step()
+    throughput = [items / s for s in windows]
+    tsum = stats.summarize(throughput, unit=out["unit"])
+    lsum = stats.summarize(windows, unit="s/step")
+    out["samples"] = windows
+    out["throughput"] = tsum.to_dict()
+    out["throughput_median"] = tsum.median
+    out["latency"] = lsum.to_dict()
+    out["items_per_step"] = items
+    fpi = wl.flops_per_item()
+    out["flops_per_item"] = fpi
+    out["tflops"] = tsum.median * fpi / 1e12 if fpi else None
+    out["precision"] = wl.precision()
+    out["warnings"] += stats.warnings_for(tsum)
+    return throughput
+
+
+def _record_telemetry(case: Case, wl, tel: Telemetry, out: dict) -> None:
+    total_items = out["items_per_step"] * case.steps * case.repeats
+    # a workload that drives a server elsewhere (endpoint-serve, remote) says this GPU's power is not its own
+    telemetry = tel.summary(total_items) if getattr(wl, "power_measured", True) else Telemetry(None).summary(0)
+    out.update({k: telemetry[k] for k in ("power_w_mean", "power_w_max", "energy_j_per_item",
+                                          "energy_source", "temp_c_max", "sm_clock_mhz_mean",
+                                          "throttled", "telemetry")})
+    if telemetry["throttle_reasons"]:
+        out["extra"]["throttle_reasons"] = telemetry["throttle_reasons"]
+    if telemetry["throttled"]:
+        out["warnings"].append("GPU throttled during the timed window: "
+                               + (", ".join(telemetry["throttle_reasons"]) or "SM clock dropped > 10%"))
+
+
+def _record_memory(device, out: dict) -> None:
+    if device.type == "cuda":
+        import torch
+
+        out["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+        out["extra"]["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(device)
+    else:
+        out["peak_memory_bytes"] = None
+        out["extra"]["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _record_flags(wl, ctx: StepContext, out: dict) -> None:
+    flags = [as_flag(f) for f in wl.check() + ctx.notes]   # typed where they arise, never read from text
+    out["warnings"] += [f.message for f in flags]
+    if any(f.kind is FlagKind.nan for f in flags):
+        out["extra"]["nan"] = True
+    out["extra"].update(wl.extra())
+
+
+def _record_failure(exc: BaseException, out: dict) -> None:
+    """A skip is a skip; an OOM or any other error keeps its first line and the traceback's tail."""
+    if isinstance(exc, WorkloadSkipped):
+        out["status"], out["error"] = "skipped", str(exc)[:500]
+        return
+    out["status"] = "oom" if is_oom(exc) else "failed"
+    lines = traceback.format_exception(exc)
+    out["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
+    out["extra"]["traceback"] = "".join(lines)[-4000:]

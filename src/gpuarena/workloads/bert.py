@@ -111,8 +111,7 @@ class _Bert(Workload):
     published_family, family_settings = "BERT-Large SQuAD fine-tuning (DLE PyTorch", {"seq_len": 384}
     axis = "batch_size"
     dominant_op = "matmul"
-    exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16"}),
-                 frozenset({"sdpa", "eager"}),
+    exclusive = (frozenset({"fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16"}), frozenset({"sdpa", "eager"}),
                  frozenset({"compile", "compile-max-autotune"}))
     default_warmup = 5
     default_steps = 10

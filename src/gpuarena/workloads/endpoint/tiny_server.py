@@ -84,6 +84,67 @@ def _prompt_text(api: str, body: dict) -> str | None:
     return prompt if isinstance(prompt, str) else None
 
 
+async def _read_request(engine: TinyEngine, api_key: str | None, request, api: str):
+    """The checked request: (body, prompt ids, max_tokens), or the error response to send instead."""
+    if api_key and request.headers.get("Authorization") != f"Bearer {api_key}":
+        return _error(401, "a valid API key is required (Authorization: Bearer ...)", "authentication_error")
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return _error(400, "the request body is not JSON")
+    if not isinstance(body, dict):
+        return _error(400, "the request body is not a JSON object")
+    if body.get("model") != MODEL_NAME:
+        return _error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
+    text = _prompt_text(api, body)
+    if text is None:
+        return _error(400, "needs a text prompt" if api == "completions" else "needs messages with text content")
+    n = body.get("max_tokens", body.get("max_completion_tokens", DEFAULT_MAX_TOKENS))
+    ids = engine.encode(text) or [0]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return _error(400, "max_tokens must be a positive integer")
+    if len(ids) + n > engine.cfg.max_seq_len:
+        return _error(400, f"prompt ({len(ids)} tokens) + max_tokens ({n}) exceeds the model's "
+                           f"{engine.cfg.max_seq_len}")
+    return body, ids, n
+
+
+async def _complete(engine: TinyEngine, api_key: str | None, request, api: str):
+    checked = await _read_request(engine, api_key, request, api)
+    if isinstance(checked, web.Response):
+        return checked
+    body, ids, n = checked
+    rid = ("chatcmpl-" if api == "chat" else "cmpl-") + uuid.uuid4().hex[:16]
+    obj = "chat.completion" if api == "chat" else "text_completion"
+    usage = {"prompt_tokens": len(ids), "completion_tokens": n, "total_tokens": len(ids) + n}
+    head = {"id": rid, "created": int(time.time()), "model": MODEL_NAME}
+    if not body.get("stream"):
+        out = "".join([engine.decode(t) async for t in engine.generate(ids, n)])
+        choice = ({"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": "length"}
+                  if api == "chat" else {"index": 0, "text": out, "finish_reason": "length"})
+        return web.json_response({**head, "object": obj, "choices": [choice], "usage": usage})
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+
+    async def send(event: dict) -> None:
+        await resp.write(b"data: " + json.dumps({**head, "object": obj + ("" if api == "completions"
+                                                                           else ".chunk"), **event}).encode()
+                         + b"\n\n")
+
+    i = 0
+    async for tok in engine.generate(ids, n):
+        i += 1
+        fin = "length" if i == n else None
+        piece = engine.decode(tok)
+        await send({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": fin}
+                                if api == "chat" else {"index": 0, "text": piece, "finish_reason": fin}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        await send({"choices": [], "usage": usage})
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
+
+
 def make_app(engine: TinyEngine, api_key: str | None = None) -> web.Application:
     created = int(time.time())
 
@@ -97,62 +158,11 @@ def make_app(engine: TinyEngine, api_key: str | None = None) -> web.Application:
 
         return web.json_response({"version": __version__})
 
-    async def complete(request, api: str):
-        if api_key and request.headers.get("Authorization") != f"Bearer {api_key}":
-            return _error(401, "a valid API key is required (Authorization: Bearer ...)", "authentication_error")
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error(400, "the request body is not JSON")
-        if not isinstance(body, dict):
-            return _error(400, "the request body is not a JSON object")
-        if body.get("model") != MODEL_NAME:
-            return _error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
-        text = _prompt_text(api, body)
-        if text is None:
-            return _error(400, "needs a text prompt" if api == "completions" else "needs messages with text content")
-        n = body.get("max_tokens", body.get("max_completion_tokens", DEFAULT_MAX_TOKENS))
-        ids = engine.encode(text) or [0]
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            return _error(400, "max_tokens must be a positive integer")
-        if len(ids) + n > engine.cfg.max_seq_len:
-            return _error(400, f"prompt ({len(ids)} tokens) + max_tokens ({n}) exceeds the model's "
-                               f"{engine.cfg.max_seq_len}")
-        rid = ("chatcmpl-" if api == "chat" else "cmpl-") + uuid.uuid4().hex[:16]
-        obj = "chat.completion" if api == "chat" else "text_completion"
-        usage = {"prompt_tokens": len(ids), "completion_tokens": n, "total_tokens": len(ids) + n}
-        head = {"id": rid, "created": int(time.time()), "model": MODEL_NAME}
-        if not body.get("stream"):
-            out = "".join([engine.decode(t) async for t in engine.generate(ids, n)])
-            choice = ({"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": "length"}
-                      if api == "chat" else {"index": 0, "text": out, "finish_reason": "length"})
-            return web.json_response({**head, "object": obj, "choices": [choice], "usage": usage})
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await resp.prepare(request)
-
-        async def send(event: dict) -> None:
-            await resp.write(b"data: " + json.dumps({**head, "object": obj + ("" if api == "completions"
-                                                                               else ".chunk"), **event}).encode()
-                             + b"\n\n")
-
-        i = 0
-        async for tok in engine.generate(ids, n):
-            i += 1
-            fin = "length" if i == n else None
-            piece = engine.decode(tok)
-            await send({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": fin}
-                                    if api == "chat" else {"index": 0, "text": piece, "finish_reason": fin}]})
-        if (body.get("stream_options") or {}).get("include_usage"):
-            await send({"choices": [], "usage": usage})
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
-
     app = web.Application()
     app.router.add_get("/v1/models", models)
     app.router.add_get("/version", version)
-    app.router.add_post("/v1/completions", lambda r: complete(r, "completions"))
-    app.router.add_post("/v1/chat/completions", lambda r: complete(r, "chat"))
+    app.router.add_post("/v1/completions", lambda r: _complete(engine, api_key, r, "completions"))
+    app.router.add_post("/v1/chat/completions", lambda r: _complete(engine, api_key, r, "chat"))
     return app
 
 

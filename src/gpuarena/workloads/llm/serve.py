@@ -1,14 +1,13 @@
 """LLM serving: prefill and greedy decode of a Llama-style decoder (issue 17).
 
-One step is one request batch: ``batch_size`` sequences of ``prompt_len`` random
-tokens are prefilled (the time to first token) and ``new_tokens - 1`` decode
-steps follow, each feeding back the argmax token; item = generated token, so the
-runner's throughput is generated tokens/s of the whole request.  Inside the step,
-CUDA events mark the end of the prefill and of every decode step (recorded on
-the stream, read after one synchronisation at the end of the request), so the
-per-token times do not perturb the decode; on a CPU the marks are perf_counter
-readings (its ops are synchronous).  The first request of a process is left out
-of these figures: it holds compilation and CUDA-graph recording.
+One step is one request batch: ``batch_size`` sequences of ``prompt_len`` random tokens are
+prefilled (the time to first token) and ``new_tokens - 1`` decode steps follow, each feeding back
+the argmax token; item = generated token, so the runner's throughput is generated tokens/s of the
+whole request.  Inside the step, CUDA events mark the end of the prefill and of every decode step
+(recorded on the stream, read after one synchronisation at the end of the request), so the per-token
+times do not perturb the decode; on a CPU the marks are perf_counter readings (its ops are
+synchronous).  The first request of a process is left out of these figures: it holds compilation and
+CUDA-graph recording.
 
 Variants: ``seed`` is a plain generate loop (eager, a cache grown by
 concatenation); ``static-cache`` preallocates the cache (gpt-fast's); ``compile``

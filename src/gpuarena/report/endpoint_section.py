@@ -8,7 +8,9 @@ from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num,
 
 
 def _n(x) -> str:
-    return fmt_num(x) if isinstance(x, (int, float)) else "-"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return "-"
+    return f"{x:,}" if isinstance(x, int) else fmt_num(x)
 
 
 def section(rows: list[dict]) -> Section | None:

@@ -7,12 +7,9 @@ one place a result's flags are listed."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from gpuarena.store.result import Result
 
 CV_WARN = 0.05    # a spread above 5% of the mean is flagged (measure/stats.py writes the warning)
 
@@ -65,7 +62,7 @@ def flag_of(message: str) -> Flag:
     return Flag(kind=kind, message=message)
 
 
-def flags_of(r: "Result") -> list[Flag]:
+def flags_of(r) -> list[Flag]:      # r: a store.result.Result (which imports this module)
     """The flags of a result: from its typed fields, then the warnings those fields do not restate."""
     out = []
     thr = r.throughput

@@ -36,9 +36,16 @@ def test_int8_keeps_the_fp32_top1_of_a_tiny_classifier(rung):
     info = quant.quantize(model, rung)
     assert info["quantized_layers"] == {"linears": 2, "quantized": 2}
     with torch.inference_mode():
-        acc = quant.agreement(ref, model(x), logits=True)
-    assert acc["top1_agreement"] >= 0.98
+        out = model(x).float()
+    acc = quant.agreement(ref, out, logits=True)
     assert acc["rel_rms_error"] < 0.02 and acc["cosine_min"] > 0.99
+    # a class may change only where FP32's own margin is within the row's quantization error (int8
+    # kernels differ by CPU and thread count, so which near-ties flip is the machine's, not the rung's)
+    flipped = ref.argmax(1) != out.argmax(1)
+    top2 = ref.topk(2, dim=1).values
+    err = (out - ref).abs().max(1).values
+    assert bool(((top2[:, 0] - top2[:, 1])[flipped] <= 2 * err[flipped]).all())
+    assert acc["top1_agreement"] >= 0.9
 
 
 def test_agreement_figures():

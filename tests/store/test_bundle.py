@@ -10,16 +10,9 @@ import pytest
 from gpuarena.errors import UserError
 from gpuarena.store import bundle as B
 from gpuarena.store.db import Store
-from tests.analysis.conftest import fill
+from tests.analysis import conftest as analysis
 
-
-@pytest.fixture
-def store(tmp_path):
-    """The small stored set of tests/analysis (two A100s and an A800), in a fresh database."""
-    s = Store(str(tmp_path / "a.db"))
-    fill(s)
-    yield s
-    s.close()
+store = analysis.store     # the fixture: tests/analysis's small stored set (two A100s and an A800)
 
 
 def _count(store):

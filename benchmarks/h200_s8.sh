@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Session 8 (2026-12-01) on one lent nvidia-h200: issue 23's unmeasured rungs, one case per process.
+#   cd .serve && bash benchmarks/h200_s8.sh quant   # ResNet-50 cuDNN-fused + CUDA graph (batch 256 and 1),
+#                                                   # llm-serve int8 and fp8 weights at batch 1 (about 9 min)
+#   cd .serve && bash benchmarks/h200_s8.sh attn    # llm-serve batch 1 and 64 with each decode attention
+# Every llm-serve case compiles from cold caches in its own process (side-by-side cold compiles of
+# llama3-8b ran past their limits in session 7); the first request of a process holds compilation
+# and is left out of the figures.  torchao and pydantic travel as wheels in .whl/.
+set -u
+OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
+WHL=$(ls -d .whl .serve/.whl 2>/dev/null | head -1)
+if [ -n "$WHL" ] && ls "$WHL"/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHL"/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
+PART=${1:-quant}
+DB=$OUT/h200-s8-$PART.db
+python3 -m gpuarena env > "$OUT/env.json"
+L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+CL=bf16+channels-last+cudnn-benchmark+cudnn-fused
+t() { local limit=$1; shift; echo "### $* ($(date +%T))"; timeout "$limit" python3 -m gpuarena run -q --db "$DB" "$@" 2>&1 \
+      | grep -E '^\s+(ok|skipped|error|failed|timeout|crashed)|^run |^warning|rror' | tail -${TAIL:-8}
+      python3 -m gpuarena export --db "$DB" -o "$OUT/h200-s8-$PART.json" >/dev/null 2>&1; }
+summary() {
+  python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json" 2>/dev/null
+  python3 - "$OUT/results.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    e, p, th = r.get("extra") or {}, r.get("params") or {}, r.get("throughput") or {}
+    thr = f"{th['median']:,.1f} {th['unit']} (CI {th['ci95_low']:,.1f}-{th['ci95_high']:,.1f})" if th else "-"
+    keys = ("decode_tokens_per_s", "tpot_ms_median", "ttft_ms", "decode_bandwidth_gbs", "prefill_tflops", "weights_bytes",
+            "quantization", "cudagraph_skips")
+    ex = " ".join(f"{k}={e[k]}" for k in keys if e.get(k) is not None)
+    prof = (e.get("decode_profile") or {}).get("kernels") or []
+    print(f"{r['workload']} bs{p.get('batch_size')} {r['variant']} attn={p.get('decode_attention')} [{r['status']}] {thr}"
+          f" {ex} {(r.get('error') or '')[:200]}")
+    for k in prof[:5]:
+        print("    ", json.dumps(k)[:220])
+PY
+}
+if [ "$PART" = quant ]; then
+  t 70 -w resnet50-infer --set batch_size=256 -v $CL -v $CL+cuda-graph -r 5 --set timeout_s=30
+  t 50 -w resnet50-infer --set batch_size=1 -v $CL+cuda-graph -r 5 --set timeout_s=20
+  t 220 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3
+  t 260 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set profile=1 -r 3
+fi
+if [ "$PART" = int8 ]; then   # what the quant call could not finish: int8 alone, its stack dumped if it hangs
+  t 70 -w resnet50-infer --set batch_size=256 -v $CL -v $CL+cuda-graph -r 5 --set timeout_s=30
+  t 40 -w resnet50-infer --set batch_size=1 -v $CL+cuda-graph -r 5 --set timeout_s=20
+  # after ${DUMP_S:-400} s a still-running case gets SIGABRT: faulthandler writes every thread's stack
+  # to its stderr, which the runner stores with the crashed case
+  ( sleep ${DUMP_S:-400}; pkill -ABRT -f gpuarena.runner.child && echo "### SIGABRT sent at $(date +%T)" ) &
+  W=$!
+  TAIL=30 t $((${DUMP_S:-400} + 40)) $L8B -v compile+fused-proj+int8-weights --set batch_size=1 -r 2
+  kill $W 2>/dev/null
+  python3 -m gpuarena results --db "$DB" --format json | python3 -c "import json,sys
+for r in json.load(sys.stdin):
+    if r['status'] != 'ok': print(r['variant'], r['status'], (r.get('error') or '')[-3000:])"
+fi
+if [ "$PART" = attn ]; then
+  for a in ${ATTN:-flex}; do
+    t ${LIMIT:-150} $L8B -v compile+fused-proj --set batch_size=1 --set decode_attention=$a --set profile=1 -r 3
+  done
+fi
+summary | tee "$OUT/summary.txt"

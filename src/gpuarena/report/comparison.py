@@ -9,7 +9,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import _request_of_published
 from gpuarena.analysis.check import check_claim
 from gpuarena.analysis.compare import compare_rows
-from gpuarena.analysis.tables import natural_key
+from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, check_format, open_store, refuse_ignored
+from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
@@ -110,15 +110,10 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
 
     check_format(fmt, ("table", "md", "json"))
     if registry.has(workload, physics="decoder-training") and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
-        from gpuarena.analysis import llm_claims
-        from gpuarena.report.text.llm_claims import render as render_llm
-
-        refuse_ignored("check -w llm-train (article 001's claims)", {
+        _out(_article_001_claims(fmt, {
             "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
-            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"})
-
-        _out(render_llm(llm_claims.judge(), fmt))
+            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
     store = _optional_store(db)
     if vs is not None or ratio is not None:
@@ -144,6 +139,15 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     for c in claims:
         _check_claim_input(c)
     _out(render(C.check_claims(claims, store), fmt))
+
+
+def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
+    """check -w llm-train alone: article 001's 175B claims against the memory and time model."""
+    from gpuarena.analysis import llm_claims
+    from gpuarena.report.text.llm_claims import render
+
+    refuse_ignored("check -w llm-train (article 001's claims)", given)
+    return render(llm_claims.judge(), fmt)
 
 
 def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store,
@@ -174,7 +178,6 @@ def _check_claim_input(c: dict) -> None:
     """A claim's numbers, precision and workload, refused up front as one line (never a
     traceback, never an Infinity in the output)."""
     from gpuarena.analysis.precision import request_of
-    from gpuarena.workloads import registry
 
     if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
@@ -194,16 +197,6 @@ def _check_claim_input(c: dict) -> None:
     if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs
         raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
                         "(e.g. resnet50-train) per GPU")
-
-
-def _counts(text: str) -> list[int]:
-    try:
-        ns = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UserError(f"--n {text!r}: expected a list like 4,8") from None
-    if not ns or any(not 1 <= n <= 100_000 for n in ns):
-        raise UserError(f"--n {text!r}: give GPU counts between 1 and 100000")
-    return ns
 
 
 @app.command()
@@ -243,9 +236,9 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
 
         refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
                          "--throughput": throughput, "--bucket-mb": bucket_mb})
-        _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
+        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt))
         return
-    _out(render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
+    _out(render(W.predict(workload, gpu, gpu_counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
 

@@ -47,9 +47,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     if case_id is not None and not any(r.id == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
     compared = comparison(pool, rows, baseline)
-    also = [compared.title.removeprefix("Comparison with ")] if compared else []
-    if compared:
-        also += [t[3] for t in compared.tables[1].rows]   # the GPUs of the compared rows
+    also = [compared.data["baseline"], *compared.data["gpus"]] if compared else []
     sections = [answer(pool, rows, first_jobs(rows), compared), what_was_run(pool, runs, rows),
                 an.hardware(rows, also), compared, an.claims(pool), an.cost(pool, rows, baseline),
                 an.advice(pool, rows)]
@@ -64,7 +62,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     title = f"gpuarena report: {', '.join(names)}"
     subtitle = f"{len(rows)} results from {suites_text(runs)}"
     if compared:
-        subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
+        subtitle += f"; compared with {compared.data['baseline']}"
     return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
 
 

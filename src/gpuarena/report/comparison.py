@@ -94,6 +94,7 @@ def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
     ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
                                                     natural_key(x["params"]), x["gpu"]))
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
+    s.data["baseline"], s.data["gpus"] = b, [short(x["gpu"]) for x in ordered]   # read by gather
     s.tables.append(ratio_table(ordered, brief, b))
     if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
         s.paragraphs.append(

@@ -211,7 +211,7 @@ def answer(pool, rows: list[dict], jobs: list[str], comparison: Section | None) 
     if comparison is not None:
         here = set(gpus)
         for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
-            base = comparison.title.removeprefix("Comparison with ")
+            base = comparison.data["baseline"]
             if x["geomean_ratio"]:
                 notes.append(
                     f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "

@@ -1,6 +1,6 @@
 """The number formats every printed figure uses, in one place.
 
-Below analysis and report in the import layers: analysis' table renderers and the
+Below the report in the import layers: the verbs' tables (report/text/) and the
 report's sections both format numbers, and must agree.
 """
 

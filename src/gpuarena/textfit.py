@@ -1,5 +1,5 @@
-"""Fitting tables to a terminal, in one place below analysis and report in the import layers:
-analysis' table renderers and the report's console tables both fold wide tables the same way."""
+"""Fitting tables to a terminal, in one place below the report in the import layers: the verbs'
+tables (report/text/) and the report's console tables both fold wide tables the same way."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from gpuarena.analysis import endpoints as EP
 from gpuarena.measure.stats import summarize
 from gpuarena.report.build import gather
 from gpuarena.report.markdown import render as render_markdown
+from gpuarena.report.text import cost as cost_text, endpoints as endpoints_text
 from gpuarena.store.db import Store
 from gpuarena.workloads import registry
 from gpuarena.workloads.endpoint import metrics as M
@@ -60,7 +61,7 @@ def test_cost_at_the_slo(store):
     assert h200["usd_per_million_tokens_at_slo"] == pytest.approx(price / (1000 * 3600) * 1e6)
     # SGLang's TPOT of 70 ms misses the 50 ms SLO: no token counts, no price
     assert rows[("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]["usd_per_million_tokens_at_slo"] is None
-    text = C.render(C.cost_table(store, "endpoint-serve"), "md")
+    text = cost_text.render(C.cost_table(store, "endpoint-serve"), "md")
     assert "cloud $/M tokens at SLO" in text and "endpoint-serve's goodput" in text
 
 
@@ -93,7 +94,7 @@ def test_engines_side_by_side_and_in_the_report(store):
                                                        ("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]
     assert len({r["setting"] for r in rows}) == 1 and "512 in / 128 out" in rows[0]["setting"]
     assert rows[0]["tpot_ms_p99"] == pytest.approx(10) and rows[2]["slo_attainment"] == 0
-    assert "Served engines, like for like" in EP.render(rows, "md")
+    assert "Served engines, like for like" in endpoints_text.render(rows, "md")
     md = render_markdown(gather(store))
     assert "Served engines: throughput, latency and goodput at an SLO" in md and "sglang 0.5.2" in md
 
@@ -122,9 +123,9 @@ def test_own_loop_beside_the_served_engines_at_the_same_lengths(store, cli):
     assert b32["engine"] == "gpuarena llm-serve compile+fused-proj" and b32["shape"] == "llama-1b"
     assert b32["output_tokens_per_s"] == pytest.approx(32 * 128 / 0.50) and b32["ttft_ms"] == pytest.approx(12)
     assert b32["tpot_ms_p50"] == 3.8 and b32["joules_per_token"] == 0.2
-    text = EP.render(rows, "md", own)
-    assert EP.OWN_TITLE in text and "| gpuarena llm-serve compile+fused-proj | llama-1b | 32 |" in text
+    text = endpoints_text.render(rows, "md", own)
+    assert endpoints_text.OWN_TITLE in text and "| gpuarena llm-serve compile+fused-proj | llama-1b | 32 |" in text
     md = render_markdown(gather(store))
-    assert EP.OWN_TITLE in md
+    assert endpoints_text.OWN_TITLE in md
     out = cli("engines", "--db", store.path, "-f", "json")
     assert out.returncode == 0 and '"own_loop"' in out.stdout and '"batch": 32' in out.stdout, out.stderr

@@ -9,6 +9,7 @@ import random
 
 from gpuarena.analysis import doctor as D
 from gpuarena.analysis import fleet as F
+from gpuarena.report.text import doctor as doctor_text, fleet as fleet_text
 from gpuarena.store import bundle as B
 from gpuarena.store.db import Store
 
@@ -63,7 +64,7 @@ def test_exactly_the_planted_gpus_and_link_are_flagged():
     assert fleet["hosts"] == HOSTS and not fleet["incomplete"]
     bf16 = next(c for c in fleet["cases"] if c["workload"] == "matmul" and c["params"]["dtype"] == "bf16")
     assert bf16["n"] == 128 and abs(bf16["median"] / 700 - 1) < 0.01
-    text = F.render(fleet, "table")
+    text = fleet_text.render(fleet, "table")
     assert "node03/cuda:5" in text and "node07 x8" in text and "flagged: 2 GPU(s), 1 link(s)" in text
 
 
@@ -80,7 +81,7 @@ def test_a_half_written_fleet_is_reported():
     fleet = F.analyse(rows, envs.get)
     (case,) = [c for c, missing in fleet["incomplete"].items() if missing == ["node09"]]
     assert case.startswith("NVIDIA H200: membw")
-    assert "incomplete: H200: membw size_mb=4096 has no result from node09" in F.render(fleet, "md")
+    assert "incomplete: H200: membw size_mb=4096 has no result from node09" in fleet_text.render(fleet, "md")
 
 
 def test_fleet_from_bundles_and_from_one_database(tmp_path, cli):
@@ -129,7 +130,7 @@ def test_doctor_verdicts():
     why = {g["device"]: g["why"] for g in v["gpus"]}
     assert "power limit 450 W, below the card's 700 W" in why["cuda:2"]
     assert "0.80x of the host's GPUs" in why["cuda:1"][0]
-    assert "cuda:1" in D.render(v, "table")
+    assert "cuda:1" in doctor_text.render(v, "table")
 
 
 def test_the_report_has_a_fleet_section_with_a_chart(tmp_path):

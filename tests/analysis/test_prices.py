@@ -10,6 +10,7 @@ from gpuarena.analysis import cost
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.errors import UserError
+from gpuarena.report.text import cost as cost_text
 
 # (better, worse): the same silicon with more memory, bandwidth or the SXM form factor, or a newer card at
 # least as good on every paper figure.  On one basis the better one must not be cheaper unless flagged.
@@ -141,7 +142,7 @@ def test_cost_keeps_unpriced_cards_and_one_market(store):
     a800 = [r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4"]
     assert a800 and all(r["price_usd"] is None and r["per_dollar"] is None for r in a800)
     assert all(r["purchase_usd"] is None and r["price_market"] == "cloud" for r in out["rows"])
-    md = cost.render(out, "md")
+    md = cost_text.render(out, "md")
     assert "unpriced: A800 40GB SXM4" in md and "| unpriced |" in md and "$/GPU-h" in md and "price $" not in md
     with pytest.raises(UserError, match="--price-basis 'rent'"):
         cost.cost_table(store, basis="rent")

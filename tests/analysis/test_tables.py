@@ -6,6 +6,7 @@ import pytest
 
 from gpuarena.analysis import check, compare, cost
 from gpuarena.errors import UserError
+from gpuarena.report.text import check as check_text, compare as compare_text, cost as cost_text
 from tests.analysis.conftest import golden
 
 
@@ -24,8 +25,8 @@ def test_compare_rows_and_golden(store, monkeypatch):
     assert "throttled" in noisy["flags"] and any(f.startswith("CV") for f in noisy["flags"])
     assert out["skipped"] and "version differs (1 vs 2)" in out["skipped"][0]["reason"]
     assert out["summary"][0]["geomean_ratio"] == pytest.approx((slow["ratio"] * noisy["ratio"]) ** 0.5)
-    golden("compare.md", compare.render(out, "md"))
-    golden("compare.txt", compare.render(out, "table"))
+    golden("compare.md", compare_text.render(out, "md"))
+    golden("compare.txt", compare_text.render(out, "table"))
 
 
 def test_compare_refuses_unknown_baseline(store):
@@ -47,7 +48,7 @@ def test_cost_golden_and_known_answers(store):
     assert a100["energy_basis"] == "TDP" and a100["items_per_joule"] == pytest.approx(a100["throughput"] / 400)
     assert a100["per_1000usd"] == a100["per_dollar"] == pytest.approx(a100["throughput"] / 15)
     assert a100["cloud_usd_per_hr"] is None                  # one market per table: no cloud figure here
-    golden("cost.md", cost.render(out, "md"))
+    golden("cost.md", cost_text.render(out, "md"))
     # the cloud basis: AWS's p4d price per GPU-hour, items per dollar, the fleet's rent over the years
     cl = cost.cost_table(store, years=3, gpus=8, baseline="A100 40GB SXM4")
     a100 = next(r for r in cl["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and "256" in r["params"])
@@ -56,7 +57,7 @@ def test_cost_golden_and_known_answers(store):
     assert a100["per_dollar"] == pytest.approx(a100["throughput"] * 3600 / 2.7447)
     assert a100["fleet_usd"] == pytest.approx(2.7447 * 8 * 8766 * 3)
     assert {u["gpu"] for u in cl["unpriced"]} == {"NVIDIA A800 40GB SXM4"}     # no cloud sells it: said, kept
-    assert "| NVIDIA A800 40GB SXM4 |" in cost.render(cl, "md") and "unpriced" in cost.render(cl, "md")
+    assert "| NVIDIA A800 40GB SXM4 |" in cost_text.render(cl, "md") and "unpriced" in cost_text.render(cl, "md")
 
 
 def test_cost_tco_arithmetic():
@@ -76,7 +77,7 @@ def test_check_golden(store):
     # the ceiling is the best finite measurement here: the stored A100 at 2,410 images/s (38% of TF32 peak)
     assert top["verdict"] == "implausible" and "gpuarena measurement" in top["ceiling"]["source"]
     assert top["ceiling"]["share"] == pytest.approx(256 / 0.1062 * 6 * 4.089e9 / 1e12 / 156, rel=0.01)
-    golden("check.md", check.render(rows, "md"))
+    golden("check.md", check_text.render(rows, "md"))
 
 
 def test_check_verdicts():

@@ -7,6 +7,7 @@ import pytest
 from gpuarena.analysis import interconnect, whatif
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.report.text import whatif as whatif_text
 
 
 def test_pcie_card_uses_pcie_beyond_a_bridged_pair():
@@ -26,7 +27,7 @@ def test_missing_batch_size_is_the_stated_workload_default():
 
     assert p["batch_from"] == "the workload's default"
     assert p["batch_size"] == registry.get("resnet50-train").resolve_params({})["batch_size"]
-    assert "default" in whatif.render(p, "table")
+    assert "default" in whatif_text.render(p, "table")
 
 
 def test_composed_variant_sends_two_byte_gradients():

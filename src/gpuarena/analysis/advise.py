@@ -24,7 +24,7 @@ from gpuarena.analysis import physics as X
 from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.advise_rows import COLUMNS, explain, render, scale_and_price  # noqa: F401 - the verb's API
+from gpuarena.analysis.advise_rows import explain, scale_and_price
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry

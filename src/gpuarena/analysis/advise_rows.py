@@ -5,7 +5,6 @@ what would change the ranking.  analysis/advise.py ranks; this finishes its rows
 from __future__ import annotations
 
 from gpuarena.analysis import whatif
-from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -81,21 +80,3 @@ def explain(rows: list[dict], workload: str, gpus: int, budget: float | None, cl
     if fast["basis"] == "projected":
         s += " The top figure is a projection: measure before buying."
     return s
-
-
-COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("basis", "basis"), ("throughput", "items/s"), ("band", "band"),
-           ("unit", "unit"), ("precision", "precision"), ("engine", "engine"), ("scaling", "scaling"),
-           ("price_usd", "price $"), ("per_dollar", "per $"), ("items_per_joule", "items/J (TDP)"),
-           ("memory_gb", "GB"), ("source", "source"), ("note", "note")]
-
-
-def render(result: dict, fmt: str) -> str:
-    if fmt == "json":
-        return _render([], [], "json", data=result)
-    rows = [{**x, "band": "" if x["basis"] != "projected" else f"{x['low']:,.0f}-{x['high']:,.0f}"}
-            for x in result["rows"]]
-    notes = [result["explanation"]]
-    if result["other_classes"]:
-        notes.append("Not set beside these (other precision, engine or settings): "
-                     + "; ".join(result["other_classes"]))
-    return _render(COLUMNS, rows, fmt, title=f"GPUs for {result['workload']} x {result['gpus']}", notes=notes)

@@ -25,7 +25,6 @@ from pathlib import Path  # noqa: F401 - tests locate the shipped claims through
 from gpuarena.analysis import physics as X
 from gpuarena.analysis.physics import claim_number as _num
 from gpuarena.analysis import precision as P
-from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -172,32 +171,3 @@ def read_claims(path: str) -> list[dict]:
     if not rows:
         raise UserError(f"--csv {path}: no claims")
     return rows
-
-
-COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("precision", "stated"), ("executed", "executed"),
-           ("batch_size", "batch"), ("conditions", "conditions"), ("claim", "claimed"),
-           ("implied_tflops", "implied TFLOP/s"), ("peak_tflops", "peak"), ("share", "share of peak"),
-           ("verdict", "verdict"), ("reason", "reason")]
-
-
-def _conditions(r: dict) -> str:
-    p = r["params"]
-    parts = [f"{k}={p[k]}" for k in ("seq_len", "image_size", "inference_steps") if k in p]
-    return ", ".join(parts + ([f"gpus={r['gpus']}"] if r["gpus"] > 1 else []))
-
-
-def _claim(r: dict) -> str:
-    if r.get("scaling") is not None:
-        return f"scaling {r['scaling']:.2f}"
-    if r.get("latency") is not None:
-        return f"{r['latency']:g} s/item"
-    return f"{r['throughput']:,.1f}/s"
-
-
-def render(rows: list[dict], fmt: str) -> str:
-    if fmt == "json":
-        return _render([], rows, "json")
-    shown = [{**r, "share": f"{r['share_of_peak']:.0%}" if r.get("share_of_peak") is not None else "",
-              "executed": NAMES.get(r["executed"], r["executed"]), "conditions": _conditions(r), "claim": _claim(r),
-              "gpu": r["gpu"].replace("NVIDIA ", "")} for r in rows]
-    return _render(COLUMNS, shown, fmt, title="Claims judged as stated (precision as executed)")

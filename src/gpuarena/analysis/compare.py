@@ -18,8 +18,7 @@ import math
 
 from gpuarena.analysis import rows as R
 from gpuarena.store.result import Result
-from gpuarena.analysis.tables import natural_key
-from gpuarena.analysis.tables import render as _render
+from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.identity import why_not_comparable
@@ -191,25 +190,3 @@ def _twins(a: str, b: str) -> bool:
 
     ga, gb = catalog.find(a or ""), catalog.find(b or "")
     return bool(ga and gb and ga.name != gb.name and identical_silicon(ga, gb))
-
-
-ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),
-               ("source", "source"), ("baseline_value", "baseline"), ("value", "value"), ("unit", "unit"),
-               ("ratio", "ratio"), ("ci", "95% CI"), ("verdict", "verdict"), ("flags", "flags")]
-SUMMARY_COLUMNS = [("gpu", "GPU"), ("n", "configs"), ("geomean_ratio", "geomean ratio"), ("faster", "faster"),
-                   ("slower", "slower"), ("no_difference", "no sig. diff."), ("no_ci", "no CI")]
-
-
-def render(result: dict, fmt: str) -> str:
-    """The comparison as text: table, md or json (json = the dict compare() returns)."""
-    if fmt == "json":
-        return _render([], [], "json", data=result)
-    rows = [{**r, "ci": (f"{r['ci95_low']:.3f}-{r['ci95_high']:.3f}" if r["ci95_low"] is not None else "-"),
-             "ratio": f"{r['ratio']:.3f}"} for r in result["rows"]]
-    summary = [{**s, "geomean_ratio": f"{s['geomean_ratio']:.3f}x" if s["geomean_ratio"] else "-"}
-               for s in result["summary"]]
-    notes = [f"skipped {s['workload']} {s['variant']} {s['params']} on {s['gpu']}: {s['reason']}"
-             for s in result["skipped"]]
-    b = result["baseline"]
-    return (_render(ROW_COLUMNS, rows, fmt, title=f"Compared with {b}")
-            + "\n" + _render(SUMMARY_COLUMNS, summary, fmt, title=f"Geometric mean of ratios to {b}", notes=notes))

@@ -96,31 +96,3 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
     tiny = any(r.get("size") == "tiny" for r in results)
     return {"gpus": gpus, "links": links, "tiny": tiny,
             "verdict": min((g["verdict"] for g in gpus), key=ORDER.index) if gpus else "FAIL"}
-
-
-def render(v: dict, fmt: str) -> str:
-    from gpuarena.analysis.tables import render as _render
-    from gpuarena.numbers import fmt_num
-
-    if fmt == "json":
-        return _render([], [], "json", data=v)
-    rows = []
-    for g in v["gpus"]:
-        for c in g["checks"]:
-            rows.append({"gpu": g["device"], "check": c["check"],
-                         "value": f"{fmt_num(c['value'])} {c['unit'] or ''}" if c["value"] else c["status"],
-                         "expected": (f"{c['vs_expected']:.2f}x of {fmt_num(c['expected'])} ({c['basis']})"
-                                      if c["expected"] else "-"),
-                         "peers": f"{c['vs_peers']:.2f}x" if c["vs_peers"] is not None else "-",
-                         "flag": "below-expected" if c["below"] else "slow-vs-peers" if c["peer_slow"] else ""})
-    for link in v["links"]:
-        rows.append({"gpu": "all", "check": link["check"], "value": (f"{fmt_num(link['busbw_gbs'])} GB/s bus"
-                     if link.get("busbw_gbs") else link["status"]), "expected": "-", "peers": "-", "flag": ""})
-    cols = [("gpu", "GPU"), ("check", "check"), ("value", "figure"), ("expected", "vs expected"),
-            ("peers", "vs host's GPUs"), ("flag", "flag")]
-    cols = [c for c in cols if c[0] in ("gpu", "check", "value") or any(r[c[0]] not in ("-", "") for r in rows)]
-    notes = [f"{g['device']} ({g.get('name') or '?'}): {g['verdict']}" + (f" -- {'; '.join(g['why'])}" if g["why"] else "")
-             for g in v["gpus"]]
-    if v["tiny"]:
-        notes.append("tiny sizes on a CPU: these checks prove the install works, not how fast anything is")
-    return _render(cols, rows, fmt, title=f"gpuarena doctor: {v['verdict']}", notes=notes)

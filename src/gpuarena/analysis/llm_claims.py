@@ -14,7 +14,6 @@ from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
 from gpuarena.analysis.physics import claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
-from gpuarena.analysis.tables import render as _render
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -83,37 +82,6 @@ def h100_batch_18() -> dict:
 
 def judge() -> list[dict]:
     return [h100_saves_40(), a800_23_longer(), h100_batch_18()]
-
-
-COLUMNS = [("claim", "claim"), ("model_text", "the model says"), ("verdict", "verdict"), ("reason", "why")]
-
-
-def render(rows: list[dict], fmt: str) -> str:
-    return _render(COLUMNS, rows, fmt, title="Article 001's 175B claims against the memory and time model",
-                   notes=[f"model: analysis/llm_plan.py, {MODEL}, {TOKENS:.0e} tokens, the same MFU ({MFU}) on both cards"])
-
-
-PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP (micro)"), ("memory_gb", "GB per GPU"),
-                ("fits", "fits"), ("largest_micro_batch", "largest micro-batch"), ("compute_days", "compute days"),
-                ("comm", "comm s/step (TP, DP, PP)"), ("mfu", "MFU"), ("days", "days")]
-
-
-def render_plan(p: dict, fmt: str) -> str:
-    if fmt == "json":
-        return _render([], [], "json", data=p)
-    rows = [{"checkpointing": "full" if r["checkpointing"] else "none",
-             "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}"
-                       + (" FSDP" if r["layout"].get("zero3") else "") + f" ({r['layout']['micro_batch']})",
-             "memory_gb": r["memory"]["total"] / 1e9, "fits": "yes" if r["fits"] else "NO",
-             "largest_micro_batch": r["largest_micro_batch"], "compute_days": r["compute_only_days"],
-             "comm": (f"{r['tp_comm_s']:.2f}, {r['dp_comm_s']:.2f}, {r['pp_comm_s']:.3f}" if p["mfu"] is None
-                      else "inside the MFU"), "mfu": f"{r['mfu']:.3f}", "days": r["days"]}
-            for r in p["rows"]]
-    notes = [f"{k}: {v}" for k, v in p["assumptions"].items()]
-    mfu = f"MFU {p['mfu']:.2f} ({p['mfu_from']})" if p["mfu"] is not None else "no MFU given: the breakdown"
-    title = (f"What if: {p['model']} ({p['params'] / 1e9:.0f}B), {p['tokens']:.3g} tokens on {p['n']} x {p['gpu']}, "
-             f"{mfu}, {p['precision']}")
-    return _render(PLAN_COLUMNS, rows, fmt, title=title, notes=notes)
 
 
 # --- llm-serve claims: the serving model's bounds --------------------------------------------

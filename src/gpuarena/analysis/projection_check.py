@@ -116,37 +116,3 @@ def validate(groups=None) -> dict:
             "form_chosen_on": ("the form (a/P + b/BW + c, a >= FLOPs) was chosen on the Lambda DLE PyTorch families "
                                "of ResNet-50 and BERT-Large (TF32 and FP16); every error here holds the target's die "
                                "out of the fit, and the hold-out ratios come from other publishers")}
-
-
-VALIDATION_COLUMNS = [("path", "path"), ("workload", "workload"), ("precision", "precision"), ("gpu", "GPU"),
-                      ("reference", "from"), ("published", "published"), ("predicted", "predicted"),
-                      ("error", "error"), ("source", "source")]
-
-
-def render_validation(result: dict, fmt: str) -> str:
-    from gpuarena.analysis.tables import render as _render
-
-    if fmt == "json":
-        return _render([], [], "json", data={k: v for k, v in result.items()})
-
-    def short(name):
-        g = catalog.find(name) if name else None
-        return g.short if g else name
-
-    rows = [{**r, "gpu": short(r["gpu"]), "reference": short(r["reference"]), "error": f"{r['pct_error']:+.0f}%"}
-            for r in result["rows"] if not r["path"].startswith("deployed")]
-
-    def line(name, s):
-        if not s["n"]:
-            return f"{name}: no points"
-        return (f"{name}: n = {s['n']}, median {s['median_abs_pct_error']:.1f}%, p80 {s['p80_abs_pct_error']:.1f}%, "
-                f"max {s['max_abs_pct_error']:.1f}%")
-    notes = [line("deployed path (one reference, target's die out of the shape; data-centre cards)",
-                  result["deployed"]),
-             line("deployed path with consumer cards as reference or target", result["deployed_with_consumer_cards"]),
-             line("fitted path (leave one die out)", result["fitted"]),
-             line("hold-out cross-GPU ratios", result["holdout"]),
-             f"Spearman {result['spearman']:.2f} against {result['bandwidth_only_spearman']:.2f} for ranking by "
-             "datasheet bandwidth alone" if result["spearman"] is not None else "Spearman: too few points",
-             result["form_chosen_on"]]
-    return _render(VALIDATION_COLUMNS, rows, fmt, title="Projection model, held out", notes=notes)

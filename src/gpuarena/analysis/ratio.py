@@ -107,24 +107,3 @@ def check_multi_gpu_ratio(workload: str, gpu: str, vs: str, n: int, claimed_low:
                                     f"{b.short} {pb['busbw_gbs']:.0f} GB/s; no overlap; compute "
                                     f"{pb['compute_s'] * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
                                     f"{batch_size})")}
-
-
-COLUMNS = [("gpu", "GPU"), ("vs", "vs"), ("kind", "claim"), ("claimed_text", "claimed"),
-           ("expected_text", "expected"), ("verdict", "verdict"), ("reason", "reason")]
-
-
-def render(rows: list[dict], fmt: str) -> str:
-    from gpuarena.analysis.tables import render as _render
-
-    if fmt == "json":
-        return _render([], rows, "json")
-    shown = []
-    for r in rows:
-        claimed = (f"{r['claimed']:.3f}" if "claimed" in r and r["claimed_high"] == r["claimed"] else
-                   f"{r['claimed']:.3f}-{r['claimed_high']:.3f}" if "claimed" in r else f"{r['claimed_low']:.2f}x" if
-                   r["claimed_low"] == r["claimed_high"] else f"{r['claimed_low']:.2f}-{r['claimed_high']:.2f}x")
-        expected = (f"{r['expected_low']:.3f}-{r['expected_high']:.3f}" if "expected_low" in r
-                    else f"{r['modelled']:.2f}x")
-        shown.append({**r, "gpu": catalog.match(r["gpu"]).short, "vs": catalog.match(r["vs"]).short,
-                      "claimed_text": claimed, "expected_text": expected})
-    return _render(COLUMNS, shown, fmt, title="Ratio claims judged against the specs")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from gpuarena.data import catalog
 from gpuarena.store.flags import CV_WARN as CV_FLAG, FlagKind  # noqa: F401 (CV_FLAG: the report's notes)
@@ -13,6 +14,11 @@ from gpuarena.store.result import Result
 def gpu_of(r: Result) -> str:
     """GPU identity of a result: the catalog name where the device name matches one row."""
     return catalog.identity(r.device_name)
+
+
+def natural_key(text) -> tuple:
+    """'batch_size=8' before 'batch_size=64': digits compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(text)) if p)
 
 
 def is_search(r: Result) -> bool:

@@ -234,20 +234,3 @@ def explain(rows: list[dict], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
                 "or PCIe)" if gpus > 1 else "")
              + f"; {s['overhead']:.0%} of memory is kept back. A projection: measure before buying.")
     return text
-
-
-COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("memory_gb", "GB"), ("bandwidth_gbs", "GB/s"),
-           ("max_batch", "max sequences"), ("batch", "batch"), ("tokens_per_s", "tokens/s"), ("ttft_s", "TTFT s"),
-           ("tpot_ms", "ms/token"), ("bound", "bound"), ("tokens_per_s_batch1", "tokens/s at 1"),
-           ("usd_per_hour", "cloud $/h"), ("tokens_per_usd", "tokens per $"), ("note", "note")]
-
-
-def render(result: dict, fmt: str) -> str:
-    from gpuarena.analysis.tables import render as table
-
-    if fmt == "json":
-        return table([], [], "json", data=result)
-    notes = [result["explanation"]] + [f"not ranked: {e['gpu']}: {e['reason']}" for e in result["excluded"]]
-    return table(COLUMNS, result["rows"], fmt, notes=notes,
-                 title=f"GPUs for serving {result['model']}: {result['prompt']:,} + {result['output']:,} tokens"
-                 + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else ""))

@@ -28,8 +28,7 @@ from __future__ import annotations
 import math
 
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, mib_text, ring_allreduce_s
-from gpuarena.analysis.tables import render as _render
+from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, ring_allreduce_s
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -236,24 +235,3 @@ def _plain(store, ddp_model, grad_workload: str, g, bs: int, c: dict) -> float |
         pr = single_gpu_throughput(store, grad_workload, g.name, bs, None, c["model_variant"])
         return pr["throughput_median"] if pr else None
     return None if ddp_model else c["thr"]
-
-
-COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),
-           ("exposed_ms", "exposed ms"), ("step_ms", "step ms"), ("efficiency", "eff. vs own 1-GPU step"),
-           ("vs_plain", "eff. vs plain 1-GPU step"), ("throughput", "items/s")]
-
-
-def render(result: dict, fmt: str) -> str:
-    if fmt == "json":
-        return _render([], [], "json", data=result)
-    rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3,
-             "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3, "efficiency": f"{r['efficiency']:.3f}",
-             "vs_plain": f"{r['efficiency_vs_plain']:.3f}" if r.get("efficiency_vs_plain") else "not measured"}
-            for r in result["rows"]]
-    notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {mib_text(result['message_bytes'])} "
-             f"messages; batch {result['batch_size']} per GPU ({result['batch_from']})"
-             + (f", {result['accum_steps']} micro-batches per all-reduce" if result.get("accum_steps", 1) > 1 else ""),
-             f"compute from {result['compute_from']}",
-             f"busbw from {result['busbw_from']}",
-             f"overlap {result['overlap']:.2f} from {result['overlap_from']}"]
-    return _render(COLUMNS, rows, fmt, title=f"What if: {result['workload']} on N x {result['gpu']}", notes=notes)

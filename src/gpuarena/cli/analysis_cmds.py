@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, check_format, open_store, refuse_ignored
+from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite, read_csv
 from gpuarena.store.result import MAX_THROUGHPUT
@@ -45,9 +45,10 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", metavar="GPU",
             db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Each GPU against a baseline: ratios, 95% CIs from the raw repeats, verdicts, geometric mean."""
     from gpuarena.analysis import compare as C
+    from gpuarena.report.text.compare import render
 
     check_format(fmt, ("table", "md", "json"))
-    _out(C.render(C.compare(open_store(db, readonly=True), baseline, workload), fmt))
+    _out(render(C.compare(open_store(db, readonly=True), baseline, workload), fmt))
 
 
 @app.command()
@@ -61,6 +62,7 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metava
          basis: str = BASIS, prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Throughput per dollar on one price basis (cloud $/GPU-hour or purchase $), items per joule, fleet rent or TCO."""
     from gpuarena.analysis import cost as C
+    from gpuarena.report.text.cost import render
     from gpuarena.data.catalog import load_prices
     from gpuarena.data.prices import check_basis
 
@@ -75,7 +77,7 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metava
     hosting = C.DEFAULT_HOSTING if hosting is None else hosting
     C.check_inputs(years, gpus, kwh, pue, hosting)
     over = load_prices(prices)
-    _out(C.render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh, pue, hosting,
+    _out(render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh, pue, hosting,
                                over, baseline, basis=basis), fmt))
 
 
@@ -104,17 +106,14 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
     from gpuarena.analysis import check as C
+    from gpuarena.report.text.check import render
 
     check_format(fmt, ("table", "md", "json"))
     if registry.has(workload, physics="decoder-training") and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
-        from gpuarena.analysis import llm_claims
-
-        refuse_ignored("check -w llm-train (article 001's claims)", {
+        _out(_article_001_claims(fmt, {
             "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
-            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"})
-
-        _out(llm_claims.render(llm_claims.judge(), fmt))
+            "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
     store = _optional_store(db)
     if vs is not None or ratio is not None:
@@ -139,13 +138,23 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
         claims = [{**c, **llm_claim_sets(sets, c.get("workload"))} for c in claims]
     for c in claims:
         _check_claim_input(c)
-    _out(C.render(C.check_claims(claims, store), fmt))
+    _out(render(C.check_claims(claims, store), fmt))
+
+
+def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
+    """check -w llm-train alone: article 001's 175B claims against the memory and time model."""
+    from gpuarena.analysis import llm_claims
+    from gpuarena.report.text.llm_claims import render
+
+    refuse_ignored("check -w llm-train (article 001's claims)", given)
+    return render(llm_claims.judge(), fmt)
 
 
 def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store,
                  fmt: str) -> str:
     """A ratio claim (--vs, --ratio): one GPU against another, alone or over --gpus."""
     from gpuarena.analysis import ratio as RT
+    from gpuarena.report.text.ratio import render
 
     if vs is None or ratio is None or gpu is None or workload is None:
         raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
@@ -155,21 +164,20 @@ def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, th
         from gpuarena.cli.llm_cmds import llm_claim_sets
 
         cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
-        return RT.render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
+        return render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
     if gpus and gpus > 1:
         if what not in ("allreduce", "step"):
             raise UserError(f"--what {what!r}: allreduce or step")
         row = RT.check_multi_gpu_ratio(workload, gpu, vs, gpus, lo, hi, what, throughput, batch_size, store)
     else:
         row = RT.check_ratio(workload, gpu, vs, lo, precision or "default", store, hi)
-    return RT.render([row], fmt)
+    return render([row], fmt)
 
 
 def _check_claim_input(c: dict) -> None:
     """A claim's numbers, precision and workload, refused up front as one line (never a
     traceback, never an Infinity in the output)."""
     from gpuarena.analysis.precision import request_of
-    from gpuarena.workloads import registry
 
     if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
@@ -191,16 +199,6 @@ def _check_claim_input(c: dict) -> None:
                         "(e.g. resnet50-train) per GPU")
 
 
-def _counts(text: str) -> list[int]:
-    try:
-        ns = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UserError(f"--n {text!r}: expected a list like 4,8") from None
-    if not ns or any(not 1 <= n <= 100_000 for n in ns):
-        raise UserError(f"--n {text!r}: give GPU counts between 1 and 100000")
-    return ns
-
-
 @app.command()
 def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"), gpu: str = typer.Option(..., "--gpu", metavar="GPU", help="GPU name, loosely (see `gpuarena gpus`)"),
            n: str = typer.Option("2,4,8", "--n", metavar="N,N,...", help="GPU counts, e.g. 4,8"),
@@ -217,6 +215,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     """Predicted data-parallel scaling: compute + exposed ring all-reduce.
     `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
     from gpuarena.analysis import whatif as W
+    from gpuarena.report.text.whatif import render
 
     check_format(fmt, ("table", "md", "json"))
     finite(throughput, "--throughput", cap=MAX_THROUGHPUT)
@@ -237,9 +236,9 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
 
         refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
                          "--throughput": throughput, "--bucket-mb": bucket_mb})
-        _out(whatif_llm(model, tokens, gpu, _counts(n), mfu, variant, store, fmt))
+        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt))
         return
-    _out(W.render(W.predict(workload, gpu, _counts(n), store, busbw, overlap, batch_size, throughput, model,
+    _out(render(W.predict(workload, gpu, gpu_counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
 
@@ -259,6 +258,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
     from gpuarena.analysis import advise as A
+    from gpuarena.report.text.advise import render
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
@@ -267,6 +267,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     finite(min_memory, "--min-memory", cap=1e6)
     if validate:
         from gpuarena.analysis import projection_check as J
+        from gpuarena.report.text.projection import render_validation
 
         refuse_ignored("advise --validate (it checks the projection model on the catalog)", {
             "--workload": workload is not None, "--gpus": gpus != 1, "--set": bool(sets),
@@ -274,7 +275,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
             "--min-memory": min_memory is not None, "--precision": precision is not None,
             "--include-consumer": include_consumer})
 
-        _out(J.render_validation(J.validate(), fmt))
+        _out(render_validation(J.validate(), fmt))
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
@@ -291,5 +292,5 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
 
     if basis not in BASES:
         raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
-    _out(A.render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
+    _out(render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
                            precision, include_consumer, basis), fmt))

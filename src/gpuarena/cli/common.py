@@ -23,6 +23,17 @@ def open_store(db: str | None, must_exist: bool = False, readonly: bool = False)
     return store
 
 
+def gpu_counts(text: str) -> list[int]:
+    """--n 2,4,8: the GPU counts a verb models."""
+    try:
+        ns = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--n {text!r}: expected a list like 4,8") from None
+    if not ns or any(not 1 <= n <= 100_000 for n in ns):
+        raise UserError(f"--n {text!r}: give GPU counts between 1 and 100000")
+    return ns
+
+
 def refuse_ignored(context: str, given: dict[str, bool]) -> None:
     """An option the command would not use is refused with the reason, never silently ignored."""
     names = [name for name, present in given.items() if present]

@@ -46,6 +46,7 @@ def doctor(db: Optional[str] = DbOption,
     import torch
 
     from gpuarena.analysis import doctor as D
+    from gpuarena.report.text.doctor import render as render_doctor
     from gpuarena.runner.guard import check_device, check_environment, default_device, release
     from gpuarena.measure.busy import busy_message
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
@@ -87,7 +88,7 @@ def doctor(db: Optional[str] = DbOption,
             raise
         store.release_run(run_id, "complete")
     verdicts = D.verdicts(store.results(run_ids), store.results(status="ok"), fp, store.environment)
-    typer.echo(D.render(verdicts, fmt), nl=False)
+    typer.echo(render_doctor(verdicts, fmt), nl=False)
     if fmt != "json":
         console.print(f"stored as run(s) {', '.join(run_ids)} in {escape(store.path)}")
 
@@ -106,6 +107,7 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
     """Many hosts' runs of one suite, from BUNDLEs (`gpuarena export` on each host) or one database:
     each GPU and link against the fleet median (MAD), outliers flagged."""
     from gpuarena.analysis import fleet as F
+    from gpuarena.report.text.fleet import render as render_fleet
 
     check_format(fmt, ("table", "md", "json"))
     results, envs = [], {}
@@ -139,4 +141,4 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
         lookup = store.environment
     if not [r for r in results if r.get("status") == "ok"]:
         raise UserError("no ok results to compare")
-    typer.echo(F.render(F.analyse(results, lookup), fmt, show_all), nl=False)
+    typer.echo(render_fleet(F.analyse(results, lookup), fmt, show_all), nl=False)

@@ -21,6 +21,7 @@ def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precisi
                    include_consumer: bool = False, basis: str = "cloud") -> str:
     from gpuarena.analysis import serving as S
     from gpuarena.data.catalog import load_prices
+    from gpuarena.report.text.serving import render
 
     unused = [name for name, v in (("--budget", budget), ("--hours", hours)) if v is not None]
     if unused:
@@ -32,7 +33,7 @@ def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precisi
         if any(x.strip().startswith("precision=") for x in sets):
             raise UserError("give the weights' precision once: --precision or --set precision=")
         sets = [*sets, f"precision={precision.strip().lower()}"]
-    return S.render(S.advise(_results(db), sets, min_memory, gpus, include_consumer, load_prices(prices)), fmt)
+    return render(S.advise(_results(db), sets, min_memory, gpus, include_consumer, load_prices(prices)), fmt)
 
 
 def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
@@ -80,8 +81,8 @@ def _precision(variant: str | None) -> tuple[str, bool | None]:
 
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
                variant: str | None, store, fmt: str) -> str:
-    from gpuarena.analysis import llm_advice, llm_claims, llm_plan
-
+    from gpuarena.analysis import llm_advice, llm_plan
+    from gpuarena.report.text.llm_claims import render_plan
     from gpuarena.safeio import finite
 
     precision, _ = _precision(variant)
@@ -103,5 +104,5 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
         plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
                                    mfu_from=source, efficiency=llm_advice.compute_efficiency(results, precision)))
     if fmt == "json":
-        return llm_claims.render_plan({"plans": plans}, "json")
-    return "\n".join(llm_claims.render_plan(p, fmt) for p in plans)
+        return render_plan({"plans": plans}, "json")
+    return "\n".join(render_plan(p, fmt) for p in plans)

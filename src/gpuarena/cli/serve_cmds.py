@@ -56,8 +56,9 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
     """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens;
     gpuarena's own llm-serve at the same lengths beside them."""
     from gpuarena.analysis import endpoints
+    from gpuarena.report.text.endpoints import render
     from gpuarena.data.catalog import load_prices
 
     check_format(fmt, ("table", "md", "json"))
     rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
-    typer.echo(endpoints.render(rows, fmt, own), nl=False)
+    typer.echo(render(rows, fmt, own), nl=False)

@@ -81,7 +81,7 @@ def _per_gpu(x: dict) -> str:
     return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
 
 
-def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
+def cost(pool, rows: list[dict], baseline: str | None) -> Section | None:
     """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
     baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
     setting and the fastest variant."""
@@ -93,7 +93,7 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     if base:
         gpus.add(base.name)
     try:
-        result = cost_table(store, baseline=base.name if base else None)
+        result = cost_table(pool, baseline=base.name if base else None)
     except UserError as exc:   # e.g. no result on a catalog GPU (a CPU run)
         return Section("cost", "Cost and energy efficiency", [f"No cost table: {exc}."])
     mine = [x for x in result["rows"] if x["gpu"] in gpus and x["workload"] in jobs]
@@ -137,12 +137,12 @@ def cost(store, rows: list[dict], baseline: str | None) -> Section | None:
     return s
 
 
-def claims(store, csv_path: str | None = None) -> Section | None:
+def claims(pool, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
     path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
     try:
-        checked = check.check_claims(check.read_claims(path), store)
+        checked = check.check_claims(check.read_claims(path), pool)
     except UserError as exc:
         return Section("claims", "The articles' claims", [f"Claims not checked: {exc}."])
     s = Section("claims", "The articles' claims, judged as stated")
@@ -172,7 +172,7 @@ def claims(store, csv_path: str | None = None) -> Section | None:
 ADVICE_ROWS = 5
 
 
-def advice(store, rows: list[dict]) -> Section | None:
+def advice(pool, rows: list[dict]) -> Section | None:
     """The recommendation (analysis.advise) for each workload in the report: its explanation
     and the top of its ranking."""
     jobs = jobs_in(rows)
@@ -189,7 +189,7 @@ def advice(store, rows: list[dict]) -> Section | None:
         sub = Section(f"advice-{slug(w)}", w)
         s.subsections.append(sub)
         try:
-            result = advise(store, w)
+            result = advise(pool, w)
         except UserError as exc:
             sub.paragraphs.append(f"No advice: {exc}." + ("" if registry.get(w).advised_by else
                                   f" To get it, run `{run_hint(w)}` on a GPU (a finite result at full size)."))

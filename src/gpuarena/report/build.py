@@ -1,4 +1,4 @@
-"""The report as data: sections of tables and chart specifications, read from the store.
+"""The report as data: sections of tables and chart specifications, from the stored rows read once.
 
 HTML and Markdown are two renderings of the same `Report`, so the Markdown
 carries exactly the tables the HTML shows.  Cells are plain strings here;
@@ -23,6 +23,7 @@ from gpuarena.report.model import (Report, Section, Table, brief_params, device_
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section
+from gpuarena.store.pool import Pool
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
@@ -30,8 +31,12 @@ from gpuarena.workloads import registry
 
 def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
            case_id: int | None = None) -> Report:
-    """Everything the report shows, from the stored results of the given runs (default: all)."""
-    everything = store.results()   # read and validated once; every section reads these typed rows
+    """Everything the report shows, from the stored results of the given runs (default: all).
+
+    The results table is read once (`Pool.read`: the typed rows and their environments); every
+    section gets rows and that pool, never the store, and the analyses it calls ask the pool."""
+    pool = Pool.read(store)
+    everything = pool.rows
     wanted = set(run_ids or [])
     rows = [r for r in everything if r.source != "published" and (not wanted or r.run_id in wanted)]
     rows = with_derived(rows, [r for r in everything if r.status == "ok"])
@@ -41,17 +46,15 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     runs = [store.run(rid) for rid in (run_ids or sorted({r.run_id for r in rows if r.run_id}))]
     if case_id is not None and not any(r.id == case_id for r in rows):
         raise UserError(f"--case {case_id}: no result with that id in the reported runs")
-    compared = comparison(store, rows, baseline)
-    also = [compared.title.removeprefix("Comparison with ")] if compared else []
-    if compared:
-        also += [t[3] for t in compared.tables[1].rows]   # the GPUs of the compared rows
-    sections = [answer(store, rows, first_jobs(rows), compared), what_was_run(store, runs, rows),
-                an.hardware(rows, also), compared, an.claims(store), an.cost(store, rows, baseline),
-                an.advice(store, rows)]
+    compared = comparison(pool, rows, baseline)
+    also = [compared.data["baseline"], *compared.data["gpus"]] if compared else []
+    sections = [answer(pool, rows, first_jobs(rows), compared), what_was_run(pool, runs, rows),
+                an.hardware(rows, also), compared, an.claims(pool), an.cost(pool, rows, baseline),
+                an.advice(pool, rows)]
     sections += [workload_section(w, [r for r in rows if r.workload == w]) for w in workloads_in(rows)
                  if not _multi_gpu(w)]
-    sections += [_llm.llm_section(rows), serving.section(rows, store), endpoint_section.section(rows),
-                 multi_gpu_section(store, rows), fleet_section.section(store, rows),
+    sections += [_llm.llm_section(rows), serving.section(rows, pool), endpoint_section.section(rows),
+                 multi_gpu_section(pool, rows), fleet_section.section(pool, rows),
                  telemetry_section(rows, case_id), warnings_section(rows)]
     sections = [s for s in sections if s is not None]
     explain_flags(sections[1:], rows)
@@ -59,7 +62,7 @@ def gather(store, run_ids: list[str] | None = None, baseline: str | None = None,
     title = f"gpuarena report: {', '.join(names)}"
     subtitle = f"{len(rows)} results from {suites_text(runs)}"
     if compared:
-        subtitle += f"; compared with {compared.title.removeprefix('Comparison with ')}"
+        subtitle += f"; compared with {compared.data['baseline']}"
     return footnote(Report(title=title, subtitle=subtitle, headline=[], sections=sections))
 
 
@@ -110,7 +113,7 @@ def workloads_in(rows: list[Result]) -> list[str]:
     return out
 
 
-def multi_gpu_section(store, rows: list[Result]) -> Section | None:
+def multi_gpu_section(pool: Pool, rows: list[Result]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
     ddp = [r for r in rows if registry.has(r.workload, physics="data-parallel") and ok(r)]
@@ -119,14 +122,14 @@ def multi_gpu_section(store, rows: list[Result]) -> Section | None:
         return None
     s = Section("multi-gpu", "Multi-GPU")
     if ddp:
-        s.subsections.append(scaling_subsection(store, ddp))
+        s.subsections.append(scaling_subsection(pool, ddp))
     if coll:
         s.subsections.append(busbw_subsection(coll))
     return s
 
 
-def scaling_subsection(store, rows: list[Result]) -> Section:
-    return multigpu.scaling(rows, store)
+def scaling_subsection(pool: Pool, rows: list[Result]) -> Section:
+    return multigpu.scaling(rows, pool)
 
 
 def busbw_subsection(rows: list[Result]) -> Section:

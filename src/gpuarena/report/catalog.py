@@ -10,7 +10,7 @@ import csv
 import io
 import json
 
-from gpuarena.analysis.tables import render as table
+from gpuarena.report.text.table import render as table
 from gpuarena.data import prices as P
 from gpuarena.data.prices import Price
 

@@ -9,7 +9,7 @@ from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import _request_of_published
 from gpuarena.analysis.check import check_claim
 from gpuarena.analysis.compare import compare_rows
-from gpuarena.analysis.tables import natural_key
+from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
@@ -32,7 +32,7 @@ def default_baseline(rows: list[dict]) -> str | None:
     return max(counts, key=lambda k: (counts[k], k)) if len(counts) > 1 else None
 
 
-def published_verdict(store, gpu: str, workload: str, precision: str | None, params: dict, value: float) -> str:
+def published_verdict(pool, gpu: str, workload: str, precision: str | None, params: dict, value: float) -> str:
     """gpuarena check's verdict on a published figure, judged as stated (as advise judges its candidates)."""
     g = catalog.find(gpu)
     if g is None:
@@ -42,19 +42,19 @@ def published_verdict(store, gpu: str, workload: str, precision: str | None, par
         return check_claim({"gpu": g.name, "workload": workload, "precision": _request_of_published(precision),
                             "batch_size": p.get("batch_size") or 1, "throughput": value,
                             **{k: p.get(k) for k in ("seq_len", "image_size")},
-                            "steps": p.get("inference_steps")}, store)["verdict"]
+                            "steps": p.get("inference_steps")}, pool)["verdict"]
     except UserError as exc:
         return f"not checked ({exc})"
 
 
-def counted(store, x: dict, precision_of) -> str:
+def counted(pool, x: dict, precision_of) -> str:
     """'' when a compare row may enter the geometric mean, else why not."""
     if "NaN" in (x.get("flags") or []):
         return "diverged (NaN)"
     for side, gpu, value in (("baseline_source", x["baseline_gpu"], x["baseline_value"]),
                              ("source", x["gpu"], x["value"])):
         if x.get(side) == "published":
-            v = published_verdict(store, gpu, x["workload"], precision_of(x, side), R_params(x), value)
+            v = published_verdict(pool, gpu, x["workload"], precision_of(x, side), R_params(x), value)
             if v != "plausible":
                 return f"{'baseline' if side == 'baseline_source' else 'figure'} {v} (check)"
     return ""
@@ -73,7 +73,7 @@ def R_params(x: dict) -> dict:
     return out
 
 
-def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
+def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
     """Ratios to the baseline GPU with 95% intervals.  An explicit --baseline that cannot be
     compared is an error; an automatic one is just left out."""
     explicit = baseline is not None
@@ -81,19 +81,20 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     if not baseline:
         return None
     try:
-        result = compare_rows(store.results(status="ok"), baseline)
+        result = compare_rows(pool.results(status="ok"), baseline)
     except UserError:
         if explicit:
             raise
         return None
     b = result["baseline"]
-    mark_rows(store, result["rows"])
+    mark_rows(pool, result["rows"])
     s = Section("comparison", f"Comparison with {b}")
     s.data["summary"] = summarise(result["rows"])   # read by the first screen
     s.tables.append(summary_table(s.data["summary"], b))
     ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
                                                     natural_key(x["params"]), x["gpu"]))
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
+    s.data["baseline"], s.data["gpus"] = b, [short(x["gpu"]) for x in ordered]   # read by gather
     s.tables.append(ratio_table(ordered, brief, b))
     if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
         s.paragraphs.append(
@@ -109,19 +110,19 @@ def comparison(store, rows: list[dict], baseline: str | None) -> Section | None:
     return s
 
 
-def mark_rows(store, compared: list[dict]) -> None:
+def mark_rows(pool, compared: list[dict]) -> None:
     """Sets each compare row's left_out reason, and drops a throttled flag that no slowed result explains."""
     published = {(R.gpu_of(r), r["workload"], r["variant"], r["throughput_median"]): r.get("precision")
-                 for r in store.results(status="ok") if r.get("source") == "published"}
+                 for r in pool.results(status="ok") if r.get("source") == "published"}
 
     def precision_of(x: dict, side: str) -> str | None:
         gpu, value = (x["baseline_gpu"], x["baseline_value"]) if side == "baseline_source" else (x["gpu"], x["value"])
         return published.get((gpu, x["workload"], x["variant"], value))
 
     for x in compared:
-        x["left_out"] = counted(store, x, precision_of)
+        x["left_out"] = counted(pool, x, precision_of)
     # "throttled" by the power cap alone is the card at its normal limit: not flagged
-    slowed = {(R.gpu_of(r), r["workload"]) for r in store.results(status="ok")
+    slowed = {(R.gpu_of(r), r["workload"]) for r in pool.results(status="ok")
               if r.get("throttled") and not at_power_cap_only(r)}
     for x in compared:
         if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from gpuarena.analysis.endpoints import OWN_NOTE, OWN_TITLE, engine_rows, own_loop_rows
+from gpuarena.analysis.endpoints import engine_rows, own_loop_rows
+from gpuarena.report.text.endpoints import OWN_NOTE, OWN_TITLE
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num, pct
 
 

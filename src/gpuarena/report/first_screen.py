@@ -69,7 +69,7 @@ def like_class(r: dict) -> tuple:
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
 
-def expected_figure(store, r: dict) -> dict | None:
+def expected_figure(pool, r: dict) -> dict | None:
     """What the measured result `r` should be (analysis.expected: the same recipe stored on the same GPU
     model, else the best like-for-like published figure, else gpuarena's model capped by physics); when
     that has nothing, the best published figure on the same GPU and class that check calls plausible.
@@ -79,7 +79,7 @@ def expected_figure(store, r: dict) -> dict | None:
         from gpuarena.analysis import expected as E
         from gpuarena.data.published import published_results
 
-        e = E.expect(r, store.results(workload=r.workload, status="ok"), published_results())
+        e = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())
     except (UserError, KeyError, TypeError, ValueError):
         e = None
     if e and e.get("figure") and r.source != "published":
@@ -91,7 +91,7 @@ def expected_figure(store, r: dict) -> dict | None:
             return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}", "source": src}
         return {"value": v, "text": f"{fmt_num(v)} {r.unit or ''}".strip(), "source": src}
     try:
-        cands = candidates(store, r.workload)
+        cands = candidates(pool, r.workload)
     except UserError:
         return None
     same = [c for c in cands if c["basis"] == "published" and c["gpu"].name == R.gpu_of(r)
@@ -106,19 +106,19 @@ def expected_figure(store, r: dict) -> dict | None:
             "source": c["source"]}
 
 
-def against_expected(store, best: dict, mine: list[dict]) -> tuple[dict | None, dict | None]:
+def against_expected(pool, best: dict, mine: list[dict]) -> tuple[dict | None, dict | None]:
     """The expected figure of the best result, else of the fastest finite result that has one
     (a published figure of another engine is compared with our run of that engine, not the best)."""
     order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
                    reverse=H.better(best.workload) == "max")
     for r in [best] + [r for r in order if r is not best]:
-        exp = expected_figure(store, r)
+        exp = expected_figure(pool, r)
         if exp:
             return r, exp
     return None, None
 
 
-def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | None]:
+def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | None]:
     """The advice in one line, and the advise result (for the chart)."""
     cls = registry.find(workload)
     if wrapper(workload):
@@ -127,7 +127,7 @@ def decision(store, workload: str, measured: dict | None) -> tuple[str, dict | N
         return f"see {cls.advised_by.split(';')[0]}" if "Serving" not in cls.advised_by else \
             "see the Serving section (memory and bandwidth model)", None
     try:
-        result = advise(store, workload)
+        result = advise(pool, workload)
     except UserError as exc:
         if measured is None:
             return f"no advice: no finite result; run `{run_hint(workload)}`", None
@@ -166,7 +166,7 @@ def run_hint(workload: str) -> str:
     return f"gpuarena run -w {workload}" + (f" {extra}" if extra else "")
 
 
-def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
+def answer(pool, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
     s = Section("answer", "The answer")
     measured = [r for r in rows if r.source != "published"]
     gpus = list(dict.fromkeys(R.gpu_of(r) for r in measured if ok(r)))
@@ -181,14 +181,14 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
     for w in jobs:
         mine = [r for r in rows if r.workload == w and r.source != "published"]
         best = best_finite(mine)
-        dec, result = decision(store, w, best)
+        dec, result = decision(pool, w, best)
         if best is None:
             diverged = any(r.extra.nan for r in mine)
             table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
                           "-", "-", dec, "", "", ""])
             continue
         v, text = figure(best)
-        compared, exp = against_expected(store, best, mine)
+        compared, exp = against_expected(pool, best, mine)
         vs = "-"
         if exp:
             cv = figure(compared)[0]
@@ -211,7 +211,7 @@ def answer(store, rows: list[dict], jobs: list[str], comparison: Section | None)
     if comparison is not None:
         here = set(gpus)
         for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
-            base = comparison.title.removeprefix("Comparison with ")
+            base = comparison.data["baseline"]
             if x["geomean_ratio"]:
                 notes.append(
                     f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
+from gpuarena.report.text.fleet import case_label
 
 
 def expected_table(rows: list[dict]) -> Table | None:
@@ -39,12 +40,12 @@ def fleet_subsection(rows: list[dict], environment) -> Section | None:
     s = Section("fleet", "Fleet: each GPU and link against the median")
     s.paragraphs.append(f"{len(fleet['hosts'])} host(s). A GPU or link is flagged when it is more than "
                         f"{F.Z:g} scaled MADs and {F.PRACTICAL:.0%} below its case's median.")
-    flagged = [[F.case_label(c), u, f"{fmt_num(c['units'][u]['value'])} {c['unit'] or ''}",
+    flagged = [[case_label(c), u, f"{fmt_num(c['units'][u]['value'])} {c['unit'] or ''}",
                 f"{c['units'][u]['ratio']:.3f}", str(c["n"])] for c in cases for u in c["flagged"]]
     s.tables.append(Table("fleet-table", [("case", TEXT), ("GPU or link", TEXT), ("figure", NUMERIC),
                                           ("vs median", NUMERIC), ("fleet", NUMERIC)],
                           flagged or [["-", "no outlier", "-", "-", "-"]], "Outliers"))
-    labels = [F.case_label(c)[:50] for c in cases]
+    labels = [case_label(c)[:50] for c in cases]
     slowest = [min(x["ratio"] for x in c["units"].values()) for c in cases]
     s.charts.append(Chart("fleet-chart", "Slowest GPU or link of each case, against the fleet median",
                           "grouped_bars", {"categories": labels, "groups": [{"label": "slowest / median",
@@ -53,16 +54,15 @@ def fleet_subsection(rows: list[dict], environment) -> Section | None:
                           "the slowest unit's ratio to the median per case; the line marks 3% below"))
     for c in fleet["cases"]:
         if c["missing_hosts"]:
-            s.paragraphs.append(f"Incomplete: {F.case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
+            s.paragraphs.append(f"Incomplete: {case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
     return s
 
 
-def section(store, rows: list[dict]) -> Section | None:
+def section(pool, rows: list[dict]) -> Section | None:
     """The section, or None when no result has an expected figure and there is no fleet to compare."""
-    pool = store.results(status="ok")
-    annotated = E.annotate(rows, pool, store.environment)
+    annotated = E.annotate(rows, pool.results(status="ok"), pool.environment)
     table = expected_table(annotated)
-    fleet = fleet_subsection(rows, store.environment)
+    fleet = fleet_subsection(rows, pool.environment)
     if table is None and fleet is None:
         return None
     s = Section("normal", "Is it normal? Expected figures and the fleet")

@@ -25,7 +25,7 @@ def _setting(r: dict) -> str:
 MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
 
 
-def scaling(rows: list[dict], store=None) -> Section:
+def scaling(rows: list[dict], pool=None) -> Section:
     s = Section("scaling", "Data-parallel scaling (ddp-train)")
     groups: dict[str, dict[int, dict]] = {}
     for r in rows:
@@ -33,7 +33,7 @@ def scaling(rows: list[dict], store=None) -> Section:
     table_rows, series, model_series, notes = [], [], {}, {}
     single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
-        model, why = whatif_model(store, by_n)
+        model, why = whatif_model(pool, by_n)
         model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
         xs, eff, pred_x, pred = _measured(label, by_n, model_eff, table_rows)
         if len(xs) > 1:
@@ -135,7 +135,7 @@ def _is_seed(by_n: dict[int, dict]) -> bool:
     return next(iter(by_n.values()))["variant"] == "seed"
 
 
-def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
+def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     """gpuarena.analysis.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
     the model cannot say."""
     r = by_n[min(by_n)]
@@ -149,7 +149,7 @@ def whatif_model(store, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     per_gpu = one["throughput_median"] if one else None
     ns = sorted(set(MODEL_NS) | set(by_n))
     try:
-        return whatif.predict(workload, _device(by_n), ns, store=store, batch_size=batch, throughput=per_gpu), ""
+        return whatif.predict(workload, _device(by_n), ns, store=pool, batch_size=batch, throughput=per_gpu), ""
     except UserError as exc:
         return None, str(exc)
 

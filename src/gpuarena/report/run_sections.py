@@ -14,7 +14,7 @@ def _order(key: tuple) -> list:
     return [(v is None, v if isinstance(v, (int, float)) else 0, str(v)) for v in key]
 
 
-def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
+def what_was_run(pool, runs: list[dict], rows: list[dict]) -> Section:
     s = Section("run", "What was run, and where")
     run_rows = []
     for run in runs:
@@ -55,7 +55,7 @@ def what_was_run(store, runs: list[dict], rows: list[dict]) -> Section:
                           "processes: --processes).", details=("timing",)))
     env_rows = []
     for env_id in sorted({r.env_id for r in rows if r.env_id is not None}):
-        fp = store.environment(env_id) or {}
+        fp = pool.environment(env_id) or {}
         libs = fp.get("libraries") or {}
         gpus = [g.get("name") for g in fp.get("gpus") or [] if g.get("name")]
         gpu_text = ", ".join(f"{n} x{gpus.count(n)}" for n in dict.fromkeys(gpus)) or "none"

@@ -15,10 +15,10 @@ def _ms(x) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def section(rows: list[dict], store=None) -> Section | None:
+def section(rows: list[dict], pool=None) -> Section | None:
     """None when no llm-serve result measured its per-token times.  The membw ceiling may come
     from any run in the store (it is a fact of the GPU, measured once)."""
-    copies = [r for r in (store.results(status="ok") if store is not None else [])
+    copies = [r for r in (pool.results(status="ok") if pool is not None else [])
               if registry.has(r["workload"], device_figure="memory-bandwidth")]
     ceilings = rows + copies
     sets = S.curves(rows, ceilings)

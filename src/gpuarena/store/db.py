@@ -29,6 +29,7 @@ DEFAULT_DB = "gpuarena.db"
 from gpuarena.store import postgres  # noqa: E402
 from gpuarena.store.lock import DatabaseLocked, _live_owner, _owner, _Tx  # noqa: E402,F401 (DatabaseLocked: callers')
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
+from gpuarena.store.pool import select  # noqa: E402
 from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
 
 
@@ -243,10 +244,7 @@ class Store:
         The table is read and validated once per Store and kept until this Store writes: a
         report asks for rows dozens of times, and 20,000 rows validated each time would take
         minutes.  The typed rows are frozen, so every call shares them."""
-        run_ids = set(run_ids or [])
-        return [r for r in self._all_rows()
-                if (not run_ids or r.run_id in run_ids) and (workload is None or r.workload == workload)
-                and (source is None or r.source == source) and (status is None or r.status == status)]
+        return select(self._all_rows(), run_ids, workload, source, status)
 
     def _all_rows(self) -> list[Result]:
         if self._rows is None:

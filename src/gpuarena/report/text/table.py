@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 
 from rich import box
 from rich.console import Console
@@ -18,11 +17,6 @@ from gpuarena.numbers import fmt_num  # one number format everywhere
 from gpuarena.textfit import natural_width, records, terminal_width
 
 FORMATS = ("table", "md", "json")
-
-
-def natural_key(text) -> tuple:
-    """'batch_size=8' before 'batch_size=64': digits compare as numbers."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(text)) if p)
 
 
 def cell(v) -> str:
@@ -40,7 +34,7 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
     """Text of a table.  json dumps `data` (default: the rows) with sorted keys; `compact`
     draws the text table without vertical rules (more columns fit)."""
     if fmt == "json":
-        return json.dumps(rows if data is None else data, indent=2, sort_keys=True, default=str) + "\n"
+        return as_json(rows if data is None else data)
     notes = notes or []
     if fmt == "md":
         out = [f"### {title}", ""] if title else []
@@ -50,7 +44,8 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
             out.append("| " + " | ".join(cell(r.get(k)).replace("|", "\\|") for k, _ in columns) + " |")
         out += [""] + [f"- {n}" for n in notes] if notes else []
         return "\n".join(out) + "\n"
-    t = Table(title=title, header_style="bold", title_justify="left", **({"box": box.SIMPLE, "padding": (0, 1, 0, 0)} if compact else {}))
+    t = Table(title=title, header_style="bold", title_justify="left",
+              **({"box": box.SIMPLE, "padding": (0, 1, 0, 0)} if compact else {}))
     for _, h in columns:
         t.add_column(h, overflow="fold")
     for r in rows:
@@ -67,3 +62,8 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
     for n in notes:
         con.print(Text(n))  # notes carry prices' sources and user text: never markup
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+
+
+def as_json(data) -> str:
+    """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text."""
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"

@@ -1,0 +1,27 @@
+"""`gpuarena compare` as text: every like-for-like row with its ratio and 95% CI, then the
+geometric mean per GPU."""
+
+from __future__ import annotations
+
+from gpuarena.report.text.table import as_json, render as table
+
+ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),
+               ("source", "source"), ("baseline_value", "baseline"), ("value", "value"), ("unit", "unit"),
+               ("ratio", "ratio"), ("ci", "95% CI"), ("verdict", "verdict"), ("flags", "flags")]
+SUMMARY_COLUMNS = [("gpu", "GPU"), ("n", "configs"), ("geomean_ratio", "geomean ratio"), ("faster", "faster"),
+                   ("slower", "slower"), ("no_difference", "no sig. diff."), ("no_ci", "no CI")]
+
+
+def render(result: dict, fmt: str) -> str:
+    """The comparison as text: table, md or json (json = the dict compare() returns)."""
+    if fmt == "json":
+        return as_json(result)
+    rows = [{**r, "ci": (f"{r['ci95_low']:.3f}-{r['ci95_high']:.3f}" if r["ci95_low"] is not None else "-"),
+             "ratio": f"{r['ratio']:.3f}"} for r in result["rows"]]
+    summary = [{**s, "geomean_ratio": f"{s['geomean_ratio']:.3f}x" if s["geomean_ratio"] else "-"}
+               for s in result["summary"]]
+    notes = [f"skipped {s['workload']} {s['variant']} {s['params']} on {s['gpu']}: {s['reason']}"
+             for s in result["skipped"]]
+    b = result["baseline"]
+    return (table(ROW_COLUMNS, rows, fmt, title=f"Compared with {b}")
+            + "\n" + table(SUMMARY_COLUMNS, summary, fmt, title=f"Geometric mean of ratios to {b}", notes=notes))

@@ -1,0 +1,33 @@
+"""`gpuarena engines` as text: the served engines like for like, and gpuarena's own decode loop
+at the same lengths beside them (the report's served-engines section uses the same words)."""
+
+from __future__ import annotations
+
+from gpuarena.report.text.table import as_json, render as table
+
+COLUMNS = [("setting", "setting"), ("gpu", "GPU"), ("engine", "engine"), ("server_gpus", "GPUs"),
+           ("rate", "req/s sent"), ("output_tokens_per_s", "output tok/s"),
+           ("goodput_requests_per_s", "goodput req/s"), ("slo_attainment", "within SLO"),
+           ("ttft_ms_p50", "TTFT p50 ms"), ("ttft_ms_p99", "TTFT p99 ms"), ("tpot_ms_p50", "TPOT p50 ms"),
+           ("tpot_ms_p99", "TPOT p99 ms"), ("itl_ms_p99", "ITL p99 ms"), ("e2e_ms_p99", "E2E p99 ms"),
+           ("joules_per_token", "J/token"), ("usd_per_million_tokens_at_slo", "cloud $/M tok at SLO"),
+           ("failed", "failed")]
+OWN_COLUMNS = [("lengths", "lengths"), ("gpu", "GPU"), ("engine", "engine"), ("shape", "shape"), ("batch", "batch"),
+               ("output_tokens_per_s", "output tok/s"), ("ttft_ms", "TTFT ms"), ("tpot_ms_p50", "TPOT p50 ms"),
+               ("tpot_ms_p99", "TPOT p99 ms"), ("joules_per_token", "J/token")]
+OWN_TITLE = "gpuarena's own decode loop (llm-serve) at the same lengths"
+OWN_NOTE = ("batch B beside a served engine at concurrency B; every sequence of a batch starts together (TTFT: "
+            "the prefill of the whole batch); output tok/s: generated tokens over whole requests")
+
+
+def render(rows: list[dict], fmt: str, own: list[dict] | None = None) -> str:
+    if fmt == "json":
+        return as_json({"rows": rows, "own_loop": own or []})
+    shown = [{**r, "rate": "all at once" if r["rate"] in (None, float("inf")) else r["rate"]} for r in rows]
+    text = table(COLUMNS, shown, fmt, title="Served engines, like for like", notes=[
+        "one group per setting (model, API, lengths, arrivals, SLOs); metrics as vLLM's benchmark_serving "
+        "defines them; goodput: requests within both SLOs per second; $/M tok at SLO: the catalog's cloud "
+        "price per GPU-hour over the output tokens of those requests"])
+    if own:
+        text += "\n" + table(OWN_COLUMNS, own, fmt, title=OWN_TITLE, notes=[OWN_NOTE])
+    return text

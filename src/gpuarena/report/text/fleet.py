@@ -1,0 +1,47 @@
+"""`gpuarena fleet` as text: the outliers (or every GPU and link) of many hosts' runs of one suite,
+each against the fleet's median, with the cases some host has no result for."""
+
+from __future__ import annotations
+
+from gpuarena.analysis.fleet import PRACTICAL, Z
+from gpuarena.numbers import fmt_num
+from gpuarena.report.text.table import as_json, render as table
+
+COLUMNS = [("case", "case"), ("what", "GPU or link"), ("value", "figure"), ("ratio", "vs median"), ("z", "MADs"),
+           ("n", "fleet")]
+
+
+def case_label(c: dict) -> str:
+    """'H200: matmul dtype=bf16': the GPU model, the workload, its variant if not the plain one, its parameters."""
+    params = " ".join(f"{k}={v}" for k, v in (c.get("params") or {}).items())
+    gpu = str(c.get("gpu") or "?").replace("NVIDIA ", "")
+    variant = c["variant"] if c["variant"] != "seed" else ""
+    return f"{gpu}: " + " ".join(x for x in (c["workload"], variant, params) if x)
+
+
+def _rows(fleet: dict, show_all: bool) -> list[dict]:
+    rows = []
+    for c in fleet["cases"]:
+        for unit, x in sorted(c["units"].items(), key=lambda kv: kv[1]["ratio"]):
+            if x["outlier"] or show_all:
+                rows.append({"case": case_label(c), "what": unit,
+                             "value": f"{fmt_num(x['value'])} {c['unit'] or ''}", "ratio": f"{x['ratio']:.3f}",
+                             "z": f"{x['z']:+.1f}" if x["z"] is not None else "(MAD 0)",
+                             "n": f"{c['n']} (median {fmt_num(c['median'])})"})
+    return rows
+
+
+def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
+    """The fleet analysis (analysis.fleet.analyse) as text."""
+    if fmt == "json":
+        return as_json(fleet)
+    notes = [f"{len(fleet['hosts'])} host(s), {len(fleet['cases'])} case(s); "
+             f"flagged: {len(fleet['flagged_gpus'])} GPU(s), {len(fleet['flagged_links'])} link(s) "
+             f"(more than {Z:g} scaled MADs and {PRACTICAL:.0%} below the fleet median)"]
+    for c in fleet["cases"]:
+        missing = c["missing_hosts"]
+        if missing:
+            notes.append(f"incomplete: {case_label(c)} has no result from {', '.join(missing[:8])}"
+                         + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
+    title = "Fleet: every GPU and link" if show_all else "Fleet: outliers (slow GPUs and links)"
+    return table(COLUMNS, _rows(fleet, show_all), fmt, title=title, notes=notes)

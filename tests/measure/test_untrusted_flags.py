@@ -92,6 +92,14 @@ def test_throttle_by_clock_drop_and_steady_clock():
     assert all(bit in THROTTLE_BITS for bit in (0x4, 0x8, 0x20, 0x40, 0x80))
 
 
+def test_a_counter_that_did_not_advance_is_not_zero_energy():
+    """A window shorter than one step of NVML's energy counter reads 0 J: mean power x time instead."""
+    tel = telemetry_with([sample(0.0, 1980, power=124.0), sample(0.05, 1980, power=124.0)],
+                         energy_mj=(5_000_000, 5_000_000))
+    s = tel.summary(items=5)
+    assert s["energy_source"] == "mean_power_x_time" and s["energy_j_per_item"] == pytest.approx(124 * 2 / 5)
+
+
 def test_no_nvml_means_no_invented_figures():
     s = Telemetry("cpu").summary(items=10)
     assert s["throttled"] is None and s["power_w_mean"] is None and s["telemetry"] == []

@@ -86,3 +86,16 @@ def test_a_serving_row_without_its_lengths_is_left_out_of_the_serving_section(tm
     assert cli(capsys, "import", str(path), "--db", db)[0] in (0, None)
     code, _, err = cli(capsys, "report", "--db", db, "-o", str(tmp_path / "r.md"), "-f", "md")
     assert code in (0, None) and "internal error" not in err, err
+
+
+def test_zero_energy_while_drawing_power_reads_as_unmeasured(tmp_path):
+    """Session 8's H200 bundle holds 0.0 J/image at 124 W (a 2.5 ms window, shorter than one step of
+    NVML's energy counter): read back, the row has no energy figure rather than a free image."""
+    store = Store(str(tmp_path / "e.db"))
+    run_id = store.create_run("energy", "cuda", [], None)
+    for key, energy in (("zero", 0.0), ("real", 0.02)):
+        store.add_result({"run_id": run_id, "case_key": key, "workload": "resnet50-infer", "variant": key,
+                          "params": {"batch_size": 1}, "status": "ok", "throughput_median": 2000.0,
+                          "power_w_mean": 124.0, "energy_j_per_item": energy})
+    got = {r.variant: r.energy_j_per_item for r in store.results(run_ids=[run_id])}
+    assert got == {"zero": None, "real": 0.02}

@@ -156,6 +156,15 @@ class Result(BaseModel):
                              "energy_source", "created_at")(_name)
     _texts = field_validator("error", "origin")(_text)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _zero_energy_unmeasured(cls, data):
+        """0 J while the card drew power is a window shorter than NVML's energy counter's step
+        (stored so before session 8's telemetry fix): not measured, not free."""
+        if isinstance(data, dict) and data.get("energy_j_per_item") == 0 and (data.get("power_w_mean") or 0) > 0:
+            data = {**data, "energy_j_per_item": None}
+        return data
+
     @field_validator("throughput_median")
     @classmethod
     def _thr(cls, v):

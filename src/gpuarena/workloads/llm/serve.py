@@ -9,15 +9,8 @@ times do not perturb the decode; on a CPU the marks are perf_counter readings (i
 synchronous).  The first request of a process is left out of these figures: it holds compilation and
 CUDA-graph recording.
 
-Variants: ``seed`` is a plain generate loop (eager, a cache grown by
-concatenation); ``static-cache`` preallocates the cache (gpt-fast's); ``compile``
-compiles the decode step with mode="reduce-overhead" (CUDA graphs on a GPU) over
-the static cache and the prefill with a dynamic prompt length, under inductor's
-coordinate-descent tuning (llm/engine.py says why each matters); ``fused-proj``
-fuses the QKV and gate/up projections; ``int8-weights`` is gpt-fast's weight-only
-int8; ``fp8-weights`` quantises every linear layer with torchao's FP8
-dynamic-activation, FP8-weight recipe (row-wise scales; matmuls in FP8 on sm_89+),
-else it is skipped.  Version 2 (issue 23): the compiled prefill and the tuning.
+Variants: see ``variants`` below (llm/engine.py says why each matters).  Version 2 (issue 23): the
+compiled prefill and the tuning; 3: quantised weights keep an eager prefill (the ``prefill`` param).
 """
 
 from __future__ import annotations
@@ -40,7 +33,7 @@ from gpuarena.store.flags import nan_flag
 
 class LLMServe(Workload):
     name = "llm-serve"
-    version = 2
+    version = 3
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -59,17 +52,15 @@ class LLMServe(Workload):
         Param("hf_config", str, "", "a Hugging Face config.json (or its folder) to use instead of shape"),
         Param("batch_size", int, 1, "concurrent sequences", min=1, max=65536),
         Param("prompt_len", int, 512, "prompt tokens per sequence", tiny=16, min=1, max=1_048_576),
-        Param("new_tokens", int, 128, "generated tokens per sequence (1 from the prefill)", tiny=8,
-              min=1, max=1_048_576),
-        Param("slo_ms", float, 50.0, "per-token latency objective for the report (p99 time per output token)",
-              min=0.001, max=1e6),
-        Param("search", str, "none", "max-batch: find the largest batch that fits, time at that batch",
-              choices=("none", "max-batch")),
+        Param("new_tokens", int, 128, "generated tokens a sequence (1 by the prefill)", tiny=8, min=1, max=1_048_576),
+        Param("slo_ms", float, 50.0, "the report's objective for the p99 time per output token", min=0.001, max=1e6),
+        Param("search", str, "none", "max-batch: time the largest batch that fits", choices=("none", "max-batch")),
         Param("search_max", int, 1024, "largest batch the search tries", tiny=4, min=1, max=65536),
         Param("decode_attention", str, "sdpa", "decode attention: SDPA's kernel, or multiplies, sums and a "
               "softmax that inductor compiles into its own reductions", choices=("sdpa", "reduction")),
-        Param("profile", int, 0, "1: after timing, profile one request's decode and store its costliest kernels",
-              min=0, max=1),
+        Param("prefill", str, "auto", "with compile: the prefill compiled or eager; auto compiles it unless weights "
+              "are quantised (H200: compiled over int8, 0.93 TFLOP/s)", choices=("auto", "compile", "eager")),
+        Param("profile", int, 0, "1: profile one more request's decode, store its costliest kernels", min=0, max=1),
     )
     variants = {
         "seed": "a plain generate loop: eager, KV cache grown by torch.cat each token",
@@ -167,7 +158,8 @@ class LLMServe(Workload):
             for buf in self.cache.buffers():
                 torch._dynamo.mark_static_address(buf)
             self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
-            self.prefill = engine.compile_prefill(self._prefill_eager)
+            if self._prefill_compiled():
+                self.prefill = engine.compile_prefill(self._prefill_eager)
         self.kernel_profile = None
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
         self.ttft: list[float] = []
@@ -175,6 +167,13 @@ class LLMServe(Workload):
         self.requests = 0
         self.finite = None
         self.kv_bytes = 0
+
+    def _prefill_compiled(self) -> bool:
+        return self.prefill_compiled(self.p["prefill"], self.quant is not None)
+
+    @staticmethod
+    def prefill_compiled(choice: str, quantised: bool) -> bool:   # the ``prefill`` param, under compile
+        return choice == "compile" or (choice == "auto" and not quantised)
 
     def _new_cache(self, batch: int):
         if not self.static:
@@ -255,7 +254,8 @@ class LLMServe(Workload):
         emb = cfg.vocab_size * cfg.dim * torch.finfo(self.dtype).bits // 8
         v = self.ctx.variants
         out = {"batch": B, "cache": "static" if self.static else "dynamic (torch.cat)",
-               "prefill": "torch.compile, dynamic prompt length" if "compile" in v else "eager",
+               "prefill": ("torch.compile, dynamic prompt length" if "compile" in v and self._prefill_compiled()
+                           else "eager"),
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
                "decode_attention": self.p["decode_attention"], "inductor": self.inductor,

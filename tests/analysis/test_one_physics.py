@@ -128,3 +128,13 @@ def test_compare_says_twins_should_measure_the_same(store):
     rows = compare.compare(store, "A100 40GB SXM4", "resnet50-train")["rows"]
     slow = next(r for r in rows if r["ratio"] < 0.9)
     assert slow["expected_ratio"] == 1.0 and any("identical silicon" in f for f in slow["flags"])
+
+
+def test_unasked_advice_ranks_at_the_models_own_numerics(shipped):
+    """The shipped H200 bundles hold BERT-Large's FP8 rung (1,704 sequences/s, 12% relative error of the
+    output) beside bf16 (1,513): unasked, advise ranks on BF16; FP8 only when asked for."""
+    assert A.advise(shipped, "bert-large-infer")["request"] == "bf16"
+    asked = A.advise(shipped, "bert-large-infer", precision="fp8")
+    assert asked["request"] == "fp8"
+    h200 = next(r for r in asked["rows"] if r["gpu"] == catalog.match("H200").name)
+    assert h200["basis"] == "measured" and round(h200["throughput"]) == 1704

@@ -72,6 +72,7 @@ def fill(store: Store) -> None:
             peak_memory_bytes=int(gib * 2**30), power_w_mean=560.0 + batch / 4, power_w_max=690.0,
             energy_j_per_item=(560.0 + batch / 4) / thr_median, temp_c_max=63.6 if longest else 55.0,
             telemetry=telemetry() if longest else telemetry(10, 99), throttled=longest,
+            extra={"throttle_reasons": ["sw_power_cap"]} if longest else {},
             warnings=(["GPU throttled during the timed window: sw_power_cap"] if longest else [])))
     oom = result("resnet50-train", "seed", {"batch_size": 1024, "image_size": 224}, [1.0], 1, "images/s",
                  env_id=env, status="oom", throughput_median=None, throughput=None, latency=None, warnings=[],

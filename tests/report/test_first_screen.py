@@ -82,10 +82,20 @@ def test_numbers_by_magnitude_and_sd_in_seconds_per_image():
 
 
 def test_warnings_grouped_by_what_they_change():
-    rows = [{"warnings": ["GPU throttled during the timed window: sw_power_cap"]},
-            {"warnings": ["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
-                          "throughput spread is high: CV 7.8% > 5%"]},
-            {"warnings": ["throughput spread is high: CV 5.1% > 5%"]}]
+    from tests.report.test_report import typed
+
+    def row(cv=0.01, warnings=(), **extra):
+        thr = {"n": 5, "median": 100.0, "mean": 100.0, "stdev": cv * 100, "cv": cv, "ci95_low": 90.0,
+               "ci95_high": 110.0, "min": 90.0, "max": 110.0, "unit": "images/s"}
+        return {"run_id": "r", "case_key": "k", "workload": "resnet50-train", "variant": "seed", "status": "ok",
+                "params": {}, "throughput_median": 100.0, "throughput": thr, "throttled": "throttle_reasons" in extra,
+                "extra": extra, "warnings": list(warnings)}
+
+    rows = typed([row(throttle_reasons=["sw_power_cap"], warnings=["GPU throttled during the timed window: "
+                                                                   "sw_power_cap"]),
+                  row(0.078, nan=True, warnings=["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
+                                       "throughput spread is high: CV 7.8% > 5%"]),
+                  row(0.051, ["throughput spread is high: CV 5.1% > 5%"])])
     assert caution_counts(rows) == [("diverged run (never shown or used here)", 1), ("noisy (CV > 5%)", 2)]
     kinds = [k for k, _ in grouped(rows)]
     assert kinds[-1] == "at the power cap"                      # listed, but not a caution
@@ -100,13 +110,22 @@ def test_method_rows_shared_by_runs_are_one_line():
 
 
 def test_a_power_capped_result_is_not_flagged_but_a_hot_one_is():
-    from gpuarena.report.cautions import shown_flags
+    """Cautions come from the typed throttle reasons NVML gave, not from a warning's words."""
+    from gpuarena.report.cautions import INFO, shown_flags
+    from tests.report.test_report import typed
 
-    capped = {"warnings": ["GPU throttled during the timed window: sw_power_cap"]}
-    hot = {"warnings": ["GPU throttled during the timed window: sw_power_cap, hw_thermal_slowdown"]}
+    def row(reasons, warning="GPU throttled during the timed window"):
+        return {"run_id": "r", "case_key": "k", "workload": "resnet50-train", "variant": "seed", "status": "ok",
+                "params": {}, "throughput_median": 100.0, "throttled": True,
+                "extra": {"throttle_reasons": reasons}, "warnings": [warning]}
+
+    capped, hot, dropped = typed([row(["sw_power_cap"]), row(["sw_power_cap", "hw_thermal"]),
+                                  row([], "GPU throttled during the timed window: SM clock dropped > 10%")])
     assert shown_flags(capped, ["throttled", "noisy"]) == ["noisy"]
     assert shown_flags(hot, ["throttled"]) == ["throttled"]
     assert caution_counts([hot]) == [("slowed by heat or power brake", 1)]
+    assert caution_counts([capped]) == [] and INFO in grouped([capped])
+    assert caution_counts([dropped]) == [("clock dropped (no reason given)", 1)]   # no reason bit: not called heat
 
 
 def test_the_default_run_shape_gives_resnet50_advice_from_its_finite_recipe(report_db):

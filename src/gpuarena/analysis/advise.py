@@ -82,23 +82,26 @@ def candidates(store, workload: str) -> list[dict]:
 
 
 def _class_text(cls: tuple, request: str | None = None) -> str:
-    prec, engine, settings = cls
-    prec = request or prec
+    prec, engine, settings = request or cls[0], cls[1], cls[2]
     return f"{P.NAMES.get(prec, prec)}, {engine}" + "".join(f", {k}={v}" for k, v in settings)
 
 
+QUANTISED = ("fp8", "int8", "int4")     # BERT-Large's FP8 rung: 12% relative error (BENCHMARKS.md, session 8)
+
+
 def _pick_class(cands: list[dict], precision: str | None, defaults: tuple) -> tuple[tuple, str]:
-    """The class of the fastest finite measurement at the workload's default settings (else at any)."""
+    """The class of the fastest finite measurement at the workload's default settings (else at any);
+    unasked, never a quantised one (FP8, INT8 change the output) while another class is stored."""
     if precision:
         want = J.request_class(P.request_of(precision))
         cands = [c for c in cands if c["class"][0] == want]
         if not cands:
             raise UserError(f"no finite result at {precision} to rank on")
+    cands = cands if precision else [c for c in cands if c["class"][0] not in QUANTISED] or cands
     measured = [c for c in cands if c["basis"] == "measured"]
     measured = [c for c in measured if c["class"][2] == defaults] or measured
     if measured:
-        best = max(measured, key=lambda c: c["throughput"])
-        return best["class"], ""
+        return max(measured, key=lambda c: c["throughput"])["class"], ""
     by_class: dict[tuple, set] = {}
     for c in cands:
         by_class.setdefault(c["class"], set()).add(c["gpu"].name)

@@ -129,4 +129,4 @@ def against_reference(workload: str, rows: list[dict], keys: list[str]) -> Table
         "The fastest measured recipe on the GPU beside the best published figure for the same model on the "
         "same GPU, another engine and precision (MLPerf: INT8 under TensorRT, offline scenario, no batch "
         "limit): the share is how far gpuarena's best rung is from it, not a like-for-like comparison.",
-        details=("source",))
+        details=("published best", "source"))

@@ -38,7 +38,8 @@ def fill(store: Store) -> None:
                             power_w_mean=350.0, energy_j_per_item=0.1655, energy_source="nvml-energy"))
     store.add_result(result(a100, 64, [0.0280, 0.0340, 0.0285, 0.0335, 0.0310, 0.0300]))
     store.add_result(result(a800, 64, [0.0310, 0.0295, 0.0335, 0.0300, 0.0325, 0.0315], throttled=True,
-                            extra={"throttle_reasons": ["sw_power_cap"]}, warnings=["GPU throttled during the timed window: sw_power_cap"]))
+                            extra={"throttle_reasons": ["sw_power_cap"]},
+                            warnings=["GPU throttled during the timed window: sw_power_cap"]))
     # A redefined workload (its version bumped): its results must not be compared.  A different
     # code_hash alone (provenance) does not stop a comparison.
     store.add_result(result("NVIDIA H100 80GB HBM3", 256, [0.05, 0.0501, 0.0502, 0.0499, 0.05], code_hash="ffff00",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpuarena.analysis.rows import fmt_params
+
 import pytest
 
 from gpuarena.analysis import advise, cost, interconnect, whatif
@@ -102,7 +104,7 @@ def test_article_perf_per_price_table(tmp_path):
     # the file's street prices make the table's one market: the catalog's list prices are not mixed in
     assert out["assumptions"]["market"] == "street"
     assert {r["gpu"] for r in out["rows"] if r["price_usd"]} == {"NVIDIA A100 40GB SXM4", "NVIDIA A800 40GB SXM4"}
-    rel = {r["params"]: r["rel_perf_per_price"] for r in out["rows"]
+    rel = {fmt_params(r["params"]): r["rel_perf_per_price"] for r in out["rows"]
            if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["variant"] == "seed"}
     # 2489/10500 / (2876/15000) at batch 512: 1.24x -- the article's 1.18x does not follow from its own tables
     assert rel["batch_size=512 image_size=224"] == pytest.approx((2489 / 10500) / (2876 / 15000))

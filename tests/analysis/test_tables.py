@@ -13,8 +13,8 @@ from tests.analysis.conftest import golden
 def test_compare_rows_and_golden(store, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")  # the text table is drawn at the terminal's width
     out = compare.compare(store, "A100 40GB SXM4")
-    assert [r["params"].split()[0] for r in out["rows"]] == ["batch_size=64", "batch_size=256"]  # numeric order
-    by_bs = {r["params"].split()[0]: r for r in out["rows"]}
+    assert [r["params"]["batch_size"] for r in out["rows"]] == [64, 256]  # numeric order
+    by_bs = {f"batch_size={r['params']['batch_size']}": r for r in out["rows"]}
     slow = by_bs["batch_size=256"]
     assert slow["gpu"] == "NVIDIA A800 40GB SXM4"
     assert slow["ratio"] == pytest.approx(0.10625 / 0.12105, rel=1e-3)
@@ -40,18 +40,18 @@ def test_cost_golden_and_known_answers(store):
                           prices={"NVIDIA A100 40GB SXM4": {"purchase": cost.catalog.Price(15000, "test", "2024")},
                                   "NVIDIA A800 40GB SXM4": {"purchase": cost.catalog.Price(12000, "test", "2024")}},
                           basis="purchase")
-    a800 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4" and "256" in r["params"])
+    a800 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["params"]["batch_size"] == 256)
     assert a800["energy_basis"].startswith("measured") and a800["items_per_joule"] == pytest.approx(1 / 0.1655)
     # TCO: 8 x 12000 + 0.35 kW x 8 x 8766 h x 3 y x 1.5 x $0.10 + 8 x 3 x 1000
     assert a800["tco_total"] == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
-    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and "256" in r["params"])
+    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
     assert a100["energy_basis"] == "TDP" and a100["items_per_joule"] == pytest.approx(a100["throughput"] / 400)
     assert a100["per_1000usd"] == a100["per_dollar"] == pytest.approx(a100["throughput"] / 15)
     assert a100["cloud_usd_per_hr"] is None                  # one market per table: no cloud figure here
     golden("cost.md", cost_text.render(out, "md"))
     # the cloud basis: AWS's p4d price per GPU-hour, items per dollar, the fleet's rent over the years
     cl = cost.cost_table(store, years=3, gpus=8, baseline="A100 40GB SXM4")
-    a100 = next(r for r in cl["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and "256" in r["params"])
+    a100 = next(r for r in cl["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
     assert a100["price_usd"] == 2.7447 and a100["purchase_usd"] is None and a100.get("tco_total") is None
     assert a100["usd_per_million_items"] == pytest.approx(2.7447 / (a100["throughput"] * 3600) * 1e6)
     assert a100["per_dollar"] == pytest.approx(a100["throughput"] * 3600 / 2.7447)

@@ -146,8 +146,8 @@ def test_compare_sorts_batch_sizes_as_numbers(db):
     path, _ = db
     rows = json.loads(gpuarena("compare", "-b", "A100 80GB SXM4", "--db", path, "--format", "json").stdout)["rows"]
     for key in {(r["workload"], r["variant"], r["gpu"]) for r in rows}:
-        bs = [int(r["params"].split("batch_size=")[1].split()[0]) for r in rows
-              if (r["workload"], r["variant"], r["gpu"]) == key and "batch_size=" in r["params"]]
+        bs = [r["params"]["batch_size"] for r in rows
+              if (r["workload"], r["variant"], r["gpu"]) == key and "batch_size" in r["params"]]
         assert bs == sorted(bs)
 
 

@@ -67,7 +67,7 @@ def test_comparison_counts_only_baselines_that_pass_check(report_db):
     # article 000's A100 BERT-Large FP32 figure: 4.4x the card's FP32 peak, impossible by check
     assert published_verdict(store, "A100 40GB SXM4", "bert-large-infer", "FP32", {"batch_size": 64, "seq_len": 512},
                              256.8) == "impossible"
-    row = {"workload": "bert-large-infer", "params": "batch_size=64 seq_len=512", "baseline_gpu": "NVIDIA A100 40GB SXM4",
+    row = {"workload": "bert-large-infer", "params": {"batch_size": 64, "seq_len": 512}, "baseline_gpu": "NVIDIA A100 40GB SXM4",
            "gpu": "NVIDIA H200 SXM 141GB", "baseline_value": 256.8, "value": 137.5, "baseline_source": "published",
            "source": "imported", "flags": []}
     assert "impossible" in counted(store, row, lambda x, side: "FP32")

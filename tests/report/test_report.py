@@ -123,9 +123,9 @@ def test_warnings_are_grouped_and_params_briefed():
     from gpuarena.report.run_sections import id_ranges
 
     assert id_ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
-    texts = [("w", "batch_size=8 lr=0.1"), ("w", "batch_size=16 lr=0.1"), ("v", "dtype=bf16 m=1"),
-             ("v", "dtype=fp16 m=1")]
-    assert brief_params(texts) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]
+    given = [("w", {"lr": 0.1, "batch_size": 8}), ("w", {"batch_size": 16, "lr": 0.1}), ("v", {"dtype": "bf16", "m": 1}),
+             ("v", {"dtype": "fp16", "m": 1})]
+    assert brief_params(given) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]
 
 
 def typed(rows: list[dict]) -> list:

@@ -106,14 +106,15 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
                 why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
             if why:
                 skipped.append({"workload": o["workload"], "variant": o["variant"],
-                                "params": R.fmt_params(o.get("params")), "gpu": R.gpu_of(o), "reason": why})
+                                "params": dict(o.get("params") or {}), "gpu": R.gpu_of(o), "reason": why})
                 continue
             rows.append(_row(b, o, base_id))
     if not rows:
         reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
         raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
                         f"and parameters{reason}")
-    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(r["params"]), r["gpu"], r["source"]))
+    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(R.fmt_params(r["params"])), r["gpu"],
+                             r["source"]))
     return {"baseline": base_id, "rows": rows, "summary": _summary(rows), "skipped": skipped}
 
 
@@ -159,7 +160,7 @@ def _row(b: Result, o: Result, base_id: str) -> dict:
                      "cooling, software), not the chip")
     return {
         "workload": o["workload"], "variant": o["variant"], "expected_ratio": 1.0 if twins else None,
-        "params": R.fmt_params(o.get("params") if not o_pub else b.get("params")),
+        "params": dict((o.get("params") if not o_pub else b.get("params")) or {}),
         "size": o.get("size"), "gpus": o.get("gpus") or 1, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
         "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
         "ratio": ratio, "ci95_low": lo, "ci95_high": hi,

@@ -116,7 +116,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
                 row["rel_perf_per_price"] = row["per_dollar"] / ref[0]["per_dollar"]
             if ref and ref[0]["items_per_joule"] and row["items_per_joule"]:
                 row["rel_items_per_joule"] = row["items_per_joule"] / ref[0]["items_per_joule"]
-    rows.sort(key=lambda x: (x["workload"], x["variant"], natural_key(x["params"]), x["gpu"], x["source"] or ""))
+    rows.sort(key=lambda x: (x["workload"], x["variant"], natural_key(R.fmt_params(x["params"])), x["gpu"],
+                          x["source"] or ""))
     in_table = [cat[n] for n in dict.fromkeys(x["gpu"] for x in rows)]
     return {"rows": rows,
             "assumptions": {"years": years, "gpus": gpus, "kwh_price": kwh_price, "pue": pue,
@@ -145,7 +146,7 @@ def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price
     usd = price.usd
     row = {
         "gpu": g.name, "segment": g.segment, "workload": r["workload"], "variant": r["variant"],
-        "params": R.fmt_params(r.get("params")), "source": r.get("source"), "throughput": thr,
+        "params": dict(r.get("params") or {}), "source": r.get("source"), "throughput": thr,
         "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
         "engine": R.engine_of(r), "unit": r.get("unit"),
         "price_basis": basis, "price_usd": usd, "price_unit": P.UNIT[basis], "price_market": price.market,

@@ -54,23 +54,10 @@ def counted(pool, x: dict, precision_of) -> str:
     for side, gpu, value in (("baseline_source", x["baseline_gpu"], x["baseline_value"]),
                              ("source", x["gpu"], x["value"])):
         if x.get(side) == "published":
-            v = published_verdict(pool, gpu, x["workload"], precision_of(x, side), R_params(x), value)
+            v = published_verdict(pool, gpu, x["workload"], precision_of(x, side), x["params"], value)
             if v != "plausible":
                 return f"{'baseline' if side == 'baseline_source' else 'figure'} {v} (check)"
     return ""
-
-
-def R_params(x: dict) -> dict:
-    """The params of a compare row back from analysis.rows.fmt_params' "k=v k=v" text."""
-    out: dict = {}
-    for kv in str(x.get("params") or "").split(" "):
-        k, _, v = kv.partition("=")
-        if k:
-            try:
-                out[k] = int(v)
-            except ValueError:
-                out[k] = v
-    return out
 
 
 def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
@@ -92,7 +79,7 @@ def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
     s.data["summary"] = summarise(result["rows"])   # read by the first screen
     s.tables.append(summary_table(s.data["summary"], b))
     ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
-                                                    natural_key(x["params"]), x["gpu"]))
+                                                    natural_key(R.fmt_params(x["params"])), x["gpu"]))
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
     s.data["baseline"], s.data["gpus"] = b, [short(x["gpu"]) for x in ordered]   # read by gather
     s.tables.append(ratio_table(ordered, brief, b))
@@ -102,8 +89,8 @@ def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
             "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
             "impossible or implausible is not a speed-up, and is left out of the mean.")
     for sk in result.get("skipped") or []:
-        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {sk['params']} on {sk['gpu']}: "
-                            f"{sk['reason']}.")
+        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {R.fmt_params(sk['params'])} on "
+                            f"{sk['gpu']}: {sk['reason']}.")
     chart = ratio_chart(ordered, brief, b)
     if chart:
         s.charts.append(chart)

@@ -60,11 +60,10 @@ class Report:
 ALWAYS_SHOWN = ("batch_size",)
 
 
-def brief_params(texts: list[tuple[str, str]]) -> list[str]:
-    """Shorten "k=v k=v" parameter texts (as the analyses format them) for a table: per
-    workload, keep the keys whose value differs between rows, and batch size.
-    `texts` is [(workload, params text)]; returns the shortened texts in the same order."""
-    parsed = [(w, dict(kv.partition("=")[::2] for kv in t.split(" ") if "=" in kv)) for w, t in texts]
+def brief_params(given: list[tuple[str, dict]]) -> list[str]:
+    """Parameters for a table as "k=v k=v" text: per workload, the keys whose value differs
+    between rows, and batch size.  `given` is [(workload, params)]; the texts in the same order."""
+    parsed = [(w, dict(sorted((p or {}).items()))) for w, p in given]
     shown: dict[str, set[str]] = {}
     for w in dict.fromkeys(w for w, _ in parsed):
         mine = [p for x, p in parsed if x == w]

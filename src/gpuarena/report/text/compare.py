@@ -3,6 +3,7 @@ geometric mean per GPU."""
 
 from __future__ import annotations
 
+from gpuarena.analysis.rows import fmt_params
 from gpuarena.report.text.table import as_json, render as table
 
 ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),
@@ -16,11 +17,12 @@ def render(result: dict, fmt: str) -> str:
     """The comparison as text: table, md or json (json = the dict compare() returns)."""
     if fmt == "json":
         return as_json(result)
-    rows = [{**r, "ci": (f"{r['ci95_low']:.3f}-{r['ci95_high']:.3f}" if r["ci95_low"] is not None else "-"),
-             "ratio": f"{r['ratio']:.3f}"} for r in result["rows"]]
+    rows = [{**r, "params": fmt_params(r["params"]), "ratio": f"{r['ratio']:.3f}",
+             "ci": (f"{r['ci95_low']:.3f}-{r['ci95_high']:.3f}" if r["ci95_low"] is not None else "-")}
+            for r in result["rows"]]
     summary = [{**s, "geomean_ratio": f"{s['geomean_ratio']:.3f}x" if s["geomean_ratio"] else "-"}
                for s in result["summary"]]
-    notes = [f"skipped {s['workload']} {s['variant']} {s['params']} on {s['gpu']}: {s['reason']}"
+    notes = [f"skipped {s['workload']} {s['variant']} {fmt_params(s['params'])} on {s['gpu']}: {s['reason']}"
              for s in result["skipped"]]
     b = result["baseline"]
     return (table(ROW_COLUMNS, rows, fmt, title=f"Compared with {b}")

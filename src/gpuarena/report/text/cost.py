@@ -3,6 +3,7 @@ the assumptions, the price snapshots and what could not be priced below the tabl
 
 from __future__ import annotations
 
+from gpuarena.analysis.rows import fmt_params
 from gpuarena.data import catalog
 from gpuarena.report.text.table import as_json, render as table
 
@@ -45,7 +46,7 @@ def render(result: dict, fmt: str) -> str:
         return as_json(result)
     a = result["assumptions"]
     basis = a["basis"]
-    rows = [{**r, "price": _price_cell(r),
+    rows = [{**r, "price": _price_cell(r), "params": fmt_params(r["params"]),
              "rel_perf_per_price": f"{r['rel_perf_per_price']:.2f}x" if r.get("rel_perf_per_price") else None,
              "rel_items_per_joule": f"{r['rel_items_per_joule']:.2f}x" if r.get("rel_items_per_joule") else None}
             for r in result["rows"]]

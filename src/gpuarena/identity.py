@@ -77,11 +77,15 @@ ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "publis
                            "finite_fix", "report_order", "published_params", "label", "published_csv",
                            "published_csv_path"})  # workloads/facts.py
 
+# The typed model of what a workload stores (workloads/facts.py figures): it checks the figures
+# after they were measured, so declaring one re-keys no result.
+SCHEMA_ONLY = frozenset({"figures", "figures_for"})
+
 # Methods of the shared base class that shape the timed path (runner/measure_case.py, rank.py).
 TIMED_PATH = frozenset({"resolve_params", "parse_variant", "items_per_step", "flops_per_item", "flops",
                         "precision", "check", "extra", "uses_compile", "unit_name", "finalize"})
 
-_SKIPPED_ATTRS = PROSE_ATTRS | ANALYSIS_ONLY | {"version"}
+_SKIPPED_ATTRS = PROSE_ATTRS | ANALYSIS_ONLY | SCHEMA_ONLY | {"version"}
 
 
 def _canonical(obj):

@@ -49,6 +49,25 @@ def skipped_warning() -> str | None:
             "the other results are shown")
 
 
+def undeclared_warning() -> str | None:
+    """One line naming the stored rows kept with figures their workload does not declare (its
+    class's ``figures``; a built-in's are known to the store, a plugin's when it is installed)."""
+    from gpuarena.workloads import registry
+
+    rows = {}
+    for s in OPENED:
+        for i, workload, keys in getattr(s, "undeclared", []):
+            cls = registry.find(workload)
+            keys = [k for k in keys if cls is None or k not in cls.figures.model_fields]
+            if keys:
+                rows[i] = keys
+    if not rows:
+        return None
+    first, keys = next(iter(rows.items()))
+    return (f"{len(rows)} stored result(s) carry figures their workload does not declare (id {first}: "
+            f"{', '.join(keys[:3])}); they are kept and shown as stored")
+
+
 def check_format(fmt: str, allowed: tuple[str, ...]) -> str:
     if fmt not in allowed:
         raise UserError(f"--format {fmt!r}: choose one of {', '.join(allowed)}")

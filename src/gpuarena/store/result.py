@@ -227,6 +227,11 @@ class Result(BaseModel):
         return flags_of(self)
 
     @property
+    def undeclared(self) -> list[str]:
+        """Keys of extra that no workload's figures declare (a plugin's, an older version's): kept."""
+        return list(self.extra.model_extra or {})
+
+    @property
     def all_warnings(self) -> list[str]:
         """The stored warnings, then the derived ones (below-expected)."""
         return [*self.warnings, *self.derived.warnings]

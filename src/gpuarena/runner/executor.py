@@ -256,6 +256,8 @@ def check_figures(case: Case, result: dict) -> None:
         check_written(case.workload, model, result.get("extra") or {})
     except ValueError as exc:
         raise ResultRefused(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a plugin's model that fails otherwise refuses its result, no more
+        raise ResultRefused(f"{case.workload}'s figures model failed ({type(exc).__name__})") from None
 
 
 def check_storable(cases: list[Case], run_id: str, device_name: str) -> None:

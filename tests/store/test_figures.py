@@ -6,6 +6,7 @@ to lose a row."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -156,3 +157,19 @@ def test_a_wrong_typed_stored_figure_is_skipped_on_read_not_shown(tmp_path):
         insert_result(conn, stored_form(row))
     fresh = Store(db, readonly=True)
     assert fresh.results() == [] and "extra.sets" in fresh.skipped[0][1]
+
+
+def test_the_expected_figure_is_typed_and_shown_as_it_was_built():
+    from gpuarena.analysis.expected import annotate
+    from gpuarena.store.derived import Expected, Reference
+    from gpuarena.store.rows import validated
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "data", "h200-s4-2026-11-29.json")) as f:
+        rows = [validated(r) for r in json.load(f)["results"]]
+    by = {(r.workload, r.variant): r for r in annotate(rows, rows)}
+    e = by[("resnet50-train", "tf32")].derived.expected
+    assert isinstance(e, Expected) and isinstance(e.published, Reference) and e.basis == "published"
+    assert e.figure == 2259.0 and e.published.date == "2024-10" and e.model.value and not e.below
+    shown = by[("resnet50-train", "tf32")].extra_dict()["expected"]     # `results -f json`: the keys it had
+    assert list(shown)[:4] == ["figure", "basis", "ratio", "stored"] and shown["stored"] is None
+    assert "causes" not in shown and "n" not in shown["published"]

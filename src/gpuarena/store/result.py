@@ -218,7 +218,7 @@ class Result(BaseModel):
         """This result with more derived figures (warnings are added to the derived ones)."""
         if "warnings" in figures:
             figures["warnings"] = (*self.derived.warnings, *figures["warnings"])
-        r = self.model_copy(update={"derived": self.derived.model_copy(update=figures)})
+        r = self.model_copy(update={"derived": Derived.model_validate({**dict(self.derived), **figures})})
         r._view = None
         return r
 

@@ -98,12 +98,7 @@ def test_a_plugin_declares_its_figures_the_same_way(tmp_path, plugin):
     assert outcomes[0].refused is None
     (r,) = Store(db).results()
     assert r.status == "ok" and r.extra.elements == 1000 and r.undeclared == ["elements"]   # a plugin's key
-    common.OPENED[:] = [Store(db, readonly=True)]
-    try:
-        common.OPENED[0].results()
-        assert common.undeclared_warning() is None        # its class declares it: no warning
-    finally:
-        common.OPENED.clear()
+    assert common.undeclared_warning([(r.id, r.workload, r.undeclared)]) is None   # its class declares it
 
 
 def test_a_wrong_typed_figure_is_refused_on_write_with_a_clear_error(tmp_path, plugin):
@@ -140,12 +135,26 @@ def test_a_stored_key_an_older_version_wrote_stays_readable(tmp_path):
     assert r.extra.sets == 3 and r.extra.kernel_name == "sgemm_128x64"     # kept, and read as stored
     assert r.undeclared == ["kernel_name"] and r.row()["extra"]["kernel_name"] == "sgemm_128x64"
     assert fresh.undeclared == [(r.id, "matmul", ["kernel_name"])] and fresh.skipped == []
-    common.OPENED[:] = [fresh]
-    try:
-        note = common.undeclared_warning()
-    finally:
-        common.OPENED.clear()
-    assert note.startswith("1 stored result(s) carry figures their workload does not declare (id 1: kernel_name)")
+    assert common.undeclared_warning(fresh.undeclared).startswith(
+        "1 result(s) carry figures their workload does not declare (id 1: kernel_name)")
+
+
+def test_a_bundle_with_an_undeclared_figure_imports_with_one_warning(tmp_path, cli):
+    old = str(tmp_path / "old.db")
+    store = Store(old)
+    row = {"case_key": "matmul|old", "source": "measured", "workload": "matmul", "variant": "seed",
+           "params": {}, "status": "ok", "throughput_median": 10.0, "extra": {"sets": 3, "kernel_name": "k"}}
+    with store.transaction() as conn:
+        insert_result(conn, stored_form(row))
+    store.close()
+    bundle = str(tmp_path / "b.json")
+    assert cli("export", "--db", old, "-o", bundle).returncode == 0
+    p = cli("import", bundle, "--db", str(tmp_path / "new.db"))
+    assert p.returncode == 0 and "imported 1 result(s)" in p.stdout, p.stderr
+    assert p.stderr.strip() == ("gpuarena: warning: 1 result(s) carry figures their workload does not declare "
+                                "(id 1: kernel_name); they are kept as they are")
+    shown = json.loads(cli("results", "--db", str(tmp_path / "new.db"), "-f", "json").stdout)
+    assert shown[0]["extra"]["kernel_name"] == "k"
 
 
 def test_a_wrong_typed_stored_figure_is_skipped_on_read_not_shown(tmp_path):

@@ -67,11 +67,11 @@ def main(argv: list[str] | None = None) -> None:
         try:
             app(args=argv, prog_name="gpuarena", standalone_mode=True)
         finally:
-            from gpuarena.cli.common import skipped_warning, undeclared_warning
+            from gpuarena.cli.common import skipped_warning
 
-            for note in (skipped_warning(), undeclared_warning()):
-                if note:
-                    _say(f"gpuarena: warning: {note}")
+            note = skipped_warning()
+            if note:
+                _say(f"gpuarena: warning: {note}")
     except UserError as exc:
         _say(f"gpuarena: error: {exc}")
         sys.exit(2)

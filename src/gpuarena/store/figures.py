@@ -12,8 +12,8 @@ Where a model is applied (the policy for keys a model does not declare):
   key refuses the result with one line naming both (the measurement is kept in a file);
 * on read and import (store/extra.py's ``Extra``, the composition of every built-in model):
   each declared key of its type; an undeclared key (a plugin's, or one an older gpuarena
-  wrote) is kept, and the store notes it (``Store.undeclared``), so no database already
-  written becomes unreadable.
+  wrote) is kept as stored and noted (``Result.undeclared``, ``Store.undeclared``; ``import``
+  warns in one line), so no database already written becomes unreadable.
 
 The field types say what a figure is (a time, a rate, a share, a size, a name) and carry its
 bounds, so a model is a list of names and meanings.

@@ -56,7 +56,9 @@ def comparable(a: dict, b: dict) -> bool:
 # * prose: docstrings, comments (not in the AST), the ``description`` and ``source`` class
 #   texts, each Param's ``doc``, the descriptions of the variants (their names stay);
 # * ``version``: the golden file keys fingerprints by it (tests/golden/fingerprints.json);
-# * ANALYSIS_ONLY methods (below).
+# * ANALYSIS_ONLY methods (below);
+# * SCHEMA_ONLY: the typed model of the figures a workload stores (``figures``), which checks
+#   them after they were measured.
 # Inherited behaviour: methods from a workload's own intermediate bases are covered (the MRO
 # walk down to ``Workload``).  Of the shared ``Workload`` base, the methods in TIMED_PATH --
 # those the runner calls, or whose result it stores, while measuring -- are covered for each

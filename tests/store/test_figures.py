@@ -182,3 +182,13 @@ def test_the_expected_figure_is_typed_and_shown_as_it_was_built():
     shown = by[("resnet50-train", "tf32")].extra_dict()["expected"]     # `results -f json`: the keys it had
     assert list(shown)[:4] == ["figure", "basis", "ratio", "stored"] and shown["stored"] is None
     assert "causes" not in shown and "n" not in shown["published"]
+
+
+def test_every_figure_analysis_and_the_report_read_is_declared():
+    import glob
+    import re
+
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src", "gpuarena")
+    read = {m for f in glob.glob(os.path.join(src, "**", "*.py"), recursive=True)
+            for m in re.findall(r"\.extra\.([a-z_0-9]+)", open(f, encoding="utf-8").read())}
+    assert read - {"model_dump", "model_extra"} <= set(Extra.model_fields), sorted(read - set(Extra.model_fields))

@@ -135,7 +135,9 @@ def check_written(workload: str, model: type[Figures], extra: dict) -> None:
     """A new measurement's figures against its workload's model: ValueError, one line, naming
     the figure and why (a wrong type, a value out of range, a key the model does not declare)."""
     from gpuarena.errors import pydantic_error_line
+    from gpuarena.store.rows import stored_form
 
+    extra = stored_form({"extra": extra})["extra"] or {}    # as the store keeps it: inf and NaN as None
     try:
         model.model_validate(extra)
     except ValidationError as exc:

@@ -56,7 +56,9 @@ def comparable(a: dict, b: dict) -> bool:
 # * prose: docstrings, comments (not in the AST), the ``description`` and ``source`` class
 #   texts, each Param's ``doc``, the descriptions of the variants (their names stay);
 # * ``version``: the golden file keys fingerprints by it (tests/golden/fingerprints.json);
-# * ANALYSIS_ONLY methods (below).
+# * ANALYSIS_ONLY methods (below);
+# * SCHEMA_ONLY: the typed model of the figures a workload stores (``figures``), which checks
+#   them after they were measured.
 # Inherited behaviour: methods from a workload's own intermediate bases are covered (the MRO
 # walk down to ``Workload``).  Of the shared ``Workload`` base, the methods in TIMED_PATH --
 # those the runner calls, or whose result it stores, while measuring -- are covered for each
@@ -77,11 +79,15 @@ ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "publis
                            "finite_fix", "report_order", "published_params", "label", "published_csv",
                            "published_csv_path"})  # workloads/facts.py
 
+# The typed model of what a workload stores (workloads/facts.py figures): it checks the figures
+# after they were measured, so declaring one re-keys no result.
+SCHEMA_ONLY = frozenset({"figures", "figures_for"})
+
 # Methods of the shared base class that shape the timed path (runner/measure_case.py, rank.py).
 TIMED_PATH = frozenset({"resolve_params", "parse_variant", "items_per_step", "flops_per_item", "flops",
                         "precision", "check", "extra", "uses_compile", "unit_name", "finalize"})
 
-_SKIPPED_ATTRS = PROSE_ATTRS | ANALYSIS_ONLY | {"version"}
+_SKIPPED_ATTRS = PROSE_ATTRS | ANALYSIS_ONLY | SCHEMA_ONLY | {"version"}
 
 
 def _canonical(obj):

@@ -72,11 +72,17 @@ def test_worked_example_through_every_verb(tmp_path):
     suite = tmp_path / "suite.yaml"      # run it, and ddp-train wrapping it on 2 gloo ranks, in one command
     suite.write_text(SUITE)
     ok("run", "--suite", str(suite), "--device", "cpu", "--db", db, "-q", env=env)
-    rows = json.loads(ok("results", "--db", db, "-f", "json", env=env))
+    shown = run_cli("results", "--db", db, "-f", "json", env=env, timeout=400)
+    assert shown.returncode == 0 and "declare" not in shown.stderr, shown.stderr   # every figure declared
+    rows = json.loads(shown.stdout)
     mine = [(r["workload"], r["gpus"], r["status"], (r.get("params") or {}).get("model")) for r in rows
             if r["workload"] in ("mlp-train", "ddp-train")]
     assert ("mlp-train", 1, "ok", None) in mine and ("ddp-train", 2, "ok", "mlp") in mine, mine
     assert sum(1 for r in rows if r["workload"] == "mlp-train" and r.get("source") == "published") == 2
+    # its figures, declared in MLPFigures, stored by both runs (ddp-train carries the wrapped workload's)
+    measured = [r for r in rows if r.get("source") == "measured" and r["status"] == "ok"
+                and (r["workload"] == "mlp-train" or (r.get("params") or {}).get("model") == "mlp")]
+    assert len(measured) == 2 and all(isinstance(r["extra"]["loss_last"], float) for r in measured), measured
 
     compared = ok("compare", "-b", "A100 80GB SXM4", "-w", "mlp-train", "--db", db, env=env)
     assert "H100" in compared

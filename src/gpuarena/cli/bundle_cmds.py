@@ -7,8 +7,9 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, open_store
+from gpuarena.cli.common import DbOption, open_store, undeclared_warning
 from gpuarena.errors import UserError
+from gpuarena.safeio import printable
 
 
 @app.command()
@@ -53,3 +54,6 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
     out = B.import_bundle(open_store(db), file, bundle)
     typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
                f"{out['skipped_duplicates']} already present")
+    note = undeclared_warning([(r.id, r.workload, r.undeclared) for r in bundle.results if r.undeclared])
+    if note:
+        typer.echo(f"gpuarena: warning: {printable(note)}", err=True)

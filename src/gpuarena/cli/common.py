@@ -60,6 +60,25 @@ def skipped_warning() -> str | None:
             "the other results are shown")
 
 
+def undeclared_warning(rows) -> str | None:
+    """One line naming the results, of (id, workload, keys), that carry figures their workload
+    does not declare (its class's ``figures``; a plugin's known when it is installed): they are
+    kept as they are, and said so where they enter (import)."""
+    from gpuarena.workloads import registry
+
+    found = {}
+    for i, workload, keys in rows:
+        cls = registry.find(workload)
+        keys = [k for k in keys if cls is None or k not in cls.figures.model_fields]
+        if keys:
+            found[i] = keys
+    if not found:
+        return None
+    first, keys = next(iter(found.items()))
+    return (f"{len(found)} result(s) carry figures their workload does not declare (id {first}: "
+            f"{', '.join(keys[:3])}); they are kept as they are")
+
+
 def check_format(fmt: str, allowed: tuple[str, ...]) -> str:
     if fmt not in allowed:
         raise UserError(f"--format {fmt!r}: choose one of {', '.join(allowed)}")

@@ -23,6 +23,7 @@ from gpuarena.identity import PROTOCOL_VERSION
 from gpuarena.runner.torchrun import ELSEWHERE
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
+from gpuarena.store.figures import check_written
 from gpuarena.store.pending import StoreFailed, refused, store_pending  # noqa: F401 (the CLI's resume)
 from gpuarena.store.rows import ResultRefused, validated
 
@@ -230,6 +231,7 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
                                protocol=PROTOCOL_VERSION)
         note = None
         try:
+            check_figures(case, result)
             store.add_result(result)
         except ResultRefused as exc:   # check_storable refuses what it can foresee; this is the rest
             note = refused(store, run_id, case, result, str(exc))
@@ -242,6 +244,20 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
         if on_done:
             on_done(i, outcome)
     return outcomes
+
+
+def check_figures(case: Case, result: dict) -> None:
+    """A new result's figures against the model its workload declares (store/figures.py):
+    ResultRefused naming the figure, for a wrong type or a key the model does not declare."""
+    from gpuarena.workloads import registry
+
+    try:
+        model = registry.get(case.workload).figures_for(dict(case.params))
+        check_written(case.workload, model, result.get("extra") or {})
+    except ValueError as exc:
+        raise ResultRefused(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a plugin's model that fails otherwise refuses its result, no more
+        raise ResultRefused(f"{case.workload}'s figures model failed ({type(exc).__name__})") from None
 
 
 def check_storable(cases: list[Case], run_id: str, device_name: str) -> None:

@@ -56,6 +56,7 @@ class Store:
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
+        self.undeclared: list[tuple[Any, str, list[str]]] = []   # (id, workload, figures no built-in declares)
         self._rows: list[Result] | None = None        # every valid row, read once (see results())
         self.is_postgres = postgres.is_url(self.path)
         # where files that belong with the results go (reports/, kept results); a server has no folder
@@ -258,6 +259,8 @@ class Store:
                 except (ValueError, TypeError, RecursionError) as exc:
                     self.skipped.append((row["id"], f"unreadable JSON ({exc.__class__.__name__})"))
                     continue
+                if r.undeclared:     # a plugin's figures, or a key an older gpuarena wrote: kept
+                    self.undeclared.append((r.id, r.workload, r.undeclared))
                 rows.append(r)
             self._rows = rows
         return self._rows

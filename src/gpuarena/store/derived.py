@@ -4,9 +4,65 @@ stored ones, so a record never depends on which records existed when it was writ
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
+
+
+class _Readable(BaseModel):
+    """Frozen, and readable as the dict it was built from (e["figure"], e.get("below")) for the
+    readers that do not read attributes yet."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    def __getitem__(self, key: str):
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default=None):
+        return getattr(self, key, default)
+
+
+class Reference(_Readable):
+    """A figure a result is set against: a published row, or the median of stored results."""
+
+    value: float
+    n: Optional[int] = None                # stored: how many results the median is of
+    source: str
+    date: Optional[str] = None
+    engine: Optional[str] = None           # published: the row's engine, batch size and precision
+    batch_size: Optional[int] = None
+    precision: Optional[str] = None
+    ratio: Optional[float] = None          # the result's throughput over value
+
+
+class ModelFigure(_Readable):
+    """The throughput model's figure (analysis/expected.py model_expectation)."""
+
+    value: Optional[float] = None
+    band: Optional[float] = None
+    how: str = ""
+    same_recipe: bool = False
+    ratio: Optional[float] = None
+
+
+class Expected(_Readable):
+    """The figure a result should reach (analysis/expected.py expect): its basis, the measured
+    ratio to it, the band below which it is flagged, and the causes of a flagged one."""
+
+    figure: float
+    basis: Literal["stored", "published", "model"]
+    ratio: float
+    stored: Optional[Reference] = None
+    band: float
+    low: float
+    like_for_like: bool
+    below: bool
+    published: Optional[Reference] = None
+    model: ModelFigure
+    causes: Optional[list[str]] = None
 
 
 class Derived(BaseModel):
@@ -19,9 +75,12 @@ class Derived(BaseModel):
     scaling_baseline_id: Optional[int] = None
     scaling_n: Optional[int] = None
     scaling_efficiency_ci95: Optional[list[float]] = None
-    expected: Optional[dict[str, Any]] = None        # analysis/expected.py: the figure a result should reach
+    expected: Optional[Expected] = None              # analysis/expected.py: the figure a result should reach
     warnings: tuple[str, ...] = ()                   # `below-expected`, when it applies
 
     def as_extra(self) -> dict:
-        """The figures as the keys older readers found in ``extra``."""
-        return self.model_dump(exclude_none=True, exclude={"warnings"})
+        """The figures as the keys older readers found in ``extra`` (expected as it was built)."""
+        d = self.model_dump(exclude_none=True, exclude={"warnings"})
+        if self.expected is not None:
+            d["expected"] = self.expected.model_dump(exclude_unset=True)
+        return d

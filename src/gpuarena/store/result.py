@@ -227,13 +227,18 @@ class Result(BaseModel):
         """This result with more derived figures (warnings are added to the derived ones)."""
         if "warnings" in figures:
             figures["warnings"] = (*self.derived.warnings, *figures["warnings"])
-        r = self.model_copy(update={"derived": self.derived.model_copy(update=figures)})
+        r = self.model_copy(update={"derived": Derived.model_validate({**dict(self.derived), **figures})})
         r._view = None
         return r
 
     @property
     def flags(self) -> list[Flag]:
         return flags_of(self)
+
+    @property
+    def undeclared(self) -> list[str]:
+        """Keys of extra that no workload's figures declare (a plugin's, an older version's): kept."""
+        return list(self.extra.model_extra or {})
 
     @property
     def all_warnings(self) -> list[str]:

@@ -19,6 +19,7 @@ from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_
                                      backward_and_step)
 from gpuarena.workloads.resnet50 import COMPILE_MODES
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import BertFigures
 
 # bert-large-uncased's config.json (huggingface.co/google-bert/bert-large-uncased):
 # 24 layers, hidden 1024, 16 heads, intermediate 4096, vocab 30522, 512 positions.
@@ -107,6 +108,7 @@ def attn_impl(model) -> str:
 
 class _Bert(Workload):
     item = "sequence"
+    figures = BertFigures
     # Lambda's DLE PyTorch runs (SQuAD at 384 tokens): one encoder arithmetic for training and inference
     published_family, family_settings = "BERT-Large SQuAD fine-tuning (DLE PyTorch", {"seq_len": 384}
     axis = "batch_size"
@@ -262,8 +264,7 @@ class BertLargeTrain(_Bert):
         if "grad-checkpointing" in v:
             model.gradient_checkpointing_enable()
         self.attn = attn_impl(model)
-        self.opt = torch.optim.AdamW(model.parameters(), lr=self.p["lr"],
-                                     fused=True if "fused-adamw" in v else None)
+        self.opt = torch.optim.AdamW(model.parameters(), lr=self.p["lr"], fused=True if "fused-adamw" in v else None)
         self.amp = autocast_dtype(v)
         self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
         self.ids = self.random_ids()
@@ -276,8 +277,7 @@ class BertLargeTrain(_Bert):
     def step(self) -> None:
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
-            loss = self.model(input_ids=self.ids, labels=self.mlm_labels,
-                              next_sentence_label=self.nsp_labels).loss
+            loss = self.model(input_ids=self.ids, labels=self.mlm_labels, next_sentence_label=self.nsp_labels).loss
         backward_and_step(loss, self.opt, self.scaler)
         self.loss = loss
 

@@ -24,6 +24,7 @@ from abc import abstractmethod
 
 import torch
 
+from gpuarena.store.workload_figures import CollectiveFigures
 from gpuarena.workloads.base import Param, Workload
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -51,6 +52,7 @@ def bandwidths(size_bytes: float, time_per_call_s: float, op: str, n: int) -> tu
 
 class _Collective(Workload):
     op: ClassVar[str]
+    figures = CollectiveFigures
     version = 1
     item = "GB"
     unit = "GB/s"

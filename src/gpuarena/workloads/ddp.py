@@ -32,6 +32,8 @@ import torch
 from gpuarena.errors import UserError
 from gpuarena.measure.profile import comm_seconds
 from gpuarena.measure.timing import WindowTimer
+from gpuarena.store.figures import compose
+from gpuarena.store.workload_figures import DDPFigures
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import Param, Workload
 
@@ -63,6 +65,7 @@ class _AccumulatingOptimizer:
 
 class DDPTrain(Workload):
     name = "ddp-train"
+    figures = DDPFigures
     version = 1
     description = "DistributedDataParallel training of resnet50-train or bert-large-train on N ranks"
     item = "item"
@@ -121,6 +124,11 @@ class DDPTrain(Workload):
     def inner_params(cls, params: dict) -> dict:
         given = {"batch_size": params["batch_size"]} if params["batch_size"] else {}
         return cls.inner_class(params).resolve_params(given, size=params["inner_size"])
+
+    @classmethod
+    def figures_for(cls, params: dict):
+        """ddp-train's figures with those of the workload it wraps (extra() carries them)."""
+        return compose(f"DDP{cls.inner_class(params).figures.__name__}", cls.figures, cls.inner_class(params).figures)
 
     @classmethod
     def wrapped(cls) -> list[type]:

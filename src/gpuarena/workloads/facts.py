@@ -7,7 +7,7 @@ row's text maps onto its parameters.  A new workload sets the ones that apply to
 defaults describe a plain single-GPU workload judged by the roofline.
 
 None of these shape a measurement: they are outside a workload's fingerprint
-(identity.ANALYSIS_ONLY), so refining one re-keys no stored result.
+(identity.ANALYSIS_ONLY, SCHEMA_ONLY), so refining one re-keys no stored result.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import re
 import sys
 from pathlib import Path
 from typing import ClassVar
+
+from gpuarena.store.figures import Figures
 
 # Which of gpuarena's models judges, projects and reports a workload:
 #  "roofline"      per-item FLOPs at the executed precision's peak and bytes at bandwidth
@@ -53,6 +55,15 @@ class WorkloadFacts:
     finite_fix: ClassVar[str | None] = None
     # Order among siblings in a report table (the collectives: all-reduce first).
     report_order: ClassVar[int] = 0
+    # The typed model of the figures extra() stores (store/figures.py): the runner refuses a new
+    # result whose figures it does not declare, or declares with another type.  Outside the
+    # fingerprint (identity.SCHEMA_ONLY): declaring a figure changes no measurement.
+    figures: ClassVar[type[Figures]] = Figures
+
+    @classmethod
+    def figures_for(cls, params: dict) -> type[Figures]:
+        """The model of one case's figures (ddp-train adds the figures of the workload it wraps)."""
+        return cls.figures
 
     @classmethod
     def published_params(cls, setting: str) -> dict:

@@ -16,6 +16,7 @@ import torch
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import HostCopyFigures, MatmulFigures, MemBandwidthFigures
 
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 # Input sets rotated through so that L2 does not hold the operands between matmuls
@@ -33,6 +34,7 @@ def _device_capability(device) -> tuple[int, int] | None:
 
 class Matmul(Workload):
     name = "matmul"
+    figures = MatmulFigures
     version = 1
     description = "dense C = A @ B of m x k by k x n, TFLOP/s by dtype (fp8 through torch._scaled_mm)"
     item = "matmul"
@@ -122,6 +124,7 @@ class Matmul(Workload):
 
 class MemBandwidth(Workload):
     name = "membw"
+    figures = MemBandwidthFigures
     version = 1
     description = "device-to-device copy of size_mb; GB/s counts the bytes read plus the bytes written"
     item = "GB"
@@ -164,6 +167,7 @@ class MemBandwidth(Workload):
 class _HostCopy(Workload):
     """Shared by h2d and d2h: one copy of size_mb between host and device per step."""
 
+    figures = HostCopyFigures
     item = "GB"
     unit = "GB/s"
     kind = "micro"

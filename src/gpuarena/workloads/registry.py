@@ -22,6 +22,7 @@ from importlib.metadata import entry_points
 from gpuarena.errors import UserError, did_you_mean
 from gpuarena.safeio import printable
 from gpuarena.store.checks import WORKLOAD_NAME
+from gpuarena.store.figures import Figures
 
 ENTRY_POINT_GROUP = "gpuarena.workloads"
 
@@ -128,6 +129,8 @@ def _check_facts(cls) -> str | None:
     if not isinstance(cls.variants, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in cls.variants.items()):
         return f"variants={cls.variants!r:.60} is not a mapping of names to descriptions"
+    if not (isinstance(cls.figures, type) and issubclass(cls.figures, Figures)):
+        return f"figures={cls.figures!r:.60} is not a model of gpuarena.store.figures.Figures"
     describe(cls)   # what `list` shows must build
     return None
 

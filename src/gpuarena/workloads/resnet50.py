@@ -14,6 +14,7 @@ from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
                                      backward_and_step)
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import ResNet50TrainFigures
 
 # ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
 # counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
@@ -32,6 +33,7 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 
 class ResNet50Train(Workload):
     name = "resnet50-train"
+    figures = ResNet50TrainFigures
     version = 1
     description = "torchvision ResNet-50 training step, SGD lr 0.1, synthetic input, loss = output.sum()"
     item = "image"

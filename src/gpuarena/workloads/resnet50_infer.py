@@ -40,6 +40,7 @@ from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_m
 from gpuarena.workloads.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import ResNet50InferFigures
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
 DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
@@ -47,6 +48,7 @@ DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 
 class ResNet50Infer(quant.QuantRungs, Workload):
     name = "resnet50-infer"
+    figures = ResNet50InferFigures
     version = 1
     description = "torchvision ResNet-50 eval under inference_mode; one request = a batch and its logits to host"
     item = "image"

@@ -31,10 +31,12 @@ from gpuarena.workloads.sd15_arch import (PROMPT_TOKENS, SCHEDULER, TINY, TOKENS
                                           V15_UNET_FWD_512, V15_VAE_DEC_512, count_component_flops,
                                           flops_per_image, unet_calls)
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import SD15Figures
 
 
 class SD15Generate(Workload):
     name = "sd15-generate"
+    figures = SD15Figures
     version = 1
     description = "diffusers StableDiffusionPipeline, SD v1.5 configs, PNDM, guidance 7.5; item = image"
     item = "image"

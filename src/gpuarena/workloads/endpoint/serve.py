@@ -19,6 +19,7 @@ import re
 import socket
 
 from gpuarena.errors import UserError
+from gpuarena.store.workload_figures import EndpointFigures
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.endpoint import client, load
 from gpuarena.workloads.endpoint import metrics as M
@@ -46,6 +47,7 @@ def is_local(params: dict) -> bool:
 
 class EndpointServe(Workload):
     name = "endpoint-serve"
+    figures = EndpointFigures
     version = 1
     description = ("a running OpenAI-compatible server (vLLM, SGLang, transformers serve ...) under streamed "
                    "requests; item = output token; TTFT/TPOT/ITL/E2E percentiles and goodput at an SLO")

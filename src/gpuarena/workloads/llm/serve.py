@@ -29,10 +29,12 @@ from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_f
 from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import LLMServeFigures
 
 
 class LLMServe(Workload):
     name = "llm-serve"
+    figures = LLMServeFigures
     version = 3
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
@@ -79,7 +81,6 @@ class LLMServe(Workload):
     tiny_warmup = 1
     tiny_steps = 1
 
-    # --- pure class facts (no model built) ---------------------------------------
     @classmethod
     def config(cls, params: dict):
         return resolve_shape(params["shape"], params.get("hf_config") or "")
@@ -261,8 +262,7 @@ class LLMServe(Workload):
                "decode_attention": self.p["decode_attention"], "inductor": self.inductor,
                "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
-               "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft),
-               "slo_ms": self.p["slo_ms"]}
+               "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft), "slo_ms": self.p["slo_ms"]}
         out.update(self.search_info)
         if "compile" in self.ctx.variants:
             from torch._dynamo.utils import counters

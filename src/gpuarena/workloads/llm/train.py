@@ -53,6 +53,7 @@ from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.optim import adamw
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.store.flags import nan_flag
+from gpuarena.store.workload_figures import LLMTrainFigures
 
 PROFILED_STEPS = 3
 PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
@@ -60,6 +61,7 @@ PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
 
 class LLMTrain(Workload):
     name = "llm-train"
+    figures = LLMTrainFigures
     version = 1
     description = "Llama-style decoder training (causal LM, AdamW) with DDP, FSDP2, TP and FP8"
     item = "token"

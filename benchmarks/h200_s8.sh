@@ -2,7 +2,10 @@
 # Session 8 (2026-12-01) on one lent nvidia-h200: issue 23's unmeasured rungs, one case per process.
 #   cd .serve && bash benchmarks/h200_s8.sh quant   # ResNet-50 cuDNN-fused + CUDA graph (batch 256 and 1),
 #                                                   # llm-serve int8 and fp8 weights at batch 1 (about 9 min)
-#   cd .serve && bash benchmarks/h200_s8.sh attn    # llm-serve batch 1 and 64 with each decode attention
+#   cd .serve && DUMP_S=390 bash benchmarks/h200_s8.sh int8   # what ran third: the ResNet-50 CUDA-graph rows
+#                                                   # again and int8 alone (stack dumped if it hangs)
+#   cd .serve && bash benchmarks/h200_s8.sh next    # not reached: llm-serve v3 (eager prefill over quantised
+#                                                   # weights) int8 then fp8 at batch 1, profiled, one process each
 # Every llm-serve case compiles from cold caches in its own process (side-by-side cold compiles of
 # llama3-8b ran past their limits in session 7); the first request of a process holds compilation
 # and is left out of the figures.  torchao and pydantic travel as wheels in .whl/.
@@ -58,9 +61,8 @@ if [ "$PART" = int8 ]; then   # what the quant call could not finish: int8 alone
 for r in json.load(sys.stdin):
     if r['status'] != 'ok': print(r['variant'], r['status'], (r.get('error') or '')[-3000:])"
 fi
-if [ "$PART" = attn ]; then
-  for a in ${ATTN:-flex}; do
-    t ${LIMIT:-150} $L8B -v compile+fused-proj --set batch_size=1 --set decode_attention=$a --set profile=1 -r 3
-  done
+if [ "$PART" = next ]; then   # each case stored as a timeout (with its stderr) if it runs past its own limit
+  t 280 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3 --set timeout_s=260
+  t 300 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set profile=1 -r 3 --set timeout_s=280
 fi
 summary | tee "$OUT/summary.txt"

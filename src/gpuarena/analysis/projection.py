@@ -33,6 +33,7 @@ path's held-out error.
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import re
 
@@ -142,12 +143,17 @@ def predict(abc: tuple[float, float, float], g: catalog.GPU, workload: str, requ
 def family(workload: str, request: str) -> list[dict]:
     """The published family's points for a workload and precision class: one per catalog GPU (the best
     figure published for it in that family), each with its rows' sources."""
+    return [dict(p) for p in _family(workload, request_class(request))]
+
+
+@functools.lru_cache(maxsize=None)
+def _family(workload: str, want: str) -> tuple[dict, ...]:
+    """family(), read once per process: the published file is package data (a report asked ~1,200 times)."""
     from gpuarena.data.published import PUBLISHED_CSV
 
     prefix = family_prefix(workload)
     if not prefix:
-        return []
-    want = request_class(request)
+        return ()
     best: dict[str, dict] = {}
     with open(PUBLISHED_CSV, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -162,7 +168,7 @@ def family(workload: str, request: str) -> list[dict]:
             if g.name not in best or thr > best[g.name]["throughput"]:
                 best[g.name] = {"gpu": g, "throughput": thr, "source": row["source"], "software": row["software"],
                                 "batch_size": row["batch_size"], "engine": engine_class(row["software"])}
-    return list(best.values())
+    return tuple(best.values())
 
 
 def _pctl(v: list[float], q: float) -> float:

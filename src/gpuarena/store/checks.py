@@ -57,3 +57,14 @@ def _bounded(v, what: str, max_chars: int, max_depth: int):
     if size > max_chars:
         raise ValueError(f"{what} is {size} characters as JSON, over the {max_chars} limit")
     return v
+
+
+def finite(x):
+    """JSON and SQLite have no NaN: store None instead."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [finite(v) for v in x]
+    return x

@@ -22,11 +22,12 @@ bounds, so a model is a list of names and meanings.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpuarena.store.checks import MAX_THROUGHPUT, _name, _number, _text
+from gpuarena.store.checks import MAX_THROUGHPUT, _name, _number, _text, finite
 
 
 def _within(lo: float, hi: float) -> AfterValidator:
@@ -135,9 +136,8 @@ def check_written(workload: str, model: type[Figures], extra: dict) -> None:
     """A new measurement's figures against its workload's model: ValueError, one line, naming
     the figure and why (a wrong type, a value out of range, a key the model does not declare)."""
     from gpuarena.errors import pydantic_error_line
-    from gpuarena.store.rows import stored_form
 
-    extra = stored_form({"extra": extra})["extra"] or {}    # as the store keeps it: inf and NaN as None
+    extra = json.loads(json.dumps(finite(extra), default=str)) or {}   # as the store keeps it: inf, NaN as None
     try:
         model.model_validate(extra)
     except ValidationError as exc:

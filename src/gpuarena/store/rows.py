@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import sqlite3
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from gpuarena.errors import UserError
+from gpuarena.store.checks import finite  # noqa: F401 (the store writes through it)
 
 if TYPE_CHECKING:
     from gpuarena.store.result import Result
@@ -30,17 +30,6 @@ _RESULT_COLUMNS = (
 
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def finite(x):
-    """JSON and SQLite have no NaN: store None instead."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: finite(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [finite(v) for v in x]
-    return x
 
 
 def insert_statement(result: dict) -> tuple[str, list]:

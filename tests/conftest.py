@@ -33,8 +33,12 @@ os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
 
 def pytest_collection_modifyitems(config, items):
+    """The tests that read the session's smoke run go first, in one block: under pytest-xdist
+    (`make test`, --dist worksteal) they are the head of the first worker's share, so that worker builds
+    the run once and the others never wait for it (xdist_group marks do not group under pytest 9)."""
     import torch
 
+    items.sort(key=lambda item: not {"smoke_run", "smoke_copy"} & set(getattr(item, "fixturenames", ())))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA")

@@ -6,6 +6,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 # torch is pinned to the release this machine serves from disk; any torch >= 2.4 works.
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
+# Test workers (pytest-xdist): one per core, at most 8 (each holds torch in memory).
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 8 ] && n=8; echo $$n)
 
 .PHONY: run test venv clean
 
@@ -23,7 +25,7 @@ run: venv
 
 test: venv
 	bash scripts/install_chromium.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist worksteal
 
 clean:
 	rm -rf $(VENV) reports gpuarena.db

@@ -23,7 +23,7 @@ TINY = "method: {size: tiny, repeats: 2, steps: 2, warmup: 0}\n"
 def cli_env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "src") + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("OMP_NUM_THREADS", "2")
+    env.setdefault("OMP_NUM_THREADS", "1")
     env.update(extra or {})
     return env
 

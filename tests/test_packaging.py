@@ -33,7 +33,7 @@ def test_wheel_in_a_fresh_venv_runs_list_and_smoke(tmp_path):
     wheel = glob.glob(str(tmp_path / "dist" / "gpuarena-*.whl"))[0]
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # nothing of this checkout
-    env.update(OMP_NUM_THREADS="2", COLUMNS="80")
+    env.update(OMP_NUM_THREADS="1", COLUMNS="80")
     venv = tmp_path / "venv"
     assert sh(sys.executable, "-m", "venv", str(venv)).returncode == 0
     py = str(venv / "bin" / "python")

@@ -23,6 +23,9 @@ def test_doctor_runs_on_the_cpu_at_tiny_sizes(cli, tmp_path):
     assert gpu["verdict"] == "OK"
     stored = json.loads(cli("results", "--db", db, "--format", "json").stdout)
     assert len(stored) == 8 and {r["size"] for r in stored} == {"tiny"}
+    # tiny on the CPU means every size at its tiny value, the suite's ResNet-50 batch of 64 too
+    (resnet,) = [r for r in stored if r["workload"] == "resnet50-train"]
+    assert resnet["params"]["batch_size"] == 2 and resnet["params"]["loss"] == "cross-entropy"
     fleet = cli("fleet", "--db", db, "--suite", "doctor")
     assert fleet.returncode == 0 and "1 host(s)" in fleet.stdout
 

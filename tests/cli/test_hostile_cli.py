@@ -86,14 +86,17 @@ def test_full_disk_keeps_the_measurement_for_resume(tmp_path):
     db = str(tmp_path / "r.db")
     assert gpuarena(*TINY_RUN, "--db", db, cwd=str(tmp_path)).returncode == 0
     kept = None
-    # the WAL grows by pages from empty: find a limit that falls between the run's row and its result
-    # (where SQLite's own writes land varies with the page cache, so several limits are tried)
-    for kib in range(8, 72, 4):
+    # The WAL grows by pages from empty: a limit must fall between the run's row and its result.  The
+    # result is made large (1000 repeats: ~25 kB of samples), so the window is wide: from SQLite's
+    # 32 KiB WAL index (below it no write gets through) to past 56 KiB (measured: every limit from 32 to
+    # 56 KiB kept it).  Several limits are tried, for a filesystem where SQLite's writes land otherwise.
+    for kib in range(32, 96, 8):
         def limit(kib=kib):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
 
-        p = gp(*TINY_RUN, "--set", "m=72", "--db", db, cwd=str(tmp_path), preexec_fn=limit)
+        p = gp(*TINY_RUN, "--set", "m=72", "--set", "repeats=1000", "--db", db, cwd=str(tmp_path),
+               preexec_fn=limit)
         assert p.returncode in (0, 2) and "Traceback" not in p.stderr, p.stderr[-2000:]
         if "is kept in" in p.stderr:
             kept = p

@@ -43,5 +43,5 @@ def assert_ok(r: dict) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _two_threads(monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+def _one_thread(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")   # as tests/conftest.py sets it for the session

@@ -17,10 +17,13 @@ FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md 
 
 
 def _doctor_cases(device: str, n_gpus: int):
-    """The doctor suite's cases for one device: tiny on a CPU; the all-reduce once, over every GPU."""
+    """The doctor suite's cases for one device: tiny on a CPU (a size the suite sets, such as
+    ResNet-50's batch of 64, gives way to the parameter's tiny value); the all-reduce once, over
+    every GPU."""
     from gpuarena.runner.torchrun import fit_to_host
     from gpuarena.spec.model import Method, expand
     from gpuarena.spec.suite import load_suite
+    from gpuarena.workloads import registry
 
     spec = load_suite("doctor")
     entries = []
@@ -29,6 +32,9 @@ def _doctor_cases(device: str, n_gpus: int):
             if n_gpus < 2 or device != "cuda:0":
                 continue
             e = e.model_copy(update={"gpus": [n_gpus]})
+        if device == "cpu":
+            sized = registry.get(e.workload).param_map()
+            e = e.model_copy(update={"params": {k: v for k, v in e.params.items() if sized[k].tiny is None}})
         entries.append(e)
     spec = spec.model_copy(update={"entries": entries})
     method = Method(size="tiny") if device == "cpu" else Method()

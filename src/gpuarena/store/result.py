@@ -150,7 +150,7 @@ class Result(BaseModel):
     created_at: Optional[str] = Field(None, max_length=40)
     derived: Derived = Field(default_factory=Derived, exclude=True)   # computed when read, never stored
     _raw: Optional[dict] = PrivateAttr(None)    # the stored dict this was read from (Store.results)
-    _view: Optional[dict] = PrivateAttr(None)
+    _view: Optional[dict] = PrivateAttr(None)   # extra_dict(), built once
 
     _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
                              "energy_source", "created_at")(_name)
@@ -253,34 +253,18 @@ class Result(BaseModel):
         d["extra"] = self.extra.model_dump(exclude_unset=True)
         return d
 
-    # --- transitional: r["field"] and r.get("field") read the dict form of `results --format
-    # json` (derived figures inside extra, derived warnings after the stored ones) for the
-    # modules that do not read attributes yet.  New code reads attributes.
-    def view(self) -> dict:
-        if self._view is None:
-            d = self.row()
-            if self.derived != _NONE:
-                d = {**d, "extra": {**(d.get("extra") or {}), **self.derived.as_extra()},
-                     "warnings": self.all_warnings}
-            self._view = d
-        return self._view
-
     def extra_dict(self) -> dict:
         """extra as stored (its key order kept) with the derived figures after it: the JSON shape
         `results --format json` documents.  For serializers; readers use the attributes."""
-        return self.view().get("extra") or {}
-
-    def __getitem__(self, key: str):
-        return self.view()[key]
-
-    def get(self, key: str, default=None):
-        return self.view().get(key, default)
-
-    def keys(self):
-        return self.view().keys()
+        if self._view is None:
+            stored = self.row().get("extra") or {}
+            self._view = {**stored, **self.derived.as_extra()} if self.derived != _NONE else stored
+        return self._view
 
     def __contains__(self, key) -> bool:
-        return key in self.view()
+        """A Result is not a dict (`"x" in r` would search pydantic's (name, value) pairs): read
+        attributes, or ``row()`` for the stored form."""
+        raise TypeError(f"'Result' is not a dict: read r.{key} (or r.row() for the stored form)")
 
 
 _NONE = Derived()

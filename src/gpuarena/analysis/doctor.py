@@ -34,7 +34,7 @@ def check_name(r: dict) -> str:
     if cls is not None and cls.label(p) != cls.name:   # what sets its ceiling apart: dtype, pinning
         return cls.label(p)
     if r.gpus > 1:
-        return f"{r['workload']} x{r['gpus']} {p.get('size_mb')} MiB"
+        return f"{r.workload} x{r.gpus} {p.get('size_mb')} MiB"
     return r.workload if r.variant == "seed" else f"{r.workload} {r.variant}"
 
 
@@ -90,8 +90,8 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
         verdict = "FAIL" if fail else "SLOW" if slow else "CHECK" if health else "OK"
         gpus.append({"device": dev, "name": mine[0].device_name, "verdict": verdict,
                      "why": fail + slow + health, "checks": checks})
-    links = [{"check": check_name(r), "status": r["status"], "value": r.get("throughput_median"),
-              "unit": r.get("unit"), "busbw_gbs": r.extra.busbw_gbs}
+    links = [{"check": check_name(r), "status": r.status, "value": r.throughput_median,
+              "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs}
              for r in rows if r.gpus > 1]
     tiny = any(r.size == "tiny" for r in results)
     return {"gpus": gpus, "links": links, "tiny": tiny,

@@ -262,8 +262,8 @@ class Result(BaseModel):
     # --- the dict view, for tests only: r["field"] and r.get("field") read the dict form of
     # `results --format json` (derived figures inside extra, derived warnings after the stored
     # ones).  gpuarena's own modules read attributes: a read from one of them raises (_tests_only),
-    # so any test that reaches such a read fails.  About 160 reads in the slow runner and workload
-    # tests (torchrun, real models) still use it; it goes when those are converted.
+    # so any test that reaches such a read fails.  The slow runner and workload tests (torchrun,
+    # real models) still use it; it goes when they are converted.
     def _dict_view(self) -> dict:
         if self._view is None:
             d = self.row()

@@ -28,18 +28,18 @@ PROTOCOL_VERSION = 1
 
 def protocol(r: dict) -> int:
     """The protocol a stored result was measured under; results from before the field: 1."""
-    return int(r.get("protocol") or (r.get("extra") or {}).get("protocol") or 1)
+    return r.extra.protocol or 1
 
 
 def why_not_comparable(a: dict, b: dict) -> str | None:
     """None when two results measured the same definition; else the reason, in words.
     Published rows carry no version: they are compared on their stated parameters."""
-    if "published" in (a.get("source"), b.get("source")):
+    if "published" in (a.source, b.source):
         return None
-    if a.get("workload") != b.get("workload"):
-        return f"different workloads ({a.get('workload')} vs {b.get('workload')})"
-    if a.get("workload_version") != b.get("workload_version"):
-        return f"workload version differs ({a.get('workload_version')} vs {b.get('workload_version')})"
+    if a.workload != b.workload:
+        return f"different workloads ({a.workload} vs {b.workload})"
+    if a.workload_version != b.workload_version:
+        return f"workload version differs ({a.workload_version} vs {b.workload_version})"
     if protocol(a) != protocol(b):
         return f"measurement protocol differs ({protocol(a)} vs {protocol(b)})"
     return None

@@ -27,24 +27,24 @@ def _annotated(path):
 
 def _s4():
     rows, envs = _annotated(os.path.join(ROOT, "docs", "data", "h200-s4-2026-11-29.json"))
-    return {(r["workload"], r["variant"]): r for r in rows}, envs
+    return {(r.workload, r.variant): r for r in rows}, envs
 
 
 def test_shipped_h200_results_have_their_expected_figures_and_sources():
     by, _ = _s4()
-    tf32 = by[("resnet50-train", "tf32")]["extra"]["expected"]
+    tf32 = by[("resnet50-train", "tf32")].derived.expected
     assert tf32["basis"] == "published" and tf32["figure"] == 2259.0
     assert tf32["published"]["source"].startswith(LAMBDA) and tf32["published"]["date"] == "2024-10"
     assert 0.97 < tf32["ratio"] < 1.0 and not tf32["below"]
     assert tf32["model"]["value"] and tf32["model"]["ratio"] > 0       # the model's figure beside it
-    fp32 = by[("resnet50-train", "fp32")]["extra"]["expected"]           # no H200 FP32 figure published
+    fp32 = by[("resnet50-train", "fp32")].derived.expected           # no H200 FP32 figure published
     assert fp32["basis"] == "model" and not fp32["like_for_like"] and not fp32["below"]
-    bert = by[("bert-large-train", "amp-bf16")]["extra"]["expected"]
+    bert = by[("bert-large-train", "amp-bf16")].derived.expected
     assert bert["basis"] == "model" and not bert["like_for_like"] and bert["model"]["how"]
-    assert "expected" not in by[("bert-large-train", "seed")]["extra"]   # IEEE FP32: nothing like it published
+    assert by[("bert-large-train", "seed")].derived.expected is None    # IEEE FP32: nothing like it published
     for key, r in by.items():                                            # every ResNet-50 result has one
-        if r["status"] == "ok" and key[0] == "resnet50-train":
-            assert "expected" in r["extra"], key
+        if r.status == "ok" and key[0] == "resnet50-train":
+            assert r.derived.expected is not None, key
 
 
 def test_no_shipped_h200_result_is_below_expected():
@@ -53,10 +53,10 @@ def test_no_shipped_h200_result_is_below_expected():
     for path in BUNDLES:
         rows, _ = _annotated(path)
         for r in rows:
-            e = (r.get("extra") or {}).get("expected")
+            e = r.derived.expected
             n += e is not None
-            assert not (e and e["below"]), (path, r["workload"], r["variant"], e)
-            assert not any(w.startswith("below-expected") for w in r.get("warnings") or [])
+            assert not (e and e.below), (path, r.workload, r.variant, e)
+            assert not any(w.startswith("below-expected") for w in r.all_warnings)
     assert n >= 40
 
 
@@ -68,15 +68,15 @@ def test_a_power_capped_card_is_flagged_with_that_cause():
     fp = copy.deepcopy(envs[r["env_id"]])
     fp["gpus"][0]["power_limit_w"] = 450.0                              # on a 700 W card
     r = validated(r)
-    (out,) = E.annotate([r], [r], {r["env_id"]: fp}.get)
-    e = out["extra"]["expected"]
+    (out,) = E.annotate([r], [r], {r.env_id: fp}.get)
+    e = out.derived.expected
     assert e["below"] and e["basis"] == "published"
     assert e["causes"] == ["power limit 450 W, below the card's 700 W"]
-    (flag,) = [w for w in out["warnings"] if w.startswith("below-expected")]
+    (flag,) = [w for w in out.all_warnings if w.startswith("below-expected")]
     assert "0.62x the expected 2,259 images/s" in flag and LAMBDA in flag and "power limit 450 W" in flag
     (healthy,) = E.annotate([r], [r], envs.get)                          # the same figure, true fingerprint
-    assert healthy["extra"]["expected"]["below"]
-    assert "no cause recorded" in [w for w in healthy["warnings"] if w.startswith("below")][0]
+    assert healthy.derived.expected.below
+    assert "no cause recorded" in [w for w in healthy.all_warnings if w.startswith("below")][0]
 
 
 def _result(gpu: str, thr: float, **over) -> dict:
@@ -138,11 +138,11 @@ def test_across_the_shipped_bundles_the_same_recipe_on_the_same_gpu_is_the_refer
         envs.update({i * 10**6 + e["id"]: e["fingerprint"] for e in b["environments"]})
         rows += [validated(dict(r, env_id=i * 10**6 + r["env_id"])) for r in b["results"]]
     out = E.annotate(rows, rows, envs.get)
-    below = [r for r in out if (r["extra"].get("expected") or {}).get("below")]
-    assert [(r["workload"], r["variant"], r["run_id"]) for r in below] == [
+    below = [r for r in out if r.derived.expected and r.derived.expected.below]
+    assert [(r.workload, r.variant, r.run_id) for r in below] == [
         ("sd15-generate", "seed", "20261129-152403-156b8a")]
-    e = below[0]["extra"]["expected"]
+    e = below[0].derived.expected
     assert e["basis"] == "stored" and e["stored"]["n"] == 2 and 0.5 < e["ratio"] < 0.6 and e["causes"] == []
-    bf16 = next(r for r in out if r["workload"] == "matmul" and r["params"]["dtype"] == "bf16"
-                and r["params"]["m"] == 8192 and r["run_id"].startswith("20261129-15"))
-    assert bf16["extra"]["expected"]["basis"] == "stored" and not bf16["extra"]["expected"]["below"]
+    bf16 = next(r for r in out if r.workload == "matmul" and r.params["dtype"] == "bf16"
+                and r.params["m"] == 8192 and r.run_id.startswith("20261129-15"))
+    assert bf16.derived.expected.basis == "stored" and not bf16.derived.expected.below

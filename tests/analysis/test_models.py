@@ -230,8 +230,8 @@ def test_best_is_taken_among_finite_results(tmp_path):
     mine = next(r for r in out["rows"] if r["gpu"] == "NVIDIA H200 SXM 141GB")
     assert mine["throughput"] == pytest.approx(768 / 0.103)
     best = best_finite(s.results())
-    assert figure(best)[1] == "7,456 images/s" and "cudnn-benchmark" in best["variant"]
+    assert figure(best)[1] == "7,456 images/s" and "cudnn-benchmark" in best.variant
     # with nothing finite, the report's first screen shows no figure at all (it says what to run)
-    only_nan = [r for r in s.results() if (r.get("extra") or {}).get("nan")]
+    only_nan = [r for r in s.results() if r.extra.nan]
     assert best_finite(only_nan) is None
     s.close()

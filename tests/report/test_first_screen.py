@@ -138,9 +138,9 @@ def test_the_default_run_shape_gives_resnet50_advice_from_its_finite_recipe(repo
         store.conn.execute("UPDATE results SET extra=? WHERE id=?",
                            (json.dumps({**json.loads(extra or "{}"), "nan": not finite}), rid))
     store.conn.commit()
-    finite = [r for r in store.results(workload="resnet50-train", status="ok") if not r["extra"].get("nan")]
+    finite = [r for r in store.results(workload="resnet50-train", status="ok") if not r.extra.nan]
     assert len(finite) >= 1
     row = answer_rows(store)["resnet50-train"]
-    best = max(finite, key=lambda r: r["throughput_median"])
-    assert row[1] == f"{fmt_num(best['throughput_median'])} images/s"
+    best = max(finite, key=lambda r: r.throughput_median)
+    assert row[1] == f"{fmt_num(best.throughput_median)} images/s"
     assert row[4].startswith("fastest ")

@@ -94,3 +94,18 @@ def test_share_of_peak_is_at_the_executed_precision():
     assert round(share_of_peak(r), 3) == 0.099 and 49.0 / h200.peak("fp32") > 0.7   # not 73% of FP32's
     ieee = validated({**r.row(), "variant": "fp32", "precision": "fp32"})            # TF32 off: FP32's peak
     assert share_of_peak(ieee) == 49.0 / h200.peak("fp32")
+
+
+def test_gpuarena_modules_read_results_by_attribute(report_db):
+    """Result's dict view (r["x"], r.get("x")) is left for tests only: a gpuarena module that reads
+    a Result as a dict raises, so any test reaching such a read fails; the whole report is built here."""
+    from gpuarena.report.build import gather
+
+    store = Store(report_db, readonly=True)
+    r = store.results()[0]
+    assert r["workload"] == r.workload                                   # a test still may
+    module = {"__name__": "gpuarena.analysis.example", "r": r}
+    for read in ('r["workload"]', 'r.get("workload")', '"workload" in r', "dict(r)"):
+        with pytest.raises(TypeError, match="reads a Result as a dict"):
+            exec(read, module)
+    assert gather(store).sections                                        # no section reads one

@@ -58,11 +58,11 @@ def test_round_trip_keeps_types_and_precision(db):
     rid = s.add_result(_result(run, 0, env_id=env))
     assert isinstance(rid, int)
     (got,) = s.results([run])
-    assert got["throughput_median"] == 1234.5678901234         # double precision, not float4
-    assert got["peak_memory_bytes"] == 1 << 40                 # 64-bit integers
-    assert got["throttled"] is True and got["params"] == {"n": 64, "dtype": "bf16"}
-    assert got["extra"]["note"] == "a % and a ?"                # no placeholder mangling
-    assert got["uid"] and got["created_at"]
+    assert got.throughput_median == 1234.5678901234         # double precision, not float4
+    assert got.peak_memory_bytes == 1 << 40                 # 64-bit integers
+    assert got.throttled is True and got.params == {"n": 64, "dtype": "bf16"}
+    assert got.extra.note == "a % and a ?"                # no placeholder mangling
+    assert got.uid and got.created_at
     assert s.run(run)["plan"] == [{"case": 1}]
     assert s.latest_run_id() == run
     assert s.runs()[0]["results"] == 1
@@ -79,7 +79,7 @@ def test_constraints_hold(db):
     with pytest.raises(sqlite3.IntegrityError):                 # uid is unique
         with s.transaction() as conn:
             from gpuarena.store.rows import insert_result
-            insert_result(conn, {**_result(run, 2), "uid": first["uid"]})
+            insert_result(conn, {**_result(run, 2), "uid": first.uid})
     assert _count(s) == 1                                        # the failed writes left nothing
 
 
@@ -146,7 +146,7 @@ def test_eight_writer_processes_lose_nothing(db):
     assert _count(s, "SELECT COUNT(*) FROM runs WHERE status = 'complete'") == writers
     assert _count(s, "SELECT COUNT(*) FROM environments") == 1
     for n in range(writers):
-        mine = [r["params"]["i"] for r in s.results() if r["case_key"].startswith(f"{n}/")]
+        mine = [r.params["i"] for r in s.results() if r.case_key.startswith(f"{n}/")]
         assert mine == list(range(rows))
 
 
@@ -177,7 +177,7 @@ def test_a_killed_writer_loses_only_its_uncommitted_row(db):
     s = Store(db, timeout_s=30)        # the write lock died with the writer
     run = s.create_run("after", "cpu", [], None)
     s.add_result(_result(run, 0))
-    keys = sorted(r["case_key"] for r in s.results())
+    keys = sorted(r.case_key for r in s.results())
     assert keys == ["k/0", "kept"]
 
 
@@ -205,7 +205,7 @@ def test_readers_skip_a_row_they_cannot_use(db):
                      "throughput_median, created_at) VALUES (?, 'bad', 'matmul', 'seed', '{}', 'ok', -1.0, 'now')",
                      (run,))
     r = Store(db, readonly=True)
-    assert [x["case_key"] for x in r.results()] == ["k/0"] and len(r.skipped) == 1
+    assert [x.case_key for x in r.results()] == ["k/0"] and len(r.skipped) == 1
 
 
 def test_a_newer_schema_or_a_foreign_database_is_refused_untouched(db):

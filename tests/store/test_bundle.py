@@ -20,16 +20,16 @@ def _count(store):
 
 
 def test_round_trip_and_no_duplicates(store, tmp_path):
-    store.add_result({**store.results()[0], "env_id": store.env_id({"host": "m1", "gpu": "A100"})})
+    store.add_result({**store.results()[0].row(), "env_id": store.env_id({"host": "m1", "gpu": "A100"})})
     path = str(tmp_path / "b.json")
     B.write(B.export(store), path)
     other = Store(str(tmp_path / "other.db"))
     out = B.import_bundle(other, path)
     assert out["imported"] == 6 and out["skipped_duplicates"] == 0
     rows = other.results()
-    assert {r["source"] for r in rows} == {"imported"} and all(r["run_id"] == out["run_id"] for r in rows)
-    assert rows[0]["samples"] == store.results()[0]["samples"]
-    assert other.environment(rows[-1]["env_id"]) == {"host": "m1", "gpu": "A100"}
+    assert {r.source for r in rows} == {"imported"} and all(r.run_id == out["run_id"] for r in rows)
+    assert rows[0].samples == store.results()[0].samples
+    assert other.environment(rows[-1].env_id) == {"host": "m1", "gpu": "A100"}
     again = B.import_bundle(other, path)
     assert again["imported"] == 0 and again["skipped_duplicates"] == 6 and _count(other) == 6
 

@@ -63,7 +63,7 @@ def test_parallel_runs_and_threads_share_one_db(tmp_path, suite_file):
     assert count(db, "SELECT COUNT(*) FROM environments") == 1  # the same machine, registered once
     for n in range(THREADS):  # each thread's rows, in its own order
         rows = Store(db).results(workload="resnet50-train")
-        mine = [r["params"]["i"] for r in rows if r["case_key"].startswith(f"{n}/")]
+        mine = [r.params["i"] for r in rows if r.case_key.startswith(f"{n}/")]
         assert mine == list(range(ROWS_PER_THREAD))
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

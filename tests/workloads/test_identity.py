@@ -186,9 +186,15 @@ def test_wrapper_fingerprint_follows_the_wrapped_workload(monkeypatch):
 
 
 def test_comparable_ignores_the_code_hash():
-    a = {"workload": "resnet50-train", "workload_version": 1, "code_hash": "db09345df06ef42b"}
-    b = dict(a, code_hash=registry.get("resnet50-train").fingerprint())
-    assert comparable(a, b)
-    assert "version differs" in why_not_comparable(a, dict(a, workload_version=2))
-    assert "protocol differs" in why_not_comparable(a, dict(a, extra={"protocol": 2}))
-    assert comparable(a, {"workload": "resnet50-train", "source": "published"})
+    from gpuarena.store.rows import validated
+
+    def result(**fields):      # a stored Result, as analyses receive them
+        return validated({"id": 1, "case_key": "k", "workload": "resnet50-train", "variant": "seed", "params": {},
+                          "status": "ok", "throughput_median": 1.0, "workload_version": 1,
+                          "code_hash": "db09345df06ef42b", **fields})
+
+    a = result()
+    assert comparable(a, result(code_hash=registry.get("resnet50-train").fingerprint()))
+    assert "version differs" in why_not_comparable(a, result(workload_version=2))
+    assert "protocol differs" in why_not_comparable(a, result(extra={"protocol": 2}))
+    assert comparable(a, result(source="published", workload_version=None, code_hash=None))

@@ -70,27 +70,28 @@ def test_ceiling_ignores_other_devices_precisions_and_sizes(db_path):
     mm("H200", "fp32", 50.0)
     mm("H200", "bf16", 9999.0, size="tiny")
     mm("H200", "bf16", 989.0, source="published")
-    res = {"workload": "bert-large-infer", "status": "ok", "tflops": 350.0, "precision": "bf16",
-           "device_name": "H200", "size": "full", "extra": {}}
+    from gpuarena.store.rows import validated
+
+    def result(**fields):      # a Result, as analyses receive them
+        return validated({"id": 999, "case_key": "k", "variant": "seed", "params": {}, "device_name": "H200",
+                          "size": "full", "precision": "bf16", "status": "ok", "throughput_median": 1.0, **fields})
+
+    res = result(workload="bert-large-infer", tflops=350.0)
     pool = store.results()
     fig = ceiling.figures(pool, res)
     assert fig["share_of_ceiling"] == pytest.approx(0.5)
     assert fig["ceiling"]["result_id"] == best
     assert fig["ceiling"]["shape"] == [8192, 8192, 8192]
-    default = ceiling.figures(pool, dict(res, precision="default"))  # PyTorch default -> the fp32 ceiling
+    default = ceiling.figures(pool, result(workload="bert-large-infer", tflops=350.0,
+                                           precision="default"))  # PyTorch default -> the fp32 ceiling
     assert default["share_of_ceiling"] == pytest.approx(7.0)
     assert "fp32" in default["ceiling"]["note"]
-    newer = {"workload": "matmul", "status": "ok", "tflops": 665.0, "precision": "bf16",
-             "device_name": "H200", "size": "full", "extra": {}}
+    newer = result(workload="matmul", tflops=665.0)
     assert ceiling.figures(pool, newer)["share_of_ceiling"] == pytest.approx(0.95)  # 5% under the best
-    failed = {"workload": "bert-large-infer", "status": "oom", "tflops": None, "precision": "bf16",
-              "device_name": "H200", "size": "full", "extra": {}}
+    failed = result(workload="bert-large-infer", status="oom", throughput_median=None)
     assert ceiling.figures(pool, failed) == {}
     # Read back, a frozen figure from an older record is recomputed against the pool.
     # (derived figures are kept apart: the stored one stays in extra)
-    from gpuarena.store.rows import validated
-
-    old = validated(dict(res, id=999, case_key="k", variant="seed", params={}, throughput_median=1.0,
-                         extra={"share_of_ceiling": 0.1}))
+    old = result(workload="bert-large-infer", tflops=350.0, extra={"share_of_ceiling": 0.1})
     (again,) = with_derived([old], pool)
     assert again.derived.share_of_ceiling == pytest.approx(0.5) and again.extra.share_of_ceiling == 0.1

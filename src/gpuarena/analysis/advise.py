@@ -48,20 +48,20 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if (r.get("gpus") or 1) != 1 or not X.is_finite_result(r) or R.is_search(r):
+        if r.gpus != 1 or not X.is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:
             continue
-        params = r.get("params") or {}
-        pub = r.get("source") == "published"
+        params = r.params
+        pub = r.source == "published"
         if pub:
-            req = _request_of_published(r.get("precision"))
+            req = _request_of_published(r.precision)
             engine = r.extra.engine or J.engine_class(r.extra.software or "")
             try:
                 verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
                                        "batch_size": params.get("batch_size") or 1,
-                                       "throughput": r["throughput_median"],
+                                       "throughput": r.throughput_median,
                                        **{k: params.get(k) for k in ("seq_len", "image_size")},
                                        "steps": params.get("inference_steps")})["verdict"]
             except UserError:
@@ -69,15 +69,15 @@ def candidates(store, workload: str) -> list[dict]:
             if verdict != "plausible":
                 continue
         else:
-            variants = frozenset(str(r.get("variant") or "seed").split("+"))
-            req = P.request_of_variants(variants, r.get("precision"))
+            variants = frozenset(r.variant.split("+"))
+            req = P.request_of_variants(variants, r.precision)
             engine = "PyTorch compiled" if "compile" in variants else "PyTorch eager"
         settings = tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None)
-        out.append({"gpu": g, "throughput": r["throughput_median"], "basis": "published" if pub else "measured",
-                    "request": req, "class": (J.request_class(req), engine, settings), "unit": r.get("unit"),
-                    "source": r.get("origin") if pub else
-                    f"gpuarena, {r.get('origin') or 'run ' + str(r.get('run_id'))} ({r.get('variant')})",
-                    "batch_size": params.get("batch_size"), "peak_memory": r.get("peak_memory_bytes")})
+        out.append({"gpu": g, "throughput": r.throughput_median, "basis": "published" if pub else "measured",
+                    "request": req, "class": (J.request_class(req), engine, settings), "unit": r.unit,
+                    "source": r.origin if pub else
+                    f"gpuarena, {r.origin or 'run ' + str(r.run_id)} ({r.variant})",
+                    "batch_size": params.get("batch_size"), "peak_memory": r.peak_memory_bytes})
     return out
 
 

@@ -18,9 +18,9 @@ CLOCK_SHORT = 0.95            # an applications clock this far under the maximum
 
 def gpu_indices(result: dict) -> list[int]:
     """The GPU indices a result ran on: cuda:N for one GPU, 0..gpus-1 for a multi-GPU case."""
-    dev = str(result.get("device") or "")
-    if (result.get("gpus") or 1) > 1:
-        return list(range(int(result["gpus"])))
+    dev = str(result.device or "")
+    if result.gpus > 1:
+        return list(range(result.gpus))
     if dev.startswith("cuda"):
         tail = dev.split(":", 1)[1] if ":" in dev else "0"
         return [int(tail)] if tail.isdigit() else [0]
@@ -34,8 +34,8 @@ def _by_index(entries) -> dict[int, dict]:
 def _reasons(result: dict) -> set[str]:
     names = set(result.extra.throttle_reasons or [])
     bits = 0
-    for s in result.get("telemetry") or []:
-        bits |= int(s.get("reasons") or 0)
+    for s in result.telemetry or []:
+        bits |= s.reasons or 0
     names |= {name for bit, name in THROTTLE_BITS.items() if bits & bit}
     if bits & APP_CLOCKS_BIT:
         names.add("applications_clocks_setting")

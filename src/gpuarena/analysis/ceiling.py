@@ -22,18 +22,18 @@ CEILING_DTYPE = {"default": "fp32", "fp32": "fp32", "tf32": "tf32", "bf16": "bf1
 
 def _peak_probe(r: dict) -> bool:
     """A result of the workload that measures the compute ceiling (matmul)."""
-    return registry.has(r.get("workload"), device_figure="compute-peak")
+    return registry.has(r.workload, device_figure="compute-peak")
 
 
 def best_matmuls(pool: list[dict]) -> dict[tuple, dict]:
     """(device name, dtype, tiny) -> the fastest ok, measured matmul result: one pass over pool."""
     best: dict[tuple, dict] = {}
     for r in pool:
-        if (not _peak_probe(r) or r.get("status") != "ok" or not r.get("tflops")
-                or r.get("source") == "published"):
+        if (not _peak_probe(r) or r.status != "ok" or not r.tflops
+                or r.source == "published"):
             continue
-        key = (r.get("device_name"), r.get("precision"), r.get("size") == "tiny")
-        if key not in best or r["tflops"] > best[key]["tflops"]:
+        key = (r.device_name, r.precision, r.size == "tiny")
+        if key not in best or r.tflops > best[key].tflops:
             best[key] = r
     return best
 
@@ -50,19 +50,19 @@ def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = No
     """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool`` (``index``:
     best_matmuls(pool), when the caller asks for many results); {} when the result has no
     FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""
-    tflops, dtype = result.get("tflops"), CEILING_DTYPE.get(result.get("precision") or "")
-    if result.get("status") != "ok" or not tflops or dtype is None:
+    tflops, dtype = result.tflops, CEILING_DTYPE.get(result.precision or "")
+    if result.status != "ok" or not tflops or dtype is None:
         return {}
     index = best_matmuls(pool) if index is None else index
-    best = index.get((result.get("device_name"), dtype, result.get("size") == "tiny"))
+    best = index.get((result.device_name, dtype, result.size == "tiny"))
     own = _peak_probe(result)
     if best is None and not own:
         return {}
-    if own and (best is None or best.get("id") == result.get("id") or tflops >= best["tflops"]):
+    if own and (best is None or best.id == result.id or tflops >= best.tflops):
         ceiling = {"tflops": tflops, "precision": dtype, "result_id": None, "note": "this result"}
     else:
-        ceiling = {"tflops": best["tflops"], "precision": dtype, "result_id": best["id"],
-                   "run_id": best["run_id"], "shape": [best["params"].get(k) for k in ("m", "n", "k")]}
-    if result.get("precision") == "default":
+        ceiling = {"tflops": best.tflops, "precision": dtype, "result_id": best.id,
+                   "run_id": best.run_id, "shape": [best.params.get(k) for k in ("m", "n", "k")]}
+    if result.precision == "default":
         ceiling["note"] = "PyTorch default precision compared with the fp32 matmul ceiling"
     return {"share_of_ceiling": tflops / ceiling["tflops"], "ceiling": ceiling}

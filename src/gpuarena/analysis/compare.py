@@ -105,8 +105,8 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
             if not why and R.engine_of(b) != R.engine_of(o):
                 why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
             if why:
-                skipped.append({"workload": o["workload"], "variant": o["variant"],
-                                "params": dict(o.get("params") or {}), "gpu": R.gpu_of(o), "reason": why})
+                skipped.append({"workload": o.workload, "variant": o.variant,
+                                "params": dict(o.params), "gpu": R.gpu_of(o), "reason": why})
                 continue
             rows.append(_row(b, o, base_id))
     if not rows:
@@ -122,7 +122,7 @@ def _baseline_rows(results: list[Result], baseline: str, workload: str | None) -
     """The baseline GPU's rows; a UserError naming the GPUs there are when it has none."""
     base_id = R.baseline_gpu(results, baseline)
     base_rows = [r for r in results if R.gpu_of(r) == base_id
-                 or (r.get("device_name") or "").lower() == baseline.lower()]
+                 or (r.device_name or "").lower() == baseline.lower()]
     if not base_rows:
         gpus = sorted({R.gpu_of(r) for r in results})
         raise UserError(f"no ok results for baseline {baseline!r}"
@@ -135,19 +135,19 @@ def _baseline_rows(results: list[Result], baseline: str, workload: str | None) -
 
 def _same_config(b: Result, o: Result) -> bool:
     """Same workload, variant, size, GPU count and (see _params_match) parameters."""
-    b_pub, o_pub = b.get("source") == "published", o.get("source") == "published"
-    if (b["workload"], b["variant"], b.get("size"), b.get("gpus") or 1) != \
-       (o["workload"], o["variant"], o.get("size"), o.get("gpus") or 1):
+    b_pub, o_pub = b.source == "published", o.source == "published"
+    if (b.workload, b.variant, b.size, b.gpus) != \
+       (o.workload, o.variant, o.size, o.gpus):
         return False
-    if b_pub and o_pub and b.get("origin") != o.get("origin"):
+    if b_pub and o_pub and b.origin != o.origin:
         return False    # published figures compare only within one source (one method)
-    return _params_match(b.get("params"), o.get("params"), b_pub, o_pub, b["workload"])
+    return _params_match(b.params, o.params, b_pub, o_pub, b.workload)
 
 
 def _row(b: Result, o: Result, base_id: str) -> dict:
     """One compare row: o against the baseline's b, the ratio's interval from the raw repeats."""
-    b_pub, o_pub = b.get("source") == "published", o.get("source") == "published"
-    ratio = o["throughput_median"] / b["throughput_median"]
+    b_pub, o_pub = b.source == "published", o.source == "published"
+    ratio = o.throughput_median / b.throughput_median
     lo = hi = None
     xb, xo = R.per_repeat_throughput(b), R.per_repeat_throughput(o)
     if len(xb) >= 2 and len(xo) >= 2:
@@ -159,14 +159,14 @@ def _row(b: Result, o: Result, base_id: str) -> dict:
         flags.append("identical silicon: expected 1.00; the difference is the setup (clocks, power, "
                      "cooling, software), not the chip")
     return {
-        "workload": o["workload"], "variant": o["variant"], "expected_ratio": 1.0 if twins else None,
-        "params": dict((o.get("params") if not o_pub else b.get("params")) or {}),
-        "size": o.get("size"), "gpus": o.get("gpus") or 1, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
-        "unit": b.get("unit"), "baseline_value": b["throughput_median"], "value": o["throughput_median"],
+        "workload": o.workload, "variant": o.variant, "expected_ratio": 1.0 if twins else None,
+        "params": dict((o.params if not o_pub else b.params) or {}),
+        "size": o.size, "gpus": o.gpus, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
+        "unit": b.unit, "baseline_value": b.throughput_median, "value": o.throughput_median,
         "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
         "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
-        "baseline_source": b.get("source"), "source": o.get("source"), "engine": R.engine_of(o),
-        "origin": o.get("origin"),
+        "baseline_source": b.source, "source": o.source, "engine": R.engine_of(o),
+        "origin": o.origin,
         "flags": flags,
     }
 

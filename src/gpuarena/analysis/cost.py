@@ -98,7 +98,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
     base = catalog.match(baseline).name if baseline else None
     cat = {g.name: g for g in catalog.priced(prices, basis=basis)}
     R.known_workload(store, workload)
-    results = R.latest([r for r in store.results(workload=workload, status="ok") if r.get("throughput_median")])
+    results = R.latest([r for r in store.results(workload=workload, status="ok") if r.throughput_median])
     rows = []
     for r in results:
         g = cat.get(R.gpu_of(r))
@@ -132,12 +132,12 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
 def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
          hosting: float) -> dict:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
-    thr = r["throughput_median"] / n_dev            # per GPU
-    measured_power = r.get("power_w_mean")
+    thr = r.throughput_median / n_dev            # per GPU
+    measured_power = r.power_w_mean
     power = measured_power if measured_power else g.tdp_w
-    energy = r.get("energy_j_per_item")
+    energy = r.energy_j_per_item
     if energy:
-        ipj, ebasis = 1.0 / energy, f"measured ({r.get('energy_source') or 'NVML'})"
+        ipj, ebasis = 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
     elif g.tdp_w:
         ipj, ebasis = thr / g.tdp_w, "TDP"
     else:
@@ -145,10 +145,10 @@ def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price
     price = g.price(basis)
     usd = price.usd
     row = {
-        "gpu": g.name, "segment": g.segment, "workload": r["workload"], "variant": r["variant"],
-        "params": dict(r.get("params") or {}), "source": r.get("source"), "throughput": thr,
-        "origin": r.get("origin") or (f"gpuarena run {r.get('run_id')}" if r.get("run_id") else None),
-        "engine": R.engine_of(r), "unit": r.get("unit"),
+        "gpu": g.name, "segment": g.segment, "workload": r.workload, "variant": r.variant,
+        "params": dict(r.params), "source": r.source, "throughput": thr,
+        "origin": r.origin or (f"gpuarena run {r.run_id}" if r.run_id else None),
+        "engine": R.engine_of(r), "unit": r.unit,
         "price_basis": basis, "price_usd": usd, "price_unit": P.UNIT[basis], "price_market": price.market,
         "price_confidence": price.confidence if usd is not None else None, "price_label": price.label,
         "per_dollar": per_dollar(thr, price), "rel_perf_per_price": None, "rel_items_per_joule": None,

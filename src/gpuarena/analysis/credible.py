@@ -54,25 +54,25 @@ def measured_evidence(store, workload: str) -> list[Evidence]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if r.get("source") == "published" or (r.get("gpus") or 1) != 1 or not is_finite_result(r) or is_search(r):
+        if r.source == "published" or r.gpus != 1 or not is_finite_result(r) or is_search(r):
             continue
         g = catalog.find(gpu_of(r))
         if g is None:
             continue
-        variants = frozenset(str(r.get("variant") or "seed").split("+"))
+        variants = frozenset(r.variant.split("+"))
         try:
-            req = P.request_of_variants(variants, r.get("precision"))
+            req = P.request_of_variants(variants, r.precision)
             params = _workload(workload).resolve_params(
-                {k: v for k, v in (r.get("params") or {}).items() if k in _workload(workload).param_map()})
+                {k: v for k, v in r.params.items() if k in _workload(workload).param_map()})
             rf = roof(workload, g, req, params)
         except (UserError, KeyError, TypeError, ValueError):
             continue
-        thr = r["throughput_median"]
+        thr = r.throughput_median
         if rf.share_of_peak(thr) > 1:
             continue     # a measurement above peak is a broken measurement, not evidence
         out.append(Evidence(workload, rf.executed, P.arch_of(g), g.name, thr, rf.attainment(thr),
                             rf.share_of_peak(thr), "PyTorch compiled" if "compile" in variants else "PyTorch eager",
-                            f"gpuarena measurement (run {r.get('run_id')}, {r.get('variant')})"))
+                            f"gpuarena measurement (run {r.run_id}, {r.variant})"))
     return out
 
 
@@ -92,12 +92,12 @@ def spread(store, workload: str) -> tuple[float, str]:
 
         seen: dict[str, list[float]] = {}
         for r in store.results(workload=workload, status="ok"):
-            if r.get("source") == "published" or not is_finite_result(r):
+            if r.source == "published" or not is_finite_result(r):
                 continue
-            if "compile" in str(r.get("variant") or "").split("+"):
+            if "compile" in r.variant.split("+"):
                 continue    # the claims are of eager code: CUDA graphs make compiled runs far steadier
-            key = json.dumps([gpu_of(r), r.get("variant"), r.get("params"), r.get("gpus")], sort_keys=True, default=str)
-            seen.setdefault(key, []).append(r["throughput_median"])
+            key = json.dumps([gpu_of(r), r.variant, r.params, r.gpus], sort_keys=True, default=str)
+            seen.setdefault(key, []).append(r.throughput_median)
         pairs = sorted(max(v) / min(v) - 1 for v in seen.values() if len(v) > 1)
         if pairs:
             half = len(pairs) // 2

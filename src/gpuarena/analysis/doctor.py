@@ -29,21 +29,21 @@ ORDER = ("FAIL", "SLOW", "CHECK", "OK")
 
 
 def check_name(r: dict) -> str:
-    p = r.get("params") or {}
-    cls = registry.find(r["workload"])
+    p = r.params
+    cls = registry.find(r.workload)
     if cls is not None and cls.label(p) != cls.name:   # what sets its ceiling apart: dtype, pinning
         return cls.label(p)
-    if (r.get("gpus") or 1) > 1:
-        return f"{r['workload']} x{r['gpus']} {p.get('size_mb')} MiB"
-    return r["workload"] if r.get("variant") == "seed" else f"{r['workload']} {r['variant']}"
+    if r.gpus > 1:
+        return f"{r.workload} x{r.gpus} {p.get('size_mb')} MiB"
+    return r.workload if r.variant == "seed" else f"{r.workload} {r.variant}"
 
 
 def _peers(single: list[dict]) -> dict[tuple[str, str], dict]:
     """(device, check) -> {ratio, slow} against the host's other GPUs on the same check."""
     by_check: dict[str, dict[str, float]] = {}
     for r in single:
-        if r.get("status") == "ok" and r.get("throughput_median"):
-            by_check.setdefault(check_name(r), {})[r["device"]] = r["throughput_median"]
+        if r.status == "ok" and r.throughput_median:
+            by_check.setdefault(check_name(r), {})[r.device] = r.throughput_median
     out = {}
     for check, figs in by_check.items():
         if len(figs) == 2:
@@ -59,23 +59,23 @@ def _peers(single: list[dict]) -> dict[tuple[str, str], dict]:
 def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment=lambda env_id: None) -> dict:
     """{"gpus": [{device, name, verdict, why, checks}], "links": [...], "tiny": bool}."""
     rows = E.annotate(results, pool, environment)
-    single = [r for r in rows if (r.get("gpus") or 1) == 1]
+    single = [r for r in rows if r.gpus == 1]
     peers = _peers(single)
     static = {g.get("index"): g for g in (fp or {}).get("gpus") or []}
     vol = {g.get("index"): g for g in (fp or {}).get("gpus_volatile") or []}
     gpus = []
-    for dev in dict.fromkeys(r["device"] for r in single):
-        mine = [r for r in single if r["device"] == dev]
+    for dev in dict.fromkeys(r.device for r in single):
+        mine = [r for r in single if r.device == dev]
         checks, fail, slow = [], [], []
         for r in mine:
             e = r.derived.expected or {}
             peer = peers.get((dev, check_name(r)), {})
-            checks.append({"check": check_name(r), "status": r["status"], "value": r.get("throughput_median"),
-                           "unit": r.get("unit"), "expected": e.get("figure"), "vs_expected": e.get("ratio"),
+            checks.append({"check": check_name(r), "status": r.status, "value": r.throughput_median,
+                           "unit": r.unit, "expected": e.get("figure"), "vs_expected": e.get("ratio"),
                            "basis": e.get("basis"), "vs_peers": peer.get("ratio"), "below": bool(e.get("below")),
-                           "peer_slow": bool(peer.get("slow")), "error": r.get("error")})
-            if r["status"] not in ("ok", "skipped"):
-                fail.append(f"{check_name(r)} {r['status']}")
+                           "peer_slow": bool(peer.get("slow")), "error": r.error})
+            if r.status not in ("ok", "skipped"):
+                fail.append(f"{check_name(r)} {r.status}")
             if e.get("below"):
                 slow.append(f"{check_name(r)} {e['ratio']:.2f}x of expected")
             if peer.get("slow"):
@@ -83,16 +83,16 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
         idx = C.gpu_indices(mine[0])[0] if dev.startswith("cuda") else None
         health = []
         if idx is not None:
-            g = catalog.find(mine[0].get("device_name") or "")
+            g = catalog.find(mine[0].device_name or "")
             health = C.gpu_causes(static.get(idx) or {}, vol.get(idx) or {}, g.tdp_w if g else None,
                                   g.pcie_gen if g else None)
             health += C.host_causes(fp or {}, {(vol.get(idx) or {}).get("numa_node")})
         verdict = "FAIL" if fail else "SLOW" if slow else "CHECK" if health else "OK"
-        gpus.append({"device": dev, "name": mine[0].get("device_name"), "verdict": verdict,
+        gpus.append({"device": dev, "name": mine[0].device_name, "verdict": verdict,
                      "why": fail + slow + health, "checks": checks})
-    links = [{"check": check_name(r), "status": r["status"], "value": r.get("throughput_median"),
-              "unit": r.get("unit"), "busbw_gbs": r.extra.busbw_gbs}
-             for r in rows if (r.get("gpus") or 1) > 1]
-    tiny = any(r.get("size") == "tiny" for r in results)
+    links = [{"check": check_name(r), "status": r.status, "value": r.throughput_median,
+              "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs}
+             for r in rows if r.gpus > 1]
+    tiny = any(r.size == "tiny" for r in results)
     return {"gpus": gpus, "links": links, "tiny": tiny,
             "verdict": min((g["verdict"] for g in gpus), key=ORDER.index) if gpus else "FAIL"}

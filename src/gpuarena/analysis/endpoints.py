@@ -43,7 +43,7 @@ def _p(spread, q: str):
 def _ok_as(r: dict, physics: str) -> bool:
     """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
     engine), "serving" (gpuarena's own decode loop, shown beside them)."""
-    return r.get("status") == "ok" and registry.has(r.get("workload"), physics=physics)
+    return r.status == "ok" and registry.has(r.workload, physics=physics)
 
 
 def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
@@ -72,7 +72,7 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
 
 def _lengths(r: dict) -> tuple | None:
     """(prompt, output) tokens an endpoint-serve result asked for; None for a prompts file."""
-    p = r.get("params") or {}
+    p = r.params
     return None if p.get("prompts_file") else (p.get("prompt_len"), p.get("output_len"))
 
 

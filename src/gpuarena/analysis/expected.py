@@ -81,16 +81,16 @@ def _cls(workload: str, request: str | None, gpu: catalog.GPU) -> str | None:
     return "fp16" if p in ("bf16", "fp16") else p
 
 
-def result_request(r: dict) -> str | None:
+def result_request(r: Result) -> str | None:
     try:
-        return P.request_of_variants(frozenset(str(r.get("variant") or "").split("+")), r.get("precision"))
+        return P.request_of_variants(frozenset(r.variant.split("+")), r.precision)
     except UserError:
         return None
 
 
-def published_request(r: dict) -> str | None:
+def published_request(r: Result) -> str | None:
     """The request a published row made, from its precision text."""
-    p = str(r.get("precision") or "").lower()
+    p = str(r.precision or "").lower()
     if "tf32 off" in p or "ieee" in p:
         return "fp32-ieee"
     if "bf16" in p:
@@ -99,7 +99,7 @@ def published_request(r: dict) -> str | None:
         return "fp16"
     if "tf32" in p:
         return "tf32"
-    if p.startswith("fp32") or r.get("variant") == "seed":
+    if p.startswith("fp32") or r.variant == "seed":
         return "default"
     return None
 
@@ -107,7 +107,7 @@ def published_request(r: dict) -> str | None:
 def _engine(r: Result) -> str:
     if r.extra.engine:
         return r.extra.engine
-    return "PyTorch compiled" if "compile" in str(r.get("variant") or "") else "PyTorch eager"
+    return "PyTorch compiled" if "compile" in r.variant else "PyTorch eager"
 
 
 def _same_settings(mine: dict, theirs: dict) -> bool:
@@ -115,34 +115,34 @@ def _same_settings(mine: dict, theirs: dict) -> bool:
     return all(mine.get(k) is None or theirs.get(k) == mine.get(k) for k in SETTINGS)
 
 
-def _like(r: dict, pub: dict, gpu: catalog.GPU) -> bool:
+def _like(r: Result, pub: Result, gpu: catalog.GPU) -> bool:
     """Like for like: same workload and settings, same executed precision, a PyTorch engine (TensorRT,
     MXNet ... run other kernels) of the same kind (compiled with compiled, eager with eager); never an
     article's figure (those are the claims gpuarena checks)."""
-    return (pub.get("workload") == r.get("workload") and not str(pub.get("origin") or "").startswith("article-")
+    return (pub.workload == r.workload and not str(pub.origin or "").startswith("article-")
             and _engine(pub).startswith("PyTorch")
             and ("compiled" in _engine(pub)) == ("compiled" in _engine(r))     # eager figures do not bound compiled runs
-            and _same_settings(r.get("params") or {}, pub.get("params") or {})
-            and _cls(r["workload"], published_request(pub), gpu) == _cls(r["workload"], result_request(r), gpu)
-            and _cls(r["workload"], result_request(r), gpu) is not None)
+            and _same_settings(r.params, pub.params)
+            and _cls(r.workload, published_request(pub), gpu) == _cls(r.workload, result_request(r), gpu)
+            and _cls(r.workload, result_request(r), gpu) is not None)
 
 
-def published_reference(r: dict, gpu: catalog.GPU, published: list[dict]) -> dict | None:
+def published_reference(r: Result, gpu: catalog.GPU, published: list[Result]) -> dict | None:
     """The best like-for-like published figure for r on gpu, or None."""
-    batch = (r.get("params") or {}).get("batch_size")
+    batch = r.params.get("batch_size")
 
     def rank(p):
-        pb = (p.get("params") or {}).get("batch_size")
+        pb = p.params.get("batch_size")
         dist = abs(math.log(pb / batch)) if pb and batch else 99.0
         return (_engine(p) != _engine(r), dist, [-int(x) for x in re.findall(r"\d+", p.extra.date or "")])
 
-    same = [p for p in published if p.get("device_name") == gpu.name and _like(r, p, gpu)]
+    same = [p for p in published if p.device_name == gpu.name and _like(r, p, gpu)]
     if not same:
         return None
     p = min(same, key=rank)
     return {"value": p.throughput_median, "source": p.origin, "date": p.extra.date or "undated",
-            "engine": _engine(p), "batch_size": (p.get("params") or {}).get("batch_size"),
-            "precision": p.get("precision")}
+            "engine": _engine(p), "batch_size": p.params.get("batch_size"),
+            "precision": p.precision}
 
 
 @functools.lru_cache(maxsize=512)
@@ -150,26 +150,26 @@ def _gpu(name: str) -> catalog.GPU | None:
     return catalog.find(name)
 
 
-def _same_recipe(q: dict, r: dict) -> bool:
+def _same_recipe(q: Result, r: Result) -> bool:
     """q is a usable figure of r's recipe: same workload (and version), variant and parameters, one GPU,
     full size, finite."""
-    return (q.get("source") != "published" and q.get("status") == "ok" and bool(q.get("throughput_median"))
-            and q.get("workload") == r.get("workload") and q.get("variant") == r.get("variant")
-            and q.get("params") == r.get("params") and q.get("workload_version") == r.get("workload_version")
-            and q.get("size") != "tiny" and (q.get("gpus") or 1) == 1
+    return (q.source != "published" and q.status == "ok" and bool(q.throughput_median)
+            and q.workload == r.workload and q.variant == r.variant
+            and q.params == r.params and q.workload_version == r.workload_version
+            and q.size != "tiny" and q.gpus == 1
             and not q.extra.nan)
 
 
-def _origin(q: dict):
+def _origin(q: Result):
     return q.extra.origin_run_id or q.run_id
 
 
-def stored_reference(r: dict, gpu: catalog.GPU, pool: list[dict]) -> dict | None:
+def stored_reference(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:
     """The same recipe on the same GPU model in other runs (other hosts, earlier days, imported bundles):
     the median of those figures, the most like-for-like reference there is."""
     mine = _origin(r)
-    vals = [q["throughput_median"] for q in pool if _same_recipe(q, r) and _origin(q) != mine
-            and getattr(_gpu(q.get("device_name") or ""), "name", None) == gpu.name]
+    vals = [q.throughput_median for q in pool if _same_recipe(q, r) and _origin(q) != mine
+            and getattr(_gpu(q.device_name or ""), "name", None) == gpu.name]
     if not vals:
         return None
     runs = sorted({str(_origin(q)) for q in pool if _same_recipe(q, r) and _origin(q) != mine})
@@ -178,40 +178,40 @@ def stored_reference(r: dict, gpu: catalog.GPU, pool: list[dict]) -> dict | None
                       + ", ".join(runs[:3]) + (" ..." if len(runs) > 3 else ""), "date": "stored"}
 
 
-def model_refs(r: dict, gpu: catalog.GPU, pool: list[dict], published: list[dict]) -> tuple[list, bool]:
+def model_refs(r: Result, gpu: catalog.GPU, pool: list[Result], published: list[Result]) -> tuple[list, bool]:
     """(references, same recipe?): the same recipe on other GPUs from stored results (same workload,
     variant, parameters), else the published figures of the same executed precision (best per GPU),
     which are other code: context, never grounds for a flag."""
     best: dict[str, tuple[catalog.GPU, float]] = {}
     for q in pool:
-        g = _gpu(q.get("device_name") or "")
+        g = _gpu(q.device_name or "")
         if g is None or g.name == gpu.name or not _same_recipe(q, r):
             continue
-        if g.name not in best or q["throughput_median"] > best[g.name][1]:
-            best[g.name] = (g, q["throughput_median"])
+        if g.name not in best or q.throughput_median > best[g.name][1]:
+            best[g.name] = (g, q.throughput_median)
     if best:
         return list(best.values()), True
     for p in published:
-        g = _gpu(p.get("device_name") or "")
+        g = _gpu(p.device_name or "")
         if g is None or g.name == gpu.name or not _like(r, p, g):
             continue
-        if g.name not in best or p["throughput_median"] > best[g.name][1]:
-            best[g.name] = (g, p["throughput_median"])
+        if g.name not in best or p.throughput_median > best[g.name][1]:
+            best[g.name] = (g, p.throughput_median)
     return list(best.values()), False
 
 
 # --- the verdict ---------------------------------------------------------------------
 
-def eligible(r: dict) -> catalog.GPU | None:
+def eligible(r: Result) -> catalog.GPU | None:
     """The catalog GPU of a measured single-GPU full-size ok result, else None (nothing to expect)."""
-    if (r.get("status") != "ok" or r.get("source") == "published" or r.get("size") == "tiny"
-            or (r.get("gpus") or 1) != 1 or not r.get("throughput_median")
-            or not str(r.get("device") or "cuda").startswith("cuda")):
+    if (r.status != "ok" or r.source == "published" or r.size == "tiny"
+            or r.gpus != 1 or not r.throughput_median
+            or not str(r.device or "cuda").startswith("cuda")):
         return None
-    return catalog.find(r.get("device_name") or "")
+    return catalog.find(r.device_name or "")
 
 
-def expect(r: dict, pool: list[dict], published: list[dict], fp: dict | None = None) -> dict | None:
+def expect(r: Result, pool: list[Result], published: list[Result], fp: dict | None = None) -> dict | None:
     """The expected figure of one result, its ratio, band and below-expected verdict; None if none applies."""
     gpu = eligible(r)
     if gpu is None:
@@ -220,14 +220,14 @@ def expect(r: dict, pool: list[dict], published: list[dict], fp: dict | None = N
     ref = stored_reference(r, gpu, pool)
     request = result_request(r)
     refs, same_recipe = model_refs(r, gpu, pool, published)
-    model = (model_expectation(gpu, r["workload"], request, refs) if request
+    model = (model_expectation(gpu, r.workload, request, refs) if request
              else {"value": None, "band": FALLBACK_BAND, "how": "no precision to model"})
     model["same_recipe"] = same_recipe
     figure = (ref or pub or model)["value"]
     if not figure:
         return None
-    measured = r["throughput_median"]
-    hi = (r.get("throughput") or {}).get("ci95_high") or measured
+    measured = r.throughput_median
+    hi = (r.throughput.ci95_high if r.throughput else None) or measured
     band = model["band"] or FALLBACK_BAND
     like_for_like = bool(ref or pub) or same_recipe
     basis = "stored" if ref else "published" if pub else "model"
@@ -253,25 +253,25 @@ def flag_text(e: dict, unit: str | None) -> str:
             f"under its band of -{e['band']:.0%}{why}")
 
 
-def annotate(rows: list[dict], pool: list[dict], environment=lambda env_id: None) -> list[dict]:
+def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: None) -> list[Result]:
     """rows with their derived ``expected`` (and a `below-expected` warning where it applies).
     ``environment(env_id)`` returns a stored fingerprint (Store.environment)."""
     from gpuarena.data.published import published_results
 
     published = published_results()
-    recipes: dict[tuple, list[dict]] = {}      # the pool by (workload, variant): only those can be the same recipe
+    recipes: dict[tuple, list[Result]] = {}      # the pool by (workload, variant): only those can be the same recipe
     for q in pool:
-        recipes.setdefault((q.get("workload"), q.get("variant")), []).append(q)
+        recipes.setdefault((q.workload, q.variant), []).append(q)
     envs: dict = {}
     out = []
     for r in rows:
         if eligible(r) is None:
             out.append(r)
             continue
-        eid = r.get("env_id")
+        eid = r.env_id
         if eid not in envs:
             envs[eid] = environment(eid) if eid is not None else None
-        e = expect(r, recipes.get((r.get("workload"), r.get("variant")), []), published, envs[eid])
+        e = expect(r, recipes.get((r.workload, r.variant), []), published, envs[eid])
         if e is None:
             out.append(r)
             continue

@@ -28,17 +28,17 @@ MAD_SCALE = 1.4826
 
 
 def _host(r: dict, fp: dict | None) -> str:
-    return str((fp or {}).get("hostname") or r.extra.host or f"env{r.get('env_id')}")
+    return str((fp or {}).get("hostname") or r.extra.host or f"env{r.env_id}")
 
 
 def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
     """(kind, name) of what a result measured: ('gpu', 'host/cuda:0') or ('link', 'hostA+hostB x16')."""
     host = _host(r, fp)
-    gpus = r.get("gpus") or 1
+    gpus = r.gpus
     if gpus > 1:
         hosts = sorted({str(p.get("host")) for p in r.extra.per_rank or [] if p.get("host")})
         return "link", f"{'+'.join(hosts) if hosts else host} x{gpus}"
-    dev = str(r.get("device") or "cuda:0")
+    dev = str(r.device or "cuda:0")
     idx = int(dev.split(":")[1]) if ":" in dev and dev.split(":")[1].isdigit() else 0
     uuid = next((g.get("uuid") for g in (fp or {}).get("gpus") or [] if g.get("index") == idx), None)
     return "gpu", f"{host}/{dev if ':' in dev else dev + ':0'}" + (f" ({uuid[:12]})" if uuid else "")
@@ -47,8 +47,8 @@ def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
 def case_of(r: dict) -> str:
     """What makes two results comparable: the GPU model, workload, variant, parameters, size, GPU count
     (a fleet of two GPU models is two fleets: an A100 is not an outlier among H100s)."""
-    return f"{r.get('device_name')}: {r.get('workload')} {r.get('variant')} " \
-           f"{json.dumps(r.get('params') or {}, sort_keys=True)} {r.get('size')} x{r.get('gpus') or 1}"
+    return f"{r.device_name}: {r.workload} {r.variant} " \
+           f"{json.dumps(r.params, sort_keys=True)} {r.size} x{r.gpus}"
 
 
 def robust(values: list[float]) -> tuple[float, float]:
@@ -77,18 +77,18 @@ def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
     hosts: set[str] = set()
     fps: dict = {}
     for r in results:
-        if r.get("status") != "ok" or not r.get("throughput_median") or r.get("source") == "published":
+        if r.status != "ok" or not r.throughput_median or r.source == "published":
             continue
-        eid = r.get("env_id")
+        eid = r.env_id
         if eid not in fps:
             fps[eid] = environment(eid) if eid is not None else None
         kind, unit = unit_of(r, fps[eid])
         hosts.add(_host(r, fps[eid]))
-        c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.get("device_name"),
-                                          "workload": r["workload"], "variant": r.get("variant"),
-                                          "params": r.get("params"), "kind": kind, "unit": r.get("unit"),
+        c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.device_name,
+                                          "workload": r.workload, "variant": r.variant,
+                                          "params": r.params, "kind": kind, "unit": r.unit,
                                           "values": {}, "hosts": set()})
-        c["values"].setdefault(unit, []).append(r["throughput_median"])
+        c["values"].setdefault(unit, []).append(r.throughput_median)
         c["hosts"].add(_host(r, fps[eid]))
     out = []
     for c in cases.values():

@@ -50,12 +50,12 @@ def busbw_curves(store, gpu: str) -> dict[int, list[tuple[float, float]]]:
     if store is None:
         return {}
     for r in store.results(status="ok"):
-        if R.gpu_of(r) != gpu or not registry.has(r["workload"], device_figure="allreduce-busbw"):
+        if R.gpu_of(r) != gpu or not registry.has(r.workload, device_figure="allreduce-busbw"):
             continue
         bw = r.extra.busbw_gbs
         size = R.message_bytes(r)
         if bw and size:
-            curves.setdefault(int(r.get("gpus") or 2), {})[size] = bw
+            curves.setdefault(r.gpus, {})[size] = bw
     return {n: sorted(c.items()) for n, c in curves.items()}
 
 

@@ -20,9 +20,9 @@ from gpuarena.workloads.llm.flops import param_counts
 def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: int) -> tuple[list[dict], list[dict]]:
     """advise's rows for llm-train, less the cards too small, scaled by the measured efficiency."""
     results = with_derived(results)   # scaling efficiency is computed when read, never stored
-    single = [r for r in R.finite_first(results) if (r.get("gpus") or 1) == 1 and r.get("peak_memory_bytes")]
-    ref = max(single, key=lambda r: r["throughput_median"]) if single else None
-    need = ref["peak_memory_bytes"] if ref else None
+    single = [r for r in R.finite_first(results) if r.gpus == 1 and r.peak_memory_bytes]
+    ref = max(single, key=lambda r: r.throughput_median) if single else None
+    need = ref.peak_memory_bytes if ref else None
     effs = [r.derived.scaling_efficiency for r in R.finite_first(results)
             if r.gpus == gpus and r.derived.scaling_efficiency is not None]
     eff = max(effs) if effs and gpus > 1 else None
@@ -30,7 +30,7 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
     for row in rows:
         if need and row["memory_gb"] * 1e9 < need:
             shape = ref.extra.shape or ref.params.get("shape")
-            excluded.append({"gpu": row["gpu"], "reason": f"llm-train {shape} {ref['variant']} needed "
+            excluded.append({"gpu": row["gpu"], "reason": f"llm-train {shape} {ref.variant} needed "
                              f"{need / 1e9:.1f} GB per GPU on {R.gpu_of(ref)} (measured peak)"})
             continue
         if eff is not None:
@@ -51,11 +51,11 @@ def _llm_train(results: list[dict], precision: str) -> list[dict]:
 
 def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]:
     """The compute share one GPU reaches: the best single-GPU llm-train MFU stored, else the default."""
-    one = [r for r in _llm_train(results, precision) if (r.get("gpus") or 1) == 1]
+    one = [r for r in _llm_train(results, precision) if r.gpus == 1]
     if not one:
         return DEFAULT_COMPUTE_EFF
     best = max(one, key=mfu)
-    return mfu(best), f"measured: {best.get('device_name')}, {best['variant']}, result {best.get('id')}"
+    return mfu(best), f"measured: {best.device_name}, {best.variant}, result {best.id}"
 
 
 def _size_of(r: dict) -> float | None:
@@ -76,7 +76,7 @@ def measured_mfu(results: list[dict], precision: str, model: str | None = None,
     want = float(param_counts(model_config(model))[0]) if model else None
     ok, why = [], []
     for r in mine:
-        size, gpus = _size_of(r), r.get("gpus") or 1
+        size, gpus = _size_of(r), r.gpus
         if want and (not size or not 0.5 <= size / want <= 2):
             why.append(f"{(size or 0) / 1e9:.1f}B parameters vs {want / 1e9:.1f}B asked")
         elif n and not 1 / 8 <= gpus / n <= 8:
@@ -88,6 +88,6 @@ def measured_mfu(results: list[dict], precision: str, model: str | None = None,
                         f"GPU count within 8x): {'; '.join(sorted(set(why))[:3])}; give --mfu (e.g. 0.4) "
                         "or leave it out for the plan's own breakdown")
     best = max(ok, key=mfu)
-    where = (f"measured: {best.get('device_name')} x{best.get('gpus') or 1}, {best['variant']}, "
+    where = (f"measured: {best.device_name} x{best.gpus}, {best.variant}, "
              f"{best.extra.shape}, result {best.id}")
     return mfu(best), where

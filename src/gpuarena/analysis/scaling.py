@@ -26,8 +26,8 @@ def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
 
 
 def _throughputs(result: dict) -> list[float]:
-    items = result.get("items_per_step")
-    return [items / s for s in result.get("samples") or [] if s and items]
+    items = result.items_per_step
+    return [items / s for s in result.samples or [] if s and items]
 
 
 def world_size(result: dict) -> int:
@@ -37,8 +37,8 @@ def world_size(result: dict) -> int:
 def scaling_figures(result: dict, baseline: dict) -> dict:
     """Efficiency of an N-rank result against its 1-rank baseline, with a 95% interval."""
     n = world_size(result)
-    out = {"scaling_efficiency": efficiency(result["throughput_median"], n, baseline["throughput_median"]),
-           "scaling_baseline_id": baseline.get("id"), "scaling_n": n}
+    out = {"scaling_efficiency": efficiency(result.throughput_median, n, baseline.throughput_median),
+           "scaling_baseline_id": baseline.id, "scaling_n": n}
     a, b = _throughputs(result), _throughputs(baseline)
     if len(a) > 1 and len(b) > 1:
         _, low, high = stats.ratio_ci95(a, b)
@@ -49,17 +49,17 @@ def scaling_figures(result: dict, baseline: dict) -> dict:
 def find_baseline(candidates: list[dict], result: dict) -> dict | None:
     """The 1-rank ok result of the same run, workload definition, variant, params and size."""
     for c in reversed(candidates):   # the latest, if a run stored several
-        if (c.get("status") == "ok" and world_size(c) == 1 and comparable(c, result)
-                and c.get("run_id") == result.get("run_id")
-                and c.get("variant") == result.get("variant") and c.get("params") == result.get("params")
-                and c.get("size") == result.get("size") and c.get("throughput_median")):
+        if (c.status == "ok" and world_size(c) == 1 and comparable(c, result)
+                and c.run_id == result.run_id
+                and c.variant == result.variant and c.params == result.params
+                and c.size == result.size and c.throughput_median):
             return c
     return None
 
 
 def _setting(r: dict) -> tuple:
-    return (r.get("run_id"), r.get("workload"), r.get("variant"), r.get("size"),
-            json.dumps(r.get("params"), sort_keys=True, default=str))
+    return (r.run_id, r.workload, r.variant, r.size,
+            json.dumps(r.params, sort_keys=True, default=str))
 
 
 def baselines(pool: list[dict]) -> dict[tuple, list[dict]]:
@@ -67,7 +67,7 @@ def baselines(pool: list[dict]) -> dict[tuple, list[dict]]:
     baseline of every result of a 20,000-row database is not 20,000 passes."""
     out: dict[tuple, list[dict]] = {}
     for c in pool:
-        if c.get("status") == "ok" and world_size(c) == 1 and c.get("throughput_median"):
+        if c.status == "ok" and world_size(c) == 1 and c.throughput_median:
             out.setdefault(_setting(c), []).append(c)
     return out
 
@@ -75,9 +75,9 @@ def baselines(pool: list[dict]) -> dict[tuple, list[dict]]:
 def figures_for(pool: list[dict], result: dict, index: dict[tuple, list[dict]] | None = None) -> dict:
     """The scaling figures of an N-rank data-parallel result, when its baseline is in ``pool``
     (``index``: baselines(pool), when the caller asks for many results)."""
-    if result.get("status") != "ok" or world_size(result) < 2 or not result.get("throughput_median"):
+    if result.status != "ok" or world_size(result) < 2 or not result.throughput_median:
         return {}
-    cls = registry.find(result.get("workload"))
+    cls = registry.find(result.workload)
     if cls is None or cls.rank_aggregate != "sum":
         return {}   # collectives have bandwidths, not a scaling efficiency
     if index is not None:

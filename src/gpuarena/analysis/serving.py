@@ -66,28 +66,28 @@ def _ok(results: list[dict]) -> list[dict]:
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
     return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
             and r.extra.tpot_ms_median
-            and all(type((r.get("params") or {}).get(k)) is int for k in ("prompt_len", "new_tokens"))]
+            and all(type(r.params.get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
 def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None:
     """The best measured membw (copy, read + write) on that device, same size class."""
-    xs = [r["throughput_median"] for r in results if r.get("status") == "ok"
-          and registry.has(r.get("workload"), device_figure="memory-bandwidth")
-          and r.get("device_name") == device_name and (r.get("size") == "tiny") == tiny
-          and r.get("source") != "published" and r.get("throughput_median")]
+    xs = [r.throughput_median for r in results if r.status == "ok"
+          and registry.has(r.workload, device_figure="memory-bandwidth")
+          and r.device_name == device_name and (r.size == "tiny") == tiny
+          and r.source != "published" and r.throughput_median]
     return max(xs) if xs else None
 
 
 def decode_share(r: dict, results: list[dict]) -> float | None:
-    bw = membw_gbs(results, r.get("device_name"), r.get("size") == "tiny")
+    bw = membw_gbs(results, r.device_name, r.size == "tiny")
     got = r.extra.decode_bandwidth_gbs
     return got / bw if bw and got else None
 
 
 def _setting(r: dict) -> tuple:
-    p = r.get("params") or {}
+    p = r.params
     model = p.get("hf_config") or p.get("shape")
-    return (R.gpu_of(r), r["variant"], model, p.get("prompt_len"), p.get("new_tokens"))
+    return (R.gpu_of(r), r.variant, model, p.get("prompt_len"), p.get("new_tokens"))
 
 
 def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict]:
@@ -110,14 +110,14 @@ def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict
                            "decode_bandwidth_gbs": e.decode_bandwidth_gbs,
                            "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
-        ooms = [int(r["params"]["batch_size"]) for r in results if r.status == "oom"
+        ooms = [int(r.params["batch_size"]) for r in results if r.status == "oom"
                 and registry.has(r.workload, physics="serving") and _setting(r) == (gpu, variant, model, prompt, new)]
-        slo = float((next(iter(by_batch.values())).get("params") or {}).get("slo_ms") or 50.0)
+        slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
-                    "size": next(iter(by_batch.values())).get("size")})
+                    "size": next(iter(by_batch.values())).size})
     return out
 
 

@@ -167,15 +167,15 @@ def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt
 
 def _ok(results: list[dict]) -> list[dict]:
     return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
-            and r.get("size") != "tiny" and r.extra.tpot_ms_median]
+            and r.size != "tiny" and r.extra.tpot_ms_median]
 
 
 def prefill_mfu(r: dict) -> float | None:
     """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
-    g = catalog.find(r.get("device_name") or "")
+    g = catalog.find(r.device_name or "")
     got = r.extra.prefill_tflops
     try:
-        peak = g.peak(r.get("precision") or "") if g and got else None
+        peak = g.peak(r.precision or "") if g and got else None
     except UserError:          # a precision the catalog has no column for
         return None
     return got / peak if peak else None
@@ -186,14 +186,14 @@ def measured_bandwidth_share(results: list[dict]) -> tuple[float, str, str] | No
     capped at 1: (share, where it came from, the GPU's catalog name)."""
     best = None
     for r in _ok(results):
-        g = catalog.find(r.get("device_name") or "")
+        g = catalog.find(r.device_name or "")
         got = r.extra.decode_bandwidth_gbs
         if not g or not g.memory_bandwidth_gbs or not got:
             continue
         share = min(1.0, got / g.memory_bandwidth_gbs)
         if best is None or share > best[0]:
-            best = (share, f"measured: {g.short}, llm-serve {r['variant']}, batch {r.extra.batch}, "
-                           f"result {r.get('id')}", g.name)
+            best = (share, f"measured: {g.short}, llm-serve {r.variant}, batch {r.extra.batch}, "
+                           f"result {r.id}", g.name)
     return best
 
 
@@ -204,8 +204,8 @@ def shares(results: list[dict]) -> Shares:
     return Shares(decode=dec[0] if dec else DEFAULT_DECODE_SHARE[0],
                   decode_from=dec[1] if dec else DEFAULT_DECODE_SHARE[1],
                   prefill=pre[0] if pre else DEFAULT_PREFILL_MFU[0],
-                  prefill_from=(f"measured: {catalog.match(pre[1]['device_name']).short}, llm-serve "
-                                f"{pre[1]['variant']}, result {pre[1].get('id')}") if pre else DEFAULT_PREFILL_MFU[1],
+                  prefill_from=(f"measured: {catalog.match(pre[1].device_name).short}, llm-serve "
+                                f"{pre[1].variant}, result {pre[1].id}") if pre else DEFAULT_PREFILL_MFU[1],
                   origin_gpu=dec[2] if dec else None)
 
 

@@ -63,29 +63,29 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
     and only the throughputs carry that cost."""
     if store is None:
         return None
-    rows = [r for r in store.results(status="ok") if registry.has(r["workload"], physics="data-parallel")
+    rows = [r for r in store.results(status="ok") if registry.has(r.workload, physics="data-parallel")
             and R.gpu_of(r) == gpu
-            and (model is None or (r.get("params") or {}).get("model") == model)
-            and r.get("variant") == (variant or "seed") and r.get("throughput_median")]
+            and (model is None or r.params.get("model") == model)
+            and r.variant == (variant or "seed") and r.throughput_median]
     for r in reversed(rows):
-        n = r.get("gpus") or 1
-        one = [o for o in rows if o["run_id"] == r["run_id"] and (o.get("gpus") or 1) == 1
-               and o.get("params") == r.get("params")]
+        n = r.gpus
+        one = [o for o in rows if o.run_id == r.run_id and o.gpus == 1
+               and o.params == r.params]
         if n < 2 or not one or not comm_s.get(n):
             continue
         items = (_batch_size(r) or 1) * (r.extra.accum_steps or 1)
-        step_1 = items / one[-1]["throughput_median"]
-        step_n = items * n / r["throughput_median"]
+        step_1 = items / one[-1].throughput_median
+        step_n = items * n / r.throughput_median
         extra = max(0.0, step_n - step_1)
         ov = min(1.0, max(0.0, 1 - extra / comm_s[n]))
-        return ov, (f"measured ddp-train {r['variant']} ({n} GPUs): step {extra * 1e3:.2f} ms longer than "
+        return ov, (f"measured ddp-train {r.variant} ({n} GPUs): step {extra * 1e3:.2f} ms longer than "
                     f"on 1, of {comm_s[n] * 1e3:.2f} ms modelled all-reduce")
     return None
 
 
 def _batch_size(r: dict) -> int | None:
     """The per-GPU batch of a result (ddp-train keeps its model's in extra.inner_params)."""
-    return ((r.get("params") or {}).get("batch_size")
+    return (r.params.get("batch_size")
             or (r.extra.inner_params or {}).get("batch_size"))
 
 
@@ -95,16 +95,16 @@ def single_gpu_throughput(store, workload: str, gpu: str, batch_size: int | None
         return None
     best = None
     for r in store.results(workload=workload, status="ok"):
-        if R.gpu_of(r) != gpu or (r.get("gpus") or 1) != 1 or not r.get("throughput_median"):
+        if R.gpu_of(r) != gpu or r.gpus != 1 or not r.throughput_median:
             continue
-        if model and (r.get("params") or {}).get("model") != model:
+        if model and r.params.get("model") != model:
             continue
-        if variant and r.get("variant") != variant:
+        if variant and r.variant != variant:
             continue
         bs = _batch_size(r)
         if batch_size and bs != batch_size:
             continue
-        rank = (r.get("source") != "published", r.get("id") or 0)
+        rank = (r.source != "published", r.id or 0)
         if best is None or rank > best[0]:
             best = (rank, r)
     return best[1] if best else None
@@ -171,11 +171,11 @@ def _compute(store, workload: str, g, batch_size, throughput, ddp_model, variant
         raise UserError(f"no single-GPU {workload} result on {g.name}"
                         + (f" at batch size {batch_size}" if batch_size else "")
                         + "; pass --throughput (items/s on one GPU) or import published results")
-    thr = r["throughput_median"]
+    thr = r.throughput_median
     return {"thr": thr, "bs": _batch_size(r) or batch_size or 1, "batch_from": "the stored result",
             "accum": int(r.extra.accum_steps or 1),
-            "model_variant": (r.get("params") or {}).get("model_variant"),
-            "src": f"{r.get('source')} {thr:,.1f} {r.get('unit')}" + (f" ({r.get('origin')})" if r.get("origin") else "")}
+            "model_variant": r.params.get("model_variant"),
+            "src": f"{r.source} {thr:,.1f} {r.unit}" + (f" ({r.origin})" if r.origin else "")}
 
 
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
@@ -233,5 +233,5 @@ def _plain(store, ddp_model, grad_workload: str, g, bs: int, c: dict) -> float |
     the model (the articles' "linear coefficient").  Without DDP in the loop they are the same step."""
     if ddp_model and store is not None:
         pr = single_gpu_throughput(store, grad_workload, g.name, bs, None, c["model_variant"])
-        return pr["throughput_median"] if pr else None
+        return pr.throughput_median if pr else None
     return None if ddp_model else c["thr"]

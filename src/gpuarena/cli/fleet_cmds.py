@@ -141,10 +141,10 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
 
             try:
                 wanted = {e.workload for e in load_suite(suite).entries}
-                results = [r for r in results if r["workload"] in wanted]
+                results = [r for r in results if r.workload in wanted]
             except UserError:
                 pass
         lookup = store.environment
-    if not [r for r in results if r.get("status") == "ok"]:
+    if not [r for r in results if r.status == "ok"]:
         raise UserError("no ok results to compare")
     typer.echo(render_fleet(F.analyse(results, lookup), fmt, show_all), nl=False)

@@ -180,9 +180,9 @@ def results(
 
     known_workload(store, workload)  # "-w zzz": did you mean, never "0 result(s)"
     everything = store.results()     # read and validated once: the rows shown and the ok rows they derive from
-    rows = [r for r in everything if (not run_ids or r.get("run_id") in run_ids)
-            and (workload is None or r["workload"] == workload)]
-    pool = [r for r in everything if r["status"] == "ok"]
+    rows = [r for r in everything if (not run_ids or r.run_id in run_ids)
+            and (workload is None or r.workload == workload)]
+    pool = [r for r in everything if r.status == "ok"]
     rows = annotate(with_derived(rows, pool), pool, store.environment)
     if fmt == "json":
         print(to_json(rows))

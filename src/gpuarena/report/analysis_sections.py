@@ -28,7 +28,7 @@ def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
     """The catalog rows of the GPUs these results ran on (the articles' section 2), then the GPUs
     they are compared with (the baseline, the published rows beside them)."""
     gpus, unknown, role = [], [], {}
-    for name in [*dict.fromkeys(r.get("device_name") for r in rows if r.get("device_name")), *also]:
+    for name in [*dict.fromkeys(r.device_name for r in rows if r.device_name), *also]:
         if str(name).startswith("CPU"):
             continue
         g = catalog.find(name)
@@ -36,8 +36,8 @@ def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
             unknown.append(str(name))
         elif g not in gpus:
             gpus.append(g)
-            role[g.name] = "measured here" if any(catalog.find(r.get("device_name") or "") == g and
-                                                  r.get("source") != "published" for r in rows) else "compared"
+            role[g.name] = "measured here" if any(catalog.find(r.device_name or "") == g and
+                                                  r.source != "published" for r in rows) else "compared"
     if not gpus and not unknown:
         return None
     s = Section("hardware", "Hardware")
@@ -62,7 +62,7 @@ def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
 
 def jobs_in(rows: list[dict]) -> list[str]:
     """Workloads one buys a GPU for: cost per item and advice leave the device probes out."""
-    return [w for w in dict.fromkeys(r["workload"] for r in rows if r.get("status") == "ok")
+    return [w for w in dict.fromkeys(r.workload for r in rows if r.status == "ok")
             if not registry.is_device_probe(w)]
 
 
@@ -88,7 +88,7 @@ def cost(pool, rows: list[dict], baseline: str | None) -> Section | None:
     jobs = jobs_in(rows)
     if not jobs:
         return None
-    gpus = {catalog.identity(r.get("device_name")) for r in rows}
+    gpus = {catalog.identity(r.device_name) for r in rows}
     base = catalog.find(baseline) if baseline else None
     if base:
         gpus.add(base.name)

@@ -229,17 +229,17 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
         return _svg(fig, chart_id)
 
 
-def telemetry(chart_id: str, samples: list[dict], title: str = "") -> str:
+def telemetry(chart_id: str, samples: list, title: str = "") -> str:
     """Power, temperature and SM clock over time, with samples whose clock-event reasons
     say the GPU slowed itself shaded red."""
     panels = [("power_w", "power (W)"), ("temp_c", "temperature (°C)"), ("sm_clock_mhz", "SM clock (MHz)")]
-    panels = [p for p in panels if any(s.get(p[0]) is not None for s in samples)]
+    panels = [p for p in panels if any(getattr(s, p[0]) is not None for s in samples)]
     with plt.rc_context(STYLE):
         fig, axes = _figure(height=1.6 * max(1, len(panels)) + 0.6, nrows=max(1, len(panels)), sharex=True)
-        ts = [s.get("t") or 0.0 for s in samples]
-        throttled = [bool(int(s.get("reasons") or 0) & THROTTLE_MASK) for s in samples]
+        ts = [s.t or 0.0 for s in samples]
+        throttled = [bool((s.reasons or 0) & THROTTLE_MASK) for s in samples]
         for i, (ax, (key, label)) in enumerate(zip(axes, panels)):
-            pts = [(t, s[key]) for t, s in zip(ts, samples) if s.get(key) is not None]
+            pts = [(t, getattr(s, key)) for t, s in zip(ts, samples) if getattr(s, key) is not None]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour(i), linewidth=1.4)
             ax.set_ylabel(label)
             _shade_runs(ax, ts, throttled)

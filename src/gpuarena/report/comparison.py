@@ -26,8 +26,8 @@ def default_baseline(rows: list[dict]) -> str | None:
     """With two or more GPUs and no --baseline: the GPU with the most ok results."""
     counts: dict[str, int] = {}
     for r in rows:
-        if r.get("status") == "ok" and r.get("device_name") and not str(r["device_name"]).startswith("CPU"):
-            ident = catalog.identity(r["device_name"])
+        if r.status == "ok" and r.device_name and not str(r.device_name).startswith("CPU"):
+            ident = catalog.identity(r.device_name)
             counts[ident] = counts.get(ident, 0) + 1
     return max(counts, key=lambda k: (counts[k], k)) if len(counts) > 1 else None
 
@@ -99,8 +99,8 @@ def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
 
 def mark_rows(pool, compared: list[dict]) -> None:
     """Sets each compare row's left_out reason, and drops a throttled flag that no slowed result explains."""
-    published = {(R.gpu_of(r), r["workload"], r["variant"], r["throughput_median"]): r.get("precision")
-                 for r in pool.results(status="ok") if r.get("source") == "published"}
+    published = {(R.gpu_of(r), r.workload, r.variant, r.throughput_median): r.precision
+                 for r in pool.results(status="ok") if r.source == "published"}
 
     def precision_of(x: dict, side: str) -> str | None:
         gpu, value = (x["baseline_gpu"], x["baseline_value"]) if side == "baseline_source" else (x["gpu"], x["value"])
@@ -109,8 +109,8 @@ def mark_rows(pool, compared: list[dict]) -> None:
     for x in compared:
         x["left_out"] = counted(pool, x, precision_of)
     # "throttled" by the power cap alone is the card at its normal limit: not flagged
-    slowed = {(R.gpu_of(r), r["workload"]) for r in pool.results(status="ok")
-              if r.get("throttled") and not at_power_cap_only(r)}
+    slowed = {(R.gpu_of(r), r.workload) for r in pool.results(status="ok")
+              if r.throttled and not at_power_cap_only(r)}
     for x in compared:
         if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:
             x["flags"] = [f for f in x.get("flags") or [] if f != "throttled"]

@@ -26,46 +26,47 @@ def fmt_params(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in items if k not in ("lr", "compile_mode") or v not in (0.1, "default"))
 
 
-def public_view(r: dict) -> dict:
+def public_view(r: Result) -> dict:
     """The documented JSON shape of one result (`gpuarena results --format json`)."""
-    thr = r.get("throughput") or None
+    d = r.row()     # the stored form, as exported; derived figures below
+    thr = d.get("throughput") or None
     return {
-        "id": r.get("id"),
-        "run_id": r.get("run_id"),
-        "source": r.get("source"),
-        "workload": r.get("workload"),
-        "workload_version": r.get("workload_version"),
-        "code_hash": r.get("code_hash"),
-        "variant": r.get("variant"),
-        "params": r.get("params"),
-        "size": r.get("size"),
-        "gpus": r.get("gpus"),
-        "status": r.get("status"),
-        "error": r.get("error"),
-        "device": r.get("device"),
-        "device_name": r.get("device_name"),
-        "precision": r.get("precision"),
+        "id": d.get("id"),
+        "run_id": d.get("run_id"),
+        "source": d.get("source"),
+        "workload": d.get("workload"),
+        "workload_version": d.get("workload_version"),
+        "code_hash": d.get("code_hash"),
+        "variant": d.get("variant"),
+        "params": d.get("params"),
+        "size": d.get("size"),
+        "gpus": d.get("gpus"),
+        "status": d.get("status"),
+        "error": d.get("error"),
+        "device": d.get("device"),
+        "device_name": d.get("device_name"),
+        "precision": d.get("precision"),
         "throughput": thr,
-        "latency": r.get("latency"),
-        "samples": r.get("samples"),
-        "peak_memory_bytes": r.get("peak_memory_bytes"),
-        "tflops": r.get("tflops"),
-        "compile_s": r.get("compile_s"),
-        "power_w_mean": r.get("power_w_mean"),
-        "power_w_max": r.get("power_w_max"),
-        "energy_j_per_item": r.get("energy_j_per_item"),
-        "energy_source": r.get("energy_source"),
-        "temp_c_max": r.get("temp_c_max"),
-        "sm_clock_mhz_mean": r.get("sm_clock_mhz_mean"),
-        "throttled": r.get("throttled"),
+        "latency": d.get("latency"),
+        "samples": d.get("samples"),
+        "peak_memory_bytes": d.get("peak_memory_bytes"),
+        "tflops": d.get("tflops"),
+        "compile_s": d.get("compile_s"),
+        "power_w_mean": d.get("power_w_mean"),
+        "power_w_max": d.get("power_w_max"),
+        "energy_j_per_item": d.get("energy_j_per_item"),
+        "energy_source": d.get("energy_source"),
+        "temp_c_max": d.get("temp_c_max"),
+        "sm_clock_mhz_mean": d.get("sm_clock_mhz_mean"),
+        "throttled": d.get("throttled"),
         "warnings": r.all_warnings,
         "extra": {k: v for k, v in r.extra_dict().items() if k not in ("traceback", "stderr_tail")},
-        "env_id": r.get("env_id"),
-        "created_at": r.get("created_at"),
+        "env_id": d.get("env_id"),
+        "created_at": d.get("created_at"),
     }
 
 
-def to_json(results: list[dict]) -> str:
+def to_json(results: list[Result]) -> str:
     return json.dumps([public_view(r) for r in results], indent=2, default=str)
 
 
@@ -75,18 +76,19 @@ CSV_COLUMNS = ("id", "run_id", "source", "workload", "variant", "params", "statu
                "power_w_mean", "energy_j_per_item", "throttled", "warnings", "error")
 
 
-def to_csv(results: list[dict]) -> str:
+def to_csv(results: list[Result]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(CSV_COLUMNS)
     for r in results:
-        t = r.get("throughput") or {}
-        w.writerow([r.get("id"), r.get("run_id"), r.get("source"), r.get("workload"), r.get("variant"),
-                    json.dumps(r.get("params"), sort_keys=True), r.get("status"), r.get("device_name"),
-                    r.get("precision"), median_of(r), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
-                    t.get("cv"), t.get("n"), r.get("unit"), r.get("tflops"), r.get("peak_memory_bytes"),
-                    r.get("compile_s"), r.get("power_w_mean"), r.get("energy_j_per_item"), r.get("throttled"),
-                    "; ".join(r.get("warnings") or []), r.get("error")])
+        d = r.row()     # the stored form, as exported
+        t = d.get("throughput") or {}
+        w.writerow([d.get("id"), d.get("run_id"), d.get("source"), d.get("workload"), d.get("variant"),
+                    json.dumps(d.get("params"), sort_keys=True), d.get("status"), d.get("device_name"),
+                    d.get("precision"), median_of(r), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
+                    t.get("cv"), t.get("n"), d.get("unit"), d.get("tflops"), d.get("peak_memory_bytes"),
+                    d.get("compile_s"), d.get("power_w_mean"), d.get("energy_j_per_item"), d.get("throttled"),
+                    "; ".join(r.all_warnings), d.get("error")])
     return buf.getvalue()
 
 
@@ -152,7 +154,7 @@ def fitted_results(results: list[dict], title: str | None, width: int, ascii_onl
     records.  Each cell is measured once; the table is built once, for the columns that fit."""
     cells = [result_cells(r) for r in results]
     cols = list(RESULT_COLUMNS)
-    if len({r.get("device_name") for r in results}) <= 1:  # one device: the run header names it
+    if len({r.device_name for r in results}) <= 1:  # one device: the run header names it
         cols = [c for c in cols if c[0] != "GPU"]
     empty = {c for i, c in enumerate(RESULT_COLUMNS) if all(row[i] in ("-", "") for row in cells)}
     cols = [c for c in cols if c not in empty or c[0] in ("workload", "status")]

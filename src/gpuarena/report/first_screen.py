@@ -53,10 +53,10 @@ def best_finite(rows: list[dict]) -> dict | None:
     if not good:
         return None
     scaled = [r for r in good if r.gpus > 1 and r.derived.scaling_efficiency]
-    if wrapper(good[0]["workload"]) and scaled:
+    if wrapper(good[0].workload) and scaled:
         good = scaled
     key = lambda r: figure(r)[0]   # noqa: E731
-    return min(good, key=key) if H.better(good[0]["workload"]) == "min" else max(good, key=key)
+    return min(good, key=key) if H.better(good[0].workload) == "min" else max(good, key=key)
 
 
 def like_class(r: dict) -> tuple:

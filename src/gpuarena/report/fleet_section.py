@@ -18,7 +18,7 @@ def expected_table(rows: list[dict]) -> Table | None:
             continue
         pub = e.get("published")
         where = f"{pub['source']} ({pub['date']})" if pub else f"model: {e['model'].get('how')}"
-        out.append([r["workload"], r["variant"], device_of(r), f"{fmt_num(r['throughput_median'])} {r.get('unit') or ''}",
+        out.append([r.workload, r.variant, device_of(r), f"{fmt_num(r.throughput_median)} {r.unit or ''}",
                     fmt_num(e["figure"]), f"{e['ratio']:.2f}x", f"-{e['band']:.0%}",
                     "below-expected: " + ("; ".join(e.get("causes") or []) or "no cause recorded") if e["below"]
                     else ("" if e["like_for_like"] else "context (other code)"), where])

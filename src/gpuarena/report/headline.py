@@ -79,7 +79,7 @@ def better(workload: str) -> str:
 
 def text(r: dict) -> str:
     v = value(r)
-    return f"{fmt_num(v)} {unit(r['workload'], r.get('unit'))}" if v is not None else "-"
+    return f"{fmt_num(v)} {unit(r.workload, r.unit)}" if v is not None else "-"
 
 
 def max_batch_text(r: dict) -> str:

@@ -109,17 +109,17 @@ def against_reference(workload: str, rows: list[dict], keys: list[str]) -> Table
         return None
     out = []
     for ref in reference_rows(registry.get(workload).reference_as):
-        mine = [r for r in rows if r.get("source") != "published" and r.get("throughput_median")
-                and (r.get("gpus") or 1) == 1 and getattr(catalog.find(r.get("device_name") or ""), "name", None)
+        mine = [r for r in rows if r.source != "published" and r.throughput_median
+                and r.gpus == 1 and getattr(catalog.find(r.device_name or ""), "name", None)
                 == ref["gpu"]]
         if not mine:
             continue
-        best = max(mine, key=lambda r: r["throughput_median"])
-        out.append([device_of(best), best["variant"], params_text(best, keys) or "-", best.get("precision") or "-",
-                    fmt_num(best["throughput_median"]), f"{ref['name']}, {ref['precision']}, {ref['software']}",
+        best = max(mine, key=lambda r: r.throughput_median)
+        out.append([device_of(best), best.variant, params_text(best, keys) or "-", best.precision or "-",
+                    fmt_num(best.throughput_median), f"{ref['name']}, {ref['precision']}, {ref['software']}",
                     fmt_num(ref["per_gpu"]) + (f" ({fmt_num(ref['per_gpu'] * ref['num_gpus'])} over "
                                                f"{ref['num_gpus']} GPUs)" if ref["num_gpus"] > 1 else ""),
-                    pct(best["throughput_median"] / ref["per_gpu"]), ref["source"]])
+                    pct(best.throughput_median / ref["per_gpu"]), ref["source"]])
     if not out:
         return None
     return Table(f"wl-{slug(workload)}-reference", [

@@ -132,7 +132,7 @@ def _model_name(by_n: dict[int, dict]) -> str:
 
 
 def _is_seed(by_n: dict[int, dict]) -> bool:
-    return next(iter(by_n.values()))["variant"] == "seed"
+    return next(iter(by_n.values())).variant == "seed"
 
 
 def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
@@ -146,7 +146,7 @@ def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
     p = r.params
     batch = p.get("batch_size") or (r.extra.inner_params or {}).get("batch_size")
     one = by_n.get(1)
-    per_gpu = one["throughput_median"] if one else None
+    per_gpu = one.throughput_median if one else None
     ns = sorted(set(MODEL_NS) | set(by_n))
     try:
         return whatif.predict(workload, _device(by_n), ns, store=pool, batch_size=batch, throughput=per_gpu), ""

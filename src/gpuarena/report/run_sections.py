@@ -136,18 +136,18 @@ def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
         s.paragraphs.append("No result carries telemetry: NVML was not available where these cases ran "
                             "(a CPU run has no power, temperature or clock readings, and none are invented).")
         return s
-    samples = chosen["telemetry"]
+    samples = chosen.telemetry
     seen = 0
     for x in samples:
-        seen |= int(x.get("reasons") or 0)
+        seen |= x.reasons or 0
     reasons = [name for bit, name in THROTTLE_BITS.items() if seen & bit]
     s.paragraphs.append(
-        f"Result {chosen['id']}: {chosen['workload']} [{chosen['variant']}] "
-        f"{params_text(chosen, list(chosen.get('params') or {})[:2])} on {device_of(chosen)}; "
+        f"Result {chosen.id}: {chosen.workload} [{chosen.variant}] "
+        f"{params_text(chosen, list(chosen.params)[:2])} on {device_of(chosen)}; "
         f"{len(samples)} NVML samples over the timed window"
         + (f"; throttling seen: {', '.join(reasons)} (shaded)." if reasons else "; no throttling reported.")
         + " Choose another case with --case ID.")
-    col = lambda k: [x[k] for x in samples if x.get(k) is not None]  # noqa: E731
+    col = lambda k: [getattr(x, k) for x in samples if getattr(x, k) is not None]  # noqa: E731
     trow = []
     for key, label in (("power_w", "power W"), ("temp_c", "temperature °C"), ("sm_clock_mhz", "SM clock MHz"),
                        ("util_pct", "utilisation %")):
@@ -155,8 +155,8 @@ def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
         if v:
             trow.append([label, fmt_num(min(v)), fmt_num(sum(v) / len(v)), fmt_num(max(v))])
     s.tables.append(Table("telemetry-table", [("reading", TEXT), ("min", NUMERIC), ("mean", NUMERIC),
-                                              ("max", NUMERIC)], trow, f"Telemetry of result {chosen['id']}"))
-    s.charts.append(Chart("telemetry-chart", f"Power, temperature and SM clock: result {chosen['id']}",
+                                              ("max", NUMERIC)], trow, f"Telemetry of result {chosen.id}"))
+    s.charts.append(Chart("telemetry-chart", f"Power, temperature and SM clock: result {chosen.id}",
                           "telemetry", {"samples": samples},
-                          f"power, temperature and SM clock over time for result {chosen['id']}"))
+                          f"power, temperature and SM clock over time for result {chosen.id}"))
     return s

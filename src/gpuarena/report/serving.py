@@ -19,7 +19,7 @@ def section(rows: list[dict], pool=None) -> Section | None:
     """None when no llm-serve result measured its per-token times.  The membw ceiling may come
     from any run in the store (it is a fact of the GPU, measured once)."""
     copies = [r for r in (pool.results(status="ok") if pool is not None else [])
-              if registry.has(r["workload"], device_figure="memory-bandwidth")]
+              if registry.has(r.workload, device_figure="memory-bandwidth")]
     ceilings = rows + copies
     sets = S.curves(rows, ceilings)
     if not sets:

@@ -10,14 +10,29 @@ share then follows the best matmul stored, whenever it was measured.
 
 from __future__ import annotations
 
+from gpuarena.analysis import precision as P
+from gpuarena.data import catalog
+from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
-# A result's precision -> the matmul dtype whose ceiling bounds it.  "default" is
-# PyTorch's default recipe: FP32 matmuls with TF32 off, so the FP32 ceiling; cuDNN
-# convolutions run in TF32 under that default, so a convolutional "default" result
-# can show a share above 1.0 (which is itself the finding DIGEST.md describes).
+# A result's precision -> the matmul dtype whose ceiling bounds it, where the GPU or the recipe is
+# not in the catalog.  Otherwise the precision the recipe executed at (the rule `check` and the share
+# of peak use): PyTorch's default runs ResNet-50's convolutions in TF32 (cuDNN's default), so its
+# ceiling is the TF32 matmul, not the FP32 one it used to be set against (120% of it on the H200).
 CEILING_DTYPE = {"default": "fp32", "fp32": "fp32", "tf32": "tf32", "bf16": "bf16",
                  "fp16": "fp16", "fp8": "fp8"}
+
+
+def ceiling_dtype(r) -> str | None:
+    """The matmul precision whose ceiling bounds ``r``: the executed one (precision.peak_precision)."""
+    g = None if _peak_probe(r) else catalog.find(r.device_name or "")
+    if g is not None:
+        try:
+            return P.peak_precision(r.workload, P.request_of_variants(frozenset(r.variant.split("+")),
+                                                                       r.precision), P.arch_of(g))
+        except (UserError, KeyError, ValueError):
+            pass
+    return CEILING_DTYPE.get(r.precision or "")
 
 
 def _peak_probe(r: dict) -> bool:
@@ -50,7 +65,7 @@ def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = No
     """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool`` (``index``:
     best_matmuls(pool), when the caller asks for many results); {} when the result has no
     FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""
-    tflops, dtype = result.tflops, CEILING_DTYPE.get(result.precision or "")
+    tflops, dtype = result.tflops, ceiling_dtype(result)
     if result.status != "ok" or not tflops or dtype is None:
         return {}
     index = best_matmuls(pool) if index is None else index
@@ -64,5 +79,5 @@ def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = No
         ceiling = {"tflops": best.tflops, "precision": dtype, "result_id": best.id,
                    "run_id": best.run_id, "shape": [best.params.get(k) for k in ("m", "n", "k")]}
     if result.precision == "default":
-        ceiling["note"] = "PyTorch default precision compared with the fp32 matmul ceiling"
+        ceiling["note"] = f"PyTorch default precision, executed at {dtype}: compared with the {dtype} matmul ceiling"
     return {"share_of_ceiling": tflops / ceiling["tflops"], "ceiling": ceiling}

@@ -48,12 +48,19 @@ def check_path(path: str, must_exist: bool) -> bool:
 
 
 def _check_schema(conn, path: str) -> int:
-    """The file's schema version, refusing a newer gpuarena's and a foreign SQLite file."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    """The file's schema version, refusing a newer gpuarena's and a foreign SQLite file.  The version
+    and the tables are read in one transaction: between two autocommit reads another process's first
+    migration could commit, and a new gpuarena database would look like a foreign file (seen with eight
+    writers starting on an empty file)."""
+    conn.execute("BEGIN")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.execute("COMMIT")
     if version > len(MIGRATIONS):
         raise UserError(f"{path}: schema version {version} is newer than this gpuarena "
                         f"({len(MIGRATIONS)}); upgrade gpuarena")
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if version == 0 and names:
         raise UserError(f"{path}: not a gpuarena database (an SQLite file with other tables); "
                         "nothing was changed")

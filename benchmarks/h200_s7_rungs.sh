@@ -10,11 +10,7 @@
 # torchao and pydantic are not on the GPU box: their wheels travel in .serve/.whl (torchao 0.17.0).
 set -u
 OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-WHL=$(ls -d .whl .serve/.whl 2>/dev/null | head -1)
-if [ -n "$WHL" ] && ls "$WHL"/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHL"/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
+. benchmarks/wheels.sh
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
 DB=$OUT/h200-s7-rungs.db
 python3 -m gpuarena env > "$OUT/env.json"

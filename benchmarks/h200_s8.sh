@@ -11,11 +11,7 @@
 # and is left out of the figures.  torchao and pydantic travel as wheels in .whl/.
 set -u
 OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-WHL=$(ls -d .whl .serve/.whl 2>/dev/null | head -1)
-if [ -n "$WHL" ] && ls "$WHL"/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHL"/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
+. benchmarks/wheels.sh
 export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
 PART=${1:-quant}
 DB=$OUT/h200-s8-$PART.db

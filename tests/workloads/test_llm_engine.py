@@ -23,7 +23,7 @@ def tiny_model(seed: int = 0) -> M.Llama:
 
 
 @torch.inference_mode()
-def greedy(model, prompt, steps: int, prefill=None):
+def greedy(model, prompt, steps: int, prefill=None, step=None):
     """Prefill then ``steps`` greedy decode steps over a static cache; the prefill's last logits
     and the tokens."""
     cache = StaticCache(TINY, prompt.shape[0], 32, "cpu", torch.float32)   # one size: as in a serving case
@@ -36,7 +36,8 @@ def greedy(model, prompt, steps: int, prefill=None):
     toks = [tok]
     for i in range(steps):
         pos = torch.tensor([prompt.shape[1] + i])
-        tok = model(tok, cache, pos)[:, -1].argmax(-1, keepdim=True)
+        logits_t = step(tok, pos, cache) if step else model(tok, cache, pos)
+        tok = logits_t[:, -1].argmax(-1, keepdim=True)
         toks.append(tok)
     return logits, torch.cat(toks, dim=1)
 
@@ -125,10 +126,41 @@ def test_reduction_decode_attention_matches_sdpa():
     assert torch.equal(engine.reduction_decode_attention(q, k2, v, mask), got)
     plain = tiny_model()
     swapped = copy.deepcopy(plain)
-    engine.use_reduction_attention(swapped)
+    engine.use_decode_attention(swapped, "reduction", 32, "cpu")
     x = prompt()
     (_l1, t1), (_l2, t2) = greedy(plain, x, 6), greedy(swapped, x, 6)
     assert torch.equal(t1, t2)
+
+
+def test_flex_decode_attention_gives_sdpa_tokens_eager_and_compiled():
+    from torch._dynamo.utils import counters
+
+    plain = tiny_model()
+    flex = copy.deepcopy(plain)
+    engine.use_decode_attention(flex, "flex", 32, "cpu")
+    attend = flex.layers[0].attention.decode_attend
+    assert isinstance(attend, engine.FlexDecodeAttention)
+    # one token over a cache with 14 live positions: SDPA's output, and the dead positions unread
+    g = torch.Generator().manual_seed(5)
+    q = torch.randn(2, 8, 1, 16, generator=g)
+    k, v = torch.randn(2, 2, 32, 16, generator=g), torch.randn(2, 2, 32, 16, generator=g)
+    pos = torch.tensor([13])
+    mask = (torch.arange(32)[None, :] <= pos[:, None])[None, None]
+    want = M._sdpa_gqa(q, k, v, is_causal=False, mask=mask)
+    got = attend(q, k, v, mask, pos)
+    assert (got - want).norm() / want.norm() < 1e-5
+    k[:, :, 14:] = 1e4
+    assert torch.allclose(attend(q, k, v, mask, pos), got, atol=1e-6)
+    x = prompt()
+    (_l1, t1), (_l2, t2) = greedy(plain, x, 6), greedy(flex, x, 6)
+    assert torch.equal(t1, t2)
+    # compiled whole, as llm-serve's decode step: the same tokens, one graph for every position
+    torch._dynamo.reset()
+    before = counters["stats"]["unique_graphs"]
+    step = torch.compile(lambda tok, pos, cache: flex(tok, cache, pos), fullgraph=True)
+    _l3, t3 = greedy(flex, x, 6, step=step)
+    assert torch.equal(t1, t3)
+    assert counters["stats"]["unique_graphs"] - before == 1
 
 
 def test_decode_profile_on_cpu_counts_steps():
@@ -139,13 +171,13 @@ def test_decode_profile_on_cpu_counts_steps():
 def test_new_variants_through_runner(db_path):
     rs = run_entries(db_path, [{"workload": "llm-serve",
                                 "variants": ["fused-proj", "int8-weights+fused-proj"],
-                                "params": {"batch_size": 2, "profile": 1, "decode_attention": "reduction"}}],
+                                "params": {"batch_size": 2, "profile": 1, "decode_attention": "flex"}}],
                      repeats=1)
     fused, int8 = rs
     for r in rs:
         assert_ok(r)
         assert r["extra"]["projections"] == "fused (wqkv, w13)"
-        assert r["extra"]["decode_profile"]["steps"] == 7 and r["extra"]["decode_attention"] == "reduction"
+        assert r["extra"]["decode_profile"]["steps"] == 7 and r["extra"]["decode_attention"] == "flex"
     assert fused["extra"]["quantization"] is None and "int8" in int8["extra"]["quantization"]
     # int8 weights: about a quarter of the fp32 bytes of every linear (the embedding stays fp32)
     assert int8["extra"]["weights_bytes"] < 0.6 * fused["extra"]["weights_bytes"]

@@ -92,11 +92,12 @@ class Attention(nn.Module):
             out = _sdpa_gqa(q, k, v, is_causal=True)   # at one token, causal is no mask (a constant, for dynamic lengths)
         else:
             keys, values, mask = cache.update(layer, pos, k, v)
-            out = self.decode_attend(q, keys, values, mask)
+            out = self.decode_attend(q, keys, values, mask, pos)
         return self.wo(out.transpose(1, 2).reshape(b, t, -1))
 
-    def decode_attend(self, q, keys, values, mask):
-        """The new tokens' attention over the cache (llm/engine.py can put another in its place)."""
+    def decode_attend(self, q, keys, values, mask, pos):
+        """The new tokens' attention over the cache (llm/engine.py can put another in its place);
+        ``mask`` says which cache positions are live, ``pos`` is the new tokens' positions."""
         return _sdpa_gqa(q, keys, values, is_causal=False, mask=mask)
 
 

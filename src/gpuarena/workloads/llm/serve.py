@@ -10,7 +10,8 @@ synchronous).  The first request of a process is left out of these figures: it h
 CUDA-graph recording.
 
 Variants: see ``variants`` below (llm/engine.py says why each matters).  Version 2 (issue 23): the
-compiled prefill and the tuning; 3: quantised weights keep an eager prefill (the ``prefill`` param).
+compiled prefill and the tuning; 3: quantised weights keep an eager prefill (the ``prefill`` param);
+4: a compiled decode attends through FlexAttention's split-KV kernel (``decode_attention=auto``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from gpuarena.store.workload_figures import LLMServeFigures
 class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
-    version = 3
+    version = 4
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -58,8 +59,9 @@ class LLMServe(Workload):
         Param("slo_ms", float, 50.0, "the report's objective for the p99 time per output token", min=0.001, max=1e6),
         Param("search", str, "none", "max-batch: time the largest batch that fits", choices=("none", "max-batch")),
         Param("search_max", int, 1024, "largest batch the search tries", tiny=4, min=1, max=65536),
-        Param("decode_attention", str, "sdpa", "decode attention: SDPA's kernel, or multiplies, sums and a "
-              "softmax that inductor compiles into its own reductions", choices=("sdpa", "reduction")),
+        Param("decode_attention", str, "auto", "decode attention: SDPA's kernel; FlexAttention's split-KV decode "
+              "(flex); inductor's own reductions; auto = flex under compile (H200: 1.12x SDPA at batch 1), else sdpa",
+              choices=("auto", "sdpa", "flex", "reduction")),
         Param("prefill", str, "auto", "with compile: the prefill compiled or eager; auto compiles it unless weights "
               "are quantised (H200: compiled over int8, 0.93 TFLOP/s)", choices=("auto", "compile", "eager")),
         Param("profile", int, 0, "1: profile one more request's decode, store its costliest kernels", min=0, max=1),
@@ -128,8 +130,6 @@ class LLMServe(Workload):
             self.model = build(cfg, self.device, self.dtype).eval()
         if "fused-proj" in v:
             engine.fuse_projections(self.model)
-        if self.p["decode_attention"] == "reduction":
-            engine.use_reduction_attention(self.model)
         self.quant = (fp8.quantize_weights(self.model) if "fp8-weights" in v else
                       engine.quantize_int8_weights(self.model) if "int8-weights" in v else None)
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
@@ -139,6 +139,8 @@ class LLMServe(Workload):
         self.static = "seed" not in v
         P, n = self.p["prompt_len"], self.p["new_tokens"]
         self.max_len = P + n
+        self.attention = engine.decode_attention(self.p["decode_attention"], "compile" in v)
+        engine.use_decode_attention(self.model, self.attention, self.max_len, self.device)
         gen = torch.Generator().manual_seed(0)
         self.search_info: dict = {}
         self.batch = self.p["batch_size"]
@@ -163,11 +165,7 @@ class LLMServe(Workload):
                 self.prefill = engine.compile_prefill(self._prefill_eager)
         self.kernel_profile = None
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
-        self.ttft: list[float] = []
-        self.tpot: list[float] = []
-        self.requests = 0
-        self.finite = None
-        self.kv_bytes = 0
+        self.ttft, self.tpot, self.requests, self.finite, self.kv_bytes = [], [], 0, None, 0   # seconds each
 
     def _prefill_compiled(self) -> bool:
         return self.prefill_compiled(self.p["prefill"], self.quant is not None)
@@ -259,7 +257,7 @@ class LLMServe(Workload):
                            else "eager"),
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
-               "decode_attention": self.p["decode_attention"], "inductor": self.inductor,
+               "decode_attention": self.attention, "inductor": self.inductor,
                "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
                "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft), "slo_ms": self.p["slo_ms"]}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Session 9 (2026-12-01) on one lent nvidia-h200: issue 23's decode attention and quantised weights.
+#   cd .serve && bash benchmarks/h200_s9.sh flex    # llm-serve llama3-8b bf16, SDPA against FlexAttention's
+#                                                   # split-KV decode, batch 1 (both) and batch 64 (flex), profiled
+#   cd .serve && bash benchmarks/h200_s9.sh quant   # int8 then fp8 weights (v3: eager prefill), batch 1, profiled
+# One case per process (each gpuarena run is its own process and each case its own child); every case has its
+# own time limit (timeout_s) below the outer one, so a case that runs long is stored as a timeout with its
+# stderr.  The first request of a process holds compilation and is left out of the figures.
+set -u
+OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
+. benchmarks/wheels.sh
+export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
+PART=${1:-flex}
+DB=$OUT/h200-s9-$PART.db
+python3 -m gpuarena env > "$OUT/env.json"
+L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+ATTN=${ATTN:-flex}
+t() { local limit=$1; shift; echo "### $* ($(date +%T))"; timeout "$limit" python3 -m gpuarena run -q --db "$DB" "$@" 2>&1 \
+      | grep -E '^\s+(ok|skipped|error|failed|timeout|crashed)|^run |^warning|rror' | tail -${TAIL:-8}
+      python3 -m gpuarena export --db "$DB" -o "$OUT/h200-s9-$PART.json" >/dev/null 2>&1; }
+summary() {
+  python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json" 2>/dev/null
+  python3 - "$OUT/results.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1])):
+    e, p, th = r.get("extra") or {}, r.get("params") or {}, r.get("throughput") or {}
+    thr = f"{th['median']:,.1f} {th['unit']} (CI {th['ci95_low']:,.1f}-{th['ci95_high']:,.1f})" if th else "-"
+    keys = ("decode_tokens_per_s", "tpot_ms_median", "tpot_ms_p99", "ttft_ms", "decode_bandwidth_gbs", "prefill_tflops",
+            "weights_bytes", "quantization", "cudagraph_skips")
+    ex = " ".join(f"{k}={e[k]}" for k in keys if e.get(k) is not None)
+    prof = e.get("decode_profile") or {}
+    print(f"{r['workload']} bs{p.get('batch_size')} {r['variant']} attn={p.get('decode_attention')} [{r['status']}] {thr}"
+          f" {ex} {(r.get('error') or '')[:300]}")
+    if prof:
+        print("    profile:", json.dumps({k: v for k, v in prof.items() if k != "kernels"})[:300])
+    for k in (prof.get("kernels") or [])[:8]:
+        print("    ", json.dumps(k)[:240])
+PY
+}
+END=$(( $(date +%s) + ${BUDGET_S:-580} ))
+left() { echo $(( END - $(date +%s) - ${1:-0} )); }   # seconds left in this call, less a margin
+if [ "$PART" = flex ]; then   # what ran first: every case timed out compiling from cold caches (165-200 s limits)
+  t 40 -w membw -r 3 --set timeout_s=30
+  t 175 $L8B -v compile+fused-proj --set batch_size=1 --set profile=1 -r 3 --set timeout_s=165
+  t 165 $L8B -v compile+fused-proj --set batch_size=1 --set decode_attention=flex --set profile=1 -r 3 --set timeout_s=155
+  t 210 $L8B -v compile+fused-proj --set batch_size=64 --set decode_attention=flex --set profile=1 -r 3 --set timeout_s=200
+fi
+if [ "$PART" = flex2 ]; then  # flex alone: batch 1 (eager prefill: the decode is the question) then batch 64
+  t 250 $L8B -v compile+fused-proj --set batch_size=1 --set decode_attention=flex --set prefill=eager --set profile=1 \
+        -r 3 --set timeout_s=240
+  t $(left) $L8B -v compile+fused-proj --set batch_size=64 --set decode_attention=flex --set profile=1 -r 3 \
+        --set timeout_s=$(left 12)
+fi
+if [ "$PART" = sdpa ]; then   # the SDPA baselines of flex2, on the same warm machine
+  t 250 $L8B -v compile+fused-proj --set batch_size=1 --set prefill=eager --set profile=1 -r 3 --set timeout_s=240
+  t $(left) $L8B -v compile+fused-proj --set batch_size=64 --set profile=1 -r 3 --set timeout_s=$(left 12)
+fi
+if [ "$PART" = quant ]; then
+  t 40 -w membw -r 3 --set timeout_s=30
+  t 260 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set decode_attention=$ATTN --set profile=1 -r 3 --set timeout_s=250
+  t 280 $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set decode_attention=$ATTN --set profile=1 -r 3 --set timeout_s=270
+fi
+summary | tee "$OUT/summary.txt"

@@ -88,7 +88,7 @@ def test_oom_crash_timeout_then_ok(tmp_path, suite_file):
     # killed at its limit, not run on: its 100,000 steps would take hours.  The bound is in this machine's
     # own pace (half the time 100,000 steps of the ok case's batch take here), so a loaded machine, which
     # slows both, cannot break it.
-    assert 8 <= timeout["extra"]["wall_s"] < 100_000 * ok["latency"]["median"] / 2
+    assert 8 <= timeout.extra.wall_s < 100_000 * ok.latency.median / 2
 
     run = store.runs()[0]
     assert run["status"] == "complete" and run["results"] == 4

@@ -97,16 +97,18 @@ def test_share_of_peak_is_at_the_executed_precision():
 
 
 def test_a_result_is_read_by_attribute_only(report_db):
-    """A Result is no mapping: r["x"], r.get("x") and r.keys() fail for every reader, the tests too
-    (results --format json is the dict form); the whole report is built from attributes."""
+    """A Result (and its expected figure) is no mapping: r["x"], r.get("x") and r.keys() fail for every
+    reader, the tests too (results --format json is the dict form); the whole report is built from attributes."""
     from collections.abc import Mapping
 
     from gpuarena.report.build import gather
+    from gpuarena.store.derived import Expected, ModelFigure, Reference
 
     store = Store(report_db, readonly=True)
     r = store.results()[0]
     assert not isinstance(r, Mapping)
-    assert not any(hasattr(Result, name) for name in ("__getitem__", "get", "keys", "items", "values"))
+    for model in (Result, Expected, Reference, ModelFigure):         # the derived figures too
+        assert not any(hasattr(model, name) for name in ("__getitem__", "get", "keys", "items", "values")), model
     with pytest.raises(TypeError, match="not subscriptable"):
         r["workload"]
     assert gather(store).sections

@@ -20,18 +20,29 @@ import hashlib
 import inspect
 import textwrap
 import types
+from typing import Any, Optional, Protocol
 
 # Bump when the runner changes what a throughput figure means (warm-up rule, timing
 # windows, the statistic stored); results of different protocols are not compared.
 PROTOCOL_VERSION = 1
 
 
-def protocol(r: dict) -> int:
+class Stored(Protocol):
+    """What comparability reads of a stored result (store/result.py's ``Result``; this module sits
+    below the store, so it names the attributes rather than importing the type)."""
+
+    source: str
+    workload: str
+    workload_version: Optional[int]
+    extra: Any
+
+
+def protocol(r: Stored) -> int:
     """The protocol a stored result was measured under; results from before the field: 1."""
     return r.extra.protocol or 1
 
 
-def why_not_comparable(a: dict, b: dict) -> str | None:
+def why_not_comparable(a: Stored, b: Stored) -> str | None:
     """None when two results measured the same definition; else the reason, in words.
     Published rows carry no version: they are compared on their stated parameters."""
     if "published" in (a.source, b.source):
@@ -45,7 +56,7 @@ def why_not_comparable(a: dict, b: dict) -> str | None:
     return None
 
 
-def comparable(a: dict, b: dict) -> bool:
+def comparable(a: Stored, b: Stored) -> bool:
     return why_not_comparable(a, b) is None
 
 

@@ -33,14 +33,14 @@ def _s4():
 def test_shipped_h200_results_have_their_expected_figures_and_sources():
     by, _ = _s4()
     tf32 = by[("resnet50-train", "tf32")].derived.expected
-    assert tf32["basis"] == "published" and tf32["figure"] == 2259.0
-    assert tf32["published"]["source"].startswith(LAMBDA) and tf32["published"]["date"] == "2024-10"
-    assert 0.97 < tf32["ratio"] < 1.0 and not tf32["below"]
-    assert tf32["model"]["value"] and tf32["model"]["ratio"] > 0       # the model's figure beside it
+    assert tf32.basis == "published" and tf32.figure == 2259.0
+    assert tf32.published.source.startswith(LAMBDA) and tf32.published.date == "2024-10"
+    assert 0.97 < tf32.ratio < 1.0 and not tf32.below
+    assert tf32.model.value and tf32.model.ratio > 0       # the model's figure beside it
     fp32 = by[("resnet50-train", "fp32")].derived.expected           # no H200 FP32 figure published
-    assert fp32["basis"] == "model" and not fp32["like_for_like"] and not fp32["below"]
+    assert fp32.basis == "model" and not fp32.like_for_like and not fp32.below
     bert = by[("bert-large-train", "amp-bf16")].derived.expected
-    assert bert["basis"] == "model" and not bert["like_for_like"] and bert["model"]["how"]
+    assert bert.basis == "model" and not bert.like_for_like and bert.model.how
     assert by[("bert-large-train", "seed")].derived.expected is None    # IEEE FP32: nothing like it published
     for key, r in by.items():                                            # every ResNet-50 result has one
         if r.status == "ok" and key[0] == "resnet50-train":
@@ -70,8 +70,8 @@ def test_a_power_capped_card_is_flagged_with_that_cause():
     r = validated(r)
     (out,) = E.annotate([r], [r], {r.env_id: fp}.get)
     e = out.derived.expected
-    assert e["below"] and e["basis"] == "published"
-    assert e["causes"] == ["power limit 450 W, below the card's 700 W"]
+    assert e.below and e.basis == "published"
+    assert e.causes == ["power limit 450 W, below the card's 700 W"]
     (flag,) = [w for w in out.all_warnings if w.startswith("below-expected")]
     assert "0.62x the expected 2,259 images/s" in flag and LAMBDA in flag and "power limit 450 W" in flag
     (healthy,) = E.annotate([r], [r], envs.get)                          # the same figure, true fingerprint
@@ -142,7 +142,7 @@ def test_across_the_shipped_bundles_the_same_recipe_on_the_same_gpu_is_the_refer
     assert [(r.workload, r.variant, r.run_id) for r in below] == [
         ("sd15-generate", "seed", "20261129-152403-156b8a")]
     e = below[0].derived.expected
-    assert e["basis"] == "stored" and e["stored"]["n"] == 2 and 0.5 < e["ratio"] < 0.6 and e["causes"] == []
+    assert e.basis == "stored" and e.stored.n == 2 and 0.5 < e.ratio < 0.6 and e.causes == []
     bf16 = next(r for r in out if r.workload == "matmul" and r.params["dtype"] == "bf16"
                 and r.params["m"] == 8192 and r.run_id.startswith("20261129-15"))
     assert bf16.derived.expected.basis == "stored" and not bf16.derived.expected.below

@@ -127,10 +127,10 @@ def diverged_figures(store) -> set[str]:
     """The headline figures of diverged (NaN) results that no finite result shares, as the report prints them."""
     from gpuarena.report import headline as H
 
-    rows = [r for r in store.results(status="ok") if r.get("source") != "published" and r.get("throughput_median")]
+    rows = [r for r in store.results(status="ok") if r.source != "published" and r.throughput_median]
     text = lambda r: H.text(r) if H.value(r) is not None else ""   # noqa: E731
-    nan = {text(r) for r in rows if (r.get("extra") or {}).get("nan")}
-    return {t for t in nan - {text(r) for r in rows if not (r.get("extra") or {}).get("nan")} if t}
+    nan = {text(r) for r in rows if r.extra.nan}
+    return {t for t in nan - {text(r) for r in rows if not r.extra.nan} if t}
 
 
 def check_reader_view(chromium: str, page: str, tmp_path, store) -> dict:

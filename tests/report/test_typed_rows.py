@@ -96,16 +96,19 @@ def test_share_of_peak_is_at_the_executed_precision():
     assert share_of_peak(ieee) == 49.0 / h200.peak("fp32")
 
 
-def test_gpuarena_modules_read_results_by_attribute(report_db):
-    """Result's dict view (r["x"], r.get("x")) is left for tests only: a gpuarena module that reads
-    a Result as a dict raises, so any test reaching such a read fails; the whole report is built here."""
+def test_a_result_is_read_by_attribute_only(report_db):
+    """A Result (and its expected figure) is no mapping: r["x"], r.get("x") and r.keys() fail for every
+    reader, the tests too (results --format json is the dict form); the whole report is built from attributes."""
+    from collections.abc import Mapping
+
     from gpuarena.report.build import gather
+    from gpuarena.store.derived import Expected, ModelFigure, Reference
 
     store = Store(report_db, readonly=True)
     r = store.results()[0]
-    assert r["workload"] == r.workload                                   # a test still may
-    module = {"__name__": "gpuarena.analysis.example", "r": r}
-    for read in ('r["workload"]', 'r.get("workload")', '"workload" in r', "dict(r)"):
-        with pytest.raises(TypeError, match="reads a Result as a dict"):
-            exec(read, module)
-    assert gather(store).sections                                        # no section reads one
+    assert not isinstance(r, Mapping)
+    for model in (Result, Expected, Reference, ModelFigure):         # the derived figures too
+        assert not any(hasattr(model, name) for name in ("__getitem__", "get", "keys", "items", "values")), model
+    with pytest.raises(TypeError, match="not subscriptable"):
+        r["workload"]
+    assert gather(store).sections

@@ -65,30 +65,30 @@ def test_oom_crash_timeout_then_ok(tmp_path, suite_file):
 
     store = Store(db)
     rows = store.results()
-    by_batch = {r["params"]["batch_size"]: r for r in rows}
-    assert [r["params"]["batch_size"] for r in rows] == [256, 3, 4, 5]  # in order, none skipped
+    by_batch = {r.params["batch_size"]: r for r in rows}
+    assert [r.params["batch_size"] for r in rows] == [256, 3, 4, 5]  # in order, none skipped
 
     oom = by_batch[256]
-    assert oom["status"] == "oom", (oom["status"], oom["error"])
-    assert "allocate" in oom["error"]
+    assert oom.status == "oom", (oom.status, oom.error)
+    assert "allocate" in oom.error
 
     crashed = by_batch[3]
-    assert crashed["status"] == "crashed"
-    assert "killed by signal SIGSEGV" in crashed["error"]
-    assert "gpuarena child" in crashed["extra"]["stderr_tail"]  # the tail of its stderr is kept
-    assert "resnet50-train [seed] batch_size=3" in crashed["extra"]["stderr_tail"]
+    assert crashed.status == "crashed"
+    assert "killed by signal SIGSEGV" in crashed.error
+    assert "gpuarena child" in crashed.extra.stderr_tail  # the tail of its stderr is kept
+    assert "resnet50-train [seed] batch_size=3" in crashed.extra.stderr_tail
 
     ok = by_batch[5]
-    assert ok["status"] == "ok"
-    assert ok["throughput_median"] > 0
+    assert ok.status == "ok"
+    assert ok.throughput_median > 0
 
     timeout = by_batch[4]
-    assert timeout["status"] == "timeout"
-    assert timeout["error"] == "killed after the 8 s time limit"
+    assert timeout.status == "timeout"
+    assert timeout.error == "killed after the 8 s time limit"
     # killed at its limit, not run on: its 100,000 steps would take hours.  The bound is in this machine's
     # own pace (half the time 100,000 steps of the ok case's batch take here), so a loaded machine, which
     # slows both, cannot break it.
-    assert 8 <= timeout["extra"]["wall_s"] < 100_000 * ok["latency"]["median"] / 2
+    assert 8 <= timeout.extra.wall_s < 100_000 * ok.latency.median / 2
 
     run = store.runs()[0]
     assert run["status"] == "complete" and run["results"] == 4

@@ -46,7 +46,7 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     (run_id,) = [r["id"] for r in store.runs()]
     before = store.results([run_id])
     assert 1 <= len(before) < 3
-    assert all(r["status"] == "ok" for r in before), [(r["status"], r["error"], r["extra"]) for r in before]
+    assert all(r.status == "ok" for r in before), [(r.status, r.error, r.extra) for r in before]
     assert store.run(run_id)["status"] == "running"  # never marked complete
     store.close()
 
@@ -77,11 +77,11 @@ def test_sigkill_runner_then_resume(tmp_path, suite_file, cli):
     store = Store(db)
     after = store.results([run_id])
     plan_keys = sorted(Case(**c).key for c in store.run(run_id)["plan"])
-    assert sorted(r["case_key"] for r in after) == plan_keys  # one result per planned case
+    assert sorted(r.case_key for r in after) == plan_keys  # one result per planned case
     # The results stored before the kill are untouched, not measured again.
-    assert [(r["id"], r["created_at"]) for r in after[:len(before)]] == \
-        [(r["id"], r["created_at"]) for r in before]
-    assert all(r["status"] == "ok" for r in after)
+    assert [(r.id, r.created_at) for r in after[:len(before)]] == \
+        [(r.id, r.created_at) for r in before]
+    assert all(r.status == "ok" for r in after)
     assert store.run(run_id)["status"] == "complete"
 
     # Resuming a complete run measures nothing.

@@ -21,29 +21,29 @@ def test_three_processes_through_the_runner(cli, tmp_path):
                "--set", "dtype=fp32", "--repeats", "4", "--processes", "3")
     assert proc.returncode == 0, proc.stderr
     [r] = Store(db).results()
-    assert r["status"] == "ok" and len(r["samples"]) == 12
-    procs = r["extra"]["processes"]
-    assert [p["repeats"] for p in procs] == [4, 4, 4]
+    assert r.status == "ok" and len(r.samples) == 12
+    procs = r.extra.processes
+    assert [p.repeats for p in procs] == [4, 4, 4]
     # the process means are the means of each process's own windows, in order
-    items = r["items_per_step"]
+    items = r.items_per_step
     for i, p in enumerate(procs):
-        windows = r["samples"][4 * i:4 * i + 4]
-        assert abs(p["throughput_mean"] - statistics.fmean(items / s for s in windows)) < 1e-6 * p["throughput_mean"]
-    means = [p["throughput_mean"] for p in procs]
+        windows = r.samples[4 * i:4 * i + 4]
+        assert abs(p.throughput_mean - statistics.fmean(items / s for s in windows)) < 1e-6 * p.throughput_mean
+    means = [p.throughput_mean for p in procs]
     between = summarize(means)
-    assert r["throughput"]["n"] == 12
-    assert abs(r["throughput"]["ci95_low"] - between.ci95_low) <= 1e-9 * abs(between.ci95_low) + 1e-9
-    assert abs(r["throughput"]["ci95_high"] - between.ci95_high) <= 1e-9 * abs(between.ci95_high)
-    assert r["throughput"]["median"] == statistics.median(items / s for s in r["samples"])
+    assert r.throughput.n == 12
+    assert abs(r.throughput.ci95_low - between.ci95_low) <= 1e-9 * abs(between.ci95_low) + 1e-9
+    assert abs(r.throughput.ci95_high - between.ci95_high) <= 1e-9 * abs(between.ci95_high)
+    assert r.throughput.median == statistics.median(items / s for s in r.samples)
     assert per_repeat_throughput(r) == means
     # the run's plan keeps the method, so a resumed run measures the same way
-    [case] = Store(db).run(r["run_id"])["plan"]
+    [case] = Store(db).run(r.run_id)["plan"]
     assert case["processes"] == 3 and case["repeats"] == 4
     shown = json.loads(cli("results", "--db", db, "-f", "json").stdout)[0]
     assert len(shown["extra"]["processes"]) == 3
     # the report's method table says how the case was measured
     md = open(write_report(Store(db), str(tmp_path / "r.md"), fmt="md")).read()
-    assert f"| {r['run_id']} | matmul | 4 | " in md and " | 3 | tiny |" in md
+    assert f"| {r.run_id} | matmul | 4 | " in md and " | 3 | tiny |" in md
 
 
 def test_one_process_is_the_result_unchanged():

@@ -36,7 +36,7 @@ def test_a_session_stores_its_run_and_a_resume_finds_nothing_left(tmp_path):
     assert len(opened) == 1 and s.warnings == [] and s.device_name
     seen = []
     finished = S.run(s, None, lambda i, outcome: seen.append(outcome.result["status"]))
-    assert seen == ["ok"] and [r["status"] for r in finished.stored] == ["ok"] and not finished.elsewhere_only
+    assert seen == ["ok"] and [r.status for r in finished.stored] == ["ok"] and not finished.elsewhere_only
     store = Store(path)
     assert store.run(s.run_id)["status"] == "complete"
     again = plan_resume(store, s.run_id)

@@ -37,39 +37,39 @@ def test_ddp_and_allreduce_end_to_end(cli, tmp_path, db_path):
     p = cli("run", "--suite", str(suite), "--device", "cpu", "--db", db_path, "-q")
     assert p.returncode == 0, p.stderr[-3000:]
     rows = Store(db_path).results()
-    assert [(r["workload"], r["gpus"], r["status"]) for r in rows] == [
+    assert [(r.workload, r.gpus, r.status) for r in rows] == [
         ("ddp-train", 1, "ok"), ("ddp-train", 2, "ok"), ("allreduce", 2, "ok")], \
-        [(r["status"], r["error"], (r["extra"] or {}).get("stderr_tail", "")[-1500:]) for r in rows]
+        [(r.status, r.error, (r.extra.stderr_tail or "")[-1500:]) for r in rows]
     one, two, ar = with_derived(rows)   # the scaling efficiency is derived when read
 
     # ddp-train: total = sum of the ranks' items/s, per GPU = total / 2, efficiency against N=1.
-    assert two["extra"]["world_size"] == 2 and len(two["extra"]["per_rank"]) == 2
-    assert two["items_per_step"] == 2 * 2                     # batch 2 per rank
-    per_rank_sum = sum(r["throughput_median"] for r in two["extra"]["per_rank"])
-    assert two["throughput_median"] == pytest.approx(per_rank_sum, rel=0.5)
-    assert two["extra"]["per_gpu_throughput"] == pytest.approx(two["throughput_median"] / 2)
-    assert two["extra"]["scaling_efficiency"] == pytest.approx(
-        efficiency(two["throughput_median"], 2, one["throughput_median"]))
-    assert two["extra"]["scaling_baseline_id"] == one["id"]
+    assert two.extra.world_size == 2 and len(two.extra.per_rank) == 2
+    assert two.items_per_step == 2 * 2                     # batch 2 per rank
+    per_rank_sum = sum(r["throughput_median"] for r in two.extra.per_rank)
+    assert two.throughput_median == pytest.approx(per_rank_sum, rel=0.5)
+    assert two.extra.per_gpu_throughput == pytest.approx(two.throughput_median / 2)
+    assert two.derived.scaling_efficiency == pytest.approx(
+        efficiency(two.throughput_median, 2, one.throughput_median))
+    assert two.derived.scaling_baseline_id == one.id
     for key in ("comm_total_s", "step_sync_s", "step_nosync_s"):
-        assert two["extra"][key] > 0, key
-    assert two["extra"]["comm_exposed_s"] >= 0
-    assert 0 <= two["extra"]["overlap_fraction"] <= 1
+        assert getattr(two.extra, key) > 0, key
+    assert two.extra.comm_exposed_s >= 0
+    assert 0 <= two.extra.overlap_fraction <= 1
     # NVLink multicast stays off on every rank (torchrun passes the environment through).
-    for r in two["extra"]["per_rank"]:
+    for r in two.extra.per_rank:
         assert r["env"] == {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                             "NVSHMEM_DISABLE_NVLS": "1"}
 
     # allreduce: algbw = size / time per call, busbw = algbw x 2(n-1)/n exactly, result checked.
-    e = ar["extra"]
-    assert ar["unit"] == "GB/s"
-    assert e["size_bytes"] == 65536 and e["result_check"] == "passed"
-    assert e["time_per_call_s"] == pytest.approx(ar["latency"]["median"])
-    assert e["algbw_gbs"] == pytest.approx(65536 / e["time_per_call_s"] / 1e9)
-    assert e["busbw_gbs"] == e["algbw_gbs"] * 2 * (2 - 1) / 2
+    e = ar.extra
+    assert ar.unit == "GB/s"
+    assert e.size_bytes == 65536 and e.result_check == "passed"
+    assert e.time_per_call_s == pytest.approx(ar.latency.median)
+    assert e.algbw_gbs == pytest.approx(65536 / e.time_per_call_s / 1e9)
+    assert e.busbw_gbs == e.algbw_gbs * 2 * (2 - 1) / 2
     # the stored throughput is the median of the per-repeat rates (GB per call / seconds per call)
-    assert ar["throughput_median"] == pytest.approx(statistics.median(65536 / 1e9 / s for s in ar["samples"]))
-    assert all(r["result_check"] == "passed" for r in e["per_rank"])
+    assert ar.throughput_median == pytest.approx(statistics.median(65536 / 1e9 / s for s in ar.samples))
+    assert all(r["result_check"] == "passed" for r in e.per_rank)
 
 
 DYING = """
@@ -116,7 +116,7 @@ def test_a_dying_rank_is_a_crashed_case_and_the_suite_goes_on(tmp_path, db_path)
             proc.kill()
     assert proc.returncode == 0, err[-3000:]
     rows = Store(db_path).results()
-    assert [(r["workload"], r["status"]) for r in rows] == [("ddp-train", "crashed"), ("broadcast", "ok")]
-    assert rows[0]["error"]
-    assert rows[1]["extra"]["result_check"] == "passed"
-    assert rows[1]["extra"]["busbw_gbs"] == rows[1]["extra"]["algbw_gbs"]   # broadcast: factor 1
+    assert [(r.workload, r.status) for r in rows] == [("ddp-train", "crashed"), ("broadcast", "ok")]
+    assert rows[0].error
+    assert rows[1].extra.result_check == "passed"
+    assert rows[1].extra.busbw_gbs == rows[1].extra.algbw_gbs   # broadcast: factor 1

@@ -36,14 +36,14 @@ def test_two_nodes_store_one_result_with_world_size_two(tmp_path):
     for p, (_out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
     rows = {node: Store(str(tmp_path / f"node{node}.db")).results() for node in (0, 1)}
-    assert sum(len(r) for r in rows.values()) == 1, {n: [(r["status"], r["error"]) for r in rs]
+    assert sum(len(r) for r in rows.values()) == 1, {n: [(r.status, r.error) for r in rs]
                                                      for n, rs in rows.items()}
     # which process is node 0 is the rendezvous's choice (c10d numbers the nodes as they join)
     head = next(n for n, rs in rows.items() if rs)
     other = 1 - head
     (stored,) = rows[head]
-    assert stored["status"] == "ok" and stored["extra"]["world_size"] == 2
-    assert stored["extra"]["node_rank"] == 0 and len(stored["extra"]["per_rank"]) == 2
+    assert stored.status == "ok" and stored.extra.world_size == 2
+    assert stored.extra.node_rank == 0 and len(stored.extra.per_rank) == 2
     assert "stored by node 0 (this is node 1)" in " ".join(outs[other][1].split())
     # the other node's run is complete: its one case is held by node 0, not missing
     store = Store(str(tmp_path / f"node{other}.db"))

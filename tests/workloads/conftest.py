@@ -9,10 +9,11 @@ import pytest
 from gpuarena.runner.executor import execute
 from gpuarena.spec.model import Entry, Method, Suite, expand
 from gpuarena.store.db import Store
+from gpuarena.store.result import Result
 
 
 def run_entries(db_path: str, entries: list[dict], repeats: int = 2, device_name: str = "test-cpu",
-                env: dict | None = None) -> list[dict]:
+                env: dict | None = None) -> list[Result]:
     """Measure the entries at tiny size on the CPU; return the stored results, in order."""
     suite = Suite(name="test", method=Method(size="tiny", repeats=repeats),
                   entries=[Entry(**e) for e in entries])
@@ -32,14 +33,14 @@ def run_entries(db_path: str, entries: list[dict], repeats: int = 2, device_name
                 os.environ[k] = v
 
 
-def assert_ok(r: dict) -> None:
+def assert_ok(r: Result) -> None:
     """The checks every measured result must pass."""
-    assert r["status"] == "ok", (r["workload"], r["variant"], r.get("error"), r["extra"].get("traceback"))
-    assert r["throughput_median"] > 0
-    assert len(r["samples"]) == r["throughput"]["n"]
-    if r["flops_per_item"]:
-        want = r["throughput_median"] * r["flops_per_item"] / 1e12
-        assert r["tflops"] == pytest.approx(want, rel=1e-9)
+    assert r.status == "ok", (r.workload, r.variant, r.error, r.extra.traceback)
+    assert r.throughput_median > 0
+    assert len(r.samples) == r.throughput.n
+    if r.flops_per_item:
+        want = r.throughput_median * r.flops_per_item / 1e12
+        assert r.tflops == pytest.approx(want, rel=1e-9)
 
 
 @pytest.fixture(autouse=True)

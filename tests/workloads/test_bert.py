@@ -25,12 +25,12 @@ def test_bert_through_runner(db_path):
     ])
     for r in (infer, train):
         assert_ok(r)
-        assert r["unit"] == "sequences/s" and r["precision"] == "bf16"
-        assert r["items_per_step"] == 2  # tiny batch
-    assert infer["extra"]["attn_implementation"] == "sdpa"
-    assert train["extra"]["attn_implementation"] == "eager"
-    assert train["flops_per_item"] > 3 * infer["flops_per_item"]  # backward + pretraining heads
-    assert train["compile_s"] is None and train["extra"]["first_step_s"] > 0
+        assert r.unit == "sequences/s" and r.precision == "bf16"
+        assert r.items_per_step == 2  # tiny batch
+    assert infer.extra.attn_implementation == "sdpa"
+    assert train.extra.attn_implementation == "eager"
+    assert train.flops_per_item > 3 * infer.flops_per_item  # backward + pretraining heads
+    assert train.compile_s is None and train.extra.first_step_s > 0
 
 
 @pytest.mark.parametrize("name", ["bert-large-infer", "bert-large-train"])
@@ -107,6 +107,6 @@ def test_compiled_training_through_runner(db_path):
     # inductor compiles the encoder, the first step (compilation) is timed apart and stored.
     (train,) = run_entries(db_path, [{"workload": "bert-large-train", "variants": ["sdpa+compile+fused-adamw"]}])
     assert_ok(train)
-    assert train["params"]["compile_scope"] == "encoder"
-    assert train["compile_s"] is not None and train["compile_s"] > 0
-    assert train["compile_s"] > max(train["samples"])   # compilation is not inside a timed window
+    assert train.params["compile_scope"] == "encoder"
+    assert train.compile_s is not None and train.compile_s > 0
+    assert train.compile_s > max(train.samples)   # compilation is not inside a timed window

@@ -61,24 +61,24 @@ def test_cli_run_against_the_tiny_server(tiny_url, cli, db_path):
     assert out.returncode == 0, out.stderr[-2000:]
     (r,) = Store(db_path).results()
     assert_ok(r)
-    e = r["extra"]
-    assert r["unit"] == "tokens/s" and r["items_per_step"] == 6 * 8
-    assert e["engine"].startswith("gpuarena serve-tiny") and e["model"] == "tiny-llama"
-    assert e["requests"] == e["completed"] == 12 and e["errors"] == {} and e["tokens_from"] == ["usage"]
-    recs = [M.Record(**x) for x in e["request_records"]]
+    e = r.extra
+    assert r.unit == "tokens/s" and r.items_per_step == 6 * 8
+    assert e.engine.startswith("gpuarena serve-tiny") and e.model == "tiny-llama"
+    assert e.requests == e.completed == 12 and e.errors == {} and e.tokens_from == ["usage"]
+    recs = [M.Record(**x) for x in e.request_records]
     for x in recs:   # the server's usage: one token per prompt word, max_tokens generated
         assert (x.prompt_tokens, x.output_tokens, len(x.gaps)) == (16, 8, 7)
         assert 0 < x.ttft <= x.e2e and x.e2e == pytest.approx(x.ttft + sum(x.gaps))
     # the stored figures are the records' arithmetic
-    assert e["output_tokens"] == 96 and e["prompt_tokens"] == 192
-    assert e["output_tokens_per_s"] == pytest.approx(96 / e["duration_s"])
-    good = [x for x in recs if x.meets(e["slo_ttft_ms"], e["slo_tpot_ms"])]
-    assert e["goodput_requests_per_s"] == pytest.approx(len(good) / e["duration_s"])
-    assert e["ttft_ms"]["p50"] == pytest.approx(M.percentile([x.ttft for x in recs], 50) * 1e3)
-    assert e["ttft_ms"]["p50"] <= e["ttft_ms"]["p90"] <= e["ttft_ms"]["p99"]
+    assert e.output_tokens == 96 and e.prompt_tokens == 192
+    assert e.output_tokens_per_s == pytest.approx(96 / e.duration_s)
+    good = [x for x in recs if x.meets(e.slo_ttft_ms, e.slo_tpot_ms)]
+    assert e.goodput_requests_per_s == pytest.approx(len(good) / e.duration_s)
+    assert e.ttft_ms.p50 == pytest.approx(M.percentile([x.ttft for x in recs], 50) * 1e3)
+    assert e.ttft_ms.p50 <= e.ttft_ms.p90 <= e.ttft_ms.p99
     # the engine is part of the environment fingerprint; the key itself is stored nowhere
     env = Store(db_path).conn.execute("select fingerprint from environments").fetchone()[0]
-    assert json.loads(env)["servers"][0]["engine"] == e["engine"]
+    assert json.loads(env)["servers"][0]["engine"] == e.engine
     with open(db_path, "rb") as f:
         assert KEY.encode() not in f.read()
 
@@ -111,12 +111,12 @@ def test_chat_prompts_file_and_poisson_through_the_runner(tiny_url, db_path, tmp
         "base_url": tiny_url, "api_key_env": KEY_ENV, "api": "chat", "prompts_file": str(prompts), "rate": 40}}],
         repeats=1, env={KEY_ENV: KEY})
     assert_ok(chat)
-    recs = chat["extra"]["request_records"]
+    recs = chat.extra.request_records
     # the file's two prompts in turn: 3 words with max_tokens 4, then 2 words with output_len 8
     assert [(x["prompt_tokens"], x["output_tokens"]) for x in recs[:2]] == [(3, 4), (2, 8)]
-    assert chat["extra"]["api"] == "chat" and chat["extra"]["rate_requests_per_s"] == 40
-    assert chat["items_per_step"] == 4 * 4 + 4 * 8
-    assert [x["asked"] for x in recs[:2]] == [4, 8] and not [w for w in chat["warnings"] if "request" in w]
+    assert chat.extra.api == "chat" and chat.extra.rate_requests_per_s == 40
+    assert chat.items_per_step == 4 * 4 + 4 * 8
+    assert [x["asked"] for x in recs[:2]] == [4, 8] and not [w for w in chat.warnings if "request" in w]
 
 
 def test_sweep_finds_the_highest_rate_that_holds(tiny_url):
@@ -201,10 +201,10 @@ def test_failures_through_the_runner(faults, db_path):
         {"workload": "endpoint-serve", "params": {"base_url": f"{faults}/fail500"}},
     ], repeats=2)
     assert_ok(flaky)
-    assert flaky["extra"]["errors"] == {"http_5xx": 4} and flaky["extra"]["completed"] == 4
-    assert any(w.startswith("4 of 8 requests failed: 4 http_5xx") for w in flaky["warnings"])
-    assert fail["status"] == "failed" and "warm-up" in fail["error"]
-    assert "1 http_5xx (first: HTTP 500: engine overloaded)" in fail["error"]
+    assert flaky.extra.errors == {"http_5xx": 4} and flaky.extra.completed == 4
+    assert any(w.startswith("4 of 8 requests failed: 4 http_5xx") for w in flaky.warnings)
+    assert fail.status == "failed" and "warm-up" in fail.error
+    assert "1 http_5xx (first: HTTP 500: engine overloaded)" in fail.error
 
 
 def test_server_down_and_a_missing_key(tiny_url):

@@ -58,13 +58,13 @@ def test_completions_and_chat_through_the_runner(hf_serve, db_path):
     ], repeats=2)
     for r in rs:
         assert_ok(r)
-        e = r["extra"]
-        assert e["model"] == folder and e["engine"].startswith("local")   # its /v1/models' owned_by
-        assert e["errors"] == {} and e["tokens_from"] == ["usage"]
-        for x in e["request_records"]:   # no end-of-sequence token: every request runs to max_tokens
+        e = r.extra
+        assert e.model == folder and e.engine.startswith("local")   # its /v1/models' owned_by
+        assert e.errors == {} and e.tokens_from == ["usage"]
+        for x in e.request_records:   # no end-of-sequence token: every request runs to max_tokens
             assert x["output_tokens"] == 8 and x["ttft"] <= x["e2e"]
     # a completion's prompt is its 16 words, no special token
-    assert {x["prompt_tokens"] for x in rs[0]["extra"]["request_records"]} == {16}
+    assert {x["prompt_tokens"] for x in rs[0].extra.request_records} == {16}
 
 
 def test_a_field_the_engine_refuses_is_one_clear_line(hf_serve):

@@ -176,12 +176,12 @@ def test_new_variants_through_runner(db_path):
     fused, int8 = rs
     for r in rs:
         assert_ok(r)
-        assert r["extra"]["projections"] == "fused (wqkv, w13)"
-        assert r["extra"]["decode_profile"]["steps"] == 7 and r["extra"]["decode_attention"] == "flex"
-    assert fused["extra"]["quantization"] is None and "int8" in int8["extra"]["quantization"]
+        assert r.extra.projections == "fused (wqkv, w13)"
+        assert r.extra.decode_profile["steps"] == 7 and r.extra.decode_attention == "flex"
+    assert fused.extra.quantization is None and "int8" in int8.extra.quantization
     # int8 weights: about a quarter of the fp32 bytes of every linear (the embedding stays fp32)
-    assert int8["extra"]["weights_bytes"] < 0.6 * fused["extra"]["weights_bytes"]
-    assert int8["precision"] == "fp32"     # the arithmetic: weights are dequantised on the CPU's fp32
+    assert int8.extra.weights_bytes < 0.6 * fused.extra.weights_bytes
+    assert int8.precision == "fp32"     # the arithmetic: weights are dequantised on the CPU's fp32
 
 
 def test_variant_rules():

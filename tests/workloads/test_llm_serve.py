@@ -23,41 +23,43 @@ def test_seed_static_and_compile_through_runner(db_path, smoke_run):
     from gpuarena.store.db import Store
 
     store = Store(smoke_run[0], readonly=True)
-    smoke = [r for r in store.results() if r["workload"] in ("llm-serve", "membw")]
+    smoke = [r for r in store.results() if r.workload in ("llm-serve", "membw")]
     store.close()
     rs = smoke + run_entries(db_path, [{"workload": "llm-serve", "variants": ["compile"]}], repeats=2)
-    serve = [r for r in rs if r["workload"] == "llm-serve"]
-    assert [r["variant"] for r in serve] == ["seed", "static-cache", "compile"]
+    serve = [r for r in rs if r.workload == "llm-serve"]
+    assert [r.variant for r in serve] == ["seed", "static-cache", "compile"]
     for r in serve:
         assert_ok(r)
-        e = r["extra"]
+        e = r.extra
         # 1 warm-up + 2 timed requests after the first: 2 requests of 8 tokens, batch 1
-        assert r["unit"] == "tokens/s" and r["items_per_step"] == 1 * 8
-        assert e["requests_measured"] == 3 and e["batch"] == 1
-        assert e["tpot_ms_median"] > 0 and e["tpot_ms_p99"] >= e["tpot_ms_median"] and e["ttft_s"] > 0
-        assert e["decode_tokens_per_s"] == pytest.approx(1 / (e["tpot_ms_median"] / 1e3))
-        assert e["prefill_tokens_per_s"] == pytest.approx(1 * 16 / e["ttft_s"])
-        assert e["decode_bandwidth_gbs"] == pytest.approx(e["decode_bytes_per_step"] / e["tpot_ms_median"] * 1e-6)
-        assert e["weights_bytes"] == 4 * M.param_counts(SHAPES["tiny"])[0]   # fp32 on the CPU
-        assert r["flops_per_item"] == pytest.approx(request_flops(SHAPES["tiny"], 16, 8) / 8)
-    dyn, static, compiled = (r["extra"] for r in serve)
+        assert r.unit == "tokens/s" and r.items_per_step == 1 * 8
+        assert e.requests_measured == 3 and e.batch == 1
+        assert e.tpot_ms_median > 0 and e.tpot_ms_p99 >= e.tpot_ms_median and e.ttft_s > 0
+        assert e.decode_tokens_per_s == pytest.approx(1 / (e.tpot_ms_median / 1e3))
+        assert e.prefill_tokens_per_s == pytest.approx(1 * 16 / e.ttft_s)
+        assert e.decode_bandwidth_gbs == pytest.approx(e.decode_bytes_per_step / e.tpot_ms_median * 1e-6)
+        assert e.weights_bytes == 4 * M.param_counts(SHAPES["tiny"])[0]   # fp32 on the CPU
+        assert r.flops_per_item == pytest.approx(request_flops(SHAPES["tiny"], 16, 8) / 8)
+    dyn, static, compiled = (r.extra for r in serve)
     # the grown cache ends at prompt + 7 decoded tokens; the static one holds prompt + 8 from the start
-    assert dyn["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 1, 16 + 7, 4)
-    assert static["kv_cache_bytes"] == compiled["kv_cache_bytes"] == M.kv_cache_bytes(SHAPES["tiny"], 1, 24, 4)
-    assert compiled["decode"] == "torch.compile reduce-overhead"
-    assert compiled["prefill"] == "torch.compile, dynamic prompt length" and static["prefill"] == "eager"
-    assert compiled["inductor"] == {"coordinate_descent_tuning": True} and compiled["projections"] == "separate"
-    assert serve[2]["compile_s"] > 0
+    assert dyn.kv_cache_bytes == M.kv_cache_bytes(SHAPES["tiny"], 1, 16 + 7, 4)
+    assert static.kv_cache_bytes == compiled.kv_cache_bytes == M.kv_cache_bytes(SHAPES["tiny"], 1, 24, 4)
+    assert compiled.decode == "torch.compile reduce-overhead"
+    assert compiled.prefill == "torch.compile, dynamic prompt length" and static.prefill == "eager"
+    assert compiled.inductor == {"coordinate_descent_tuning": True} and compiled.projections == "separate"
+    # decode_attention=auto: FlexAttention's decode kernel under compile, SDPA's in eager
+    assert compiled.decode_attention == "flex" and static.decode_attention == dyn.decode_attention == "sdpa"
+    assert serve[2].compile_s > 0
     # read time: the decode share of the membw result stored beside it
     (curve,) = [c for c in S.curves(rs) if c["variant"] == "seed"]
     share = curve["points"][0]["decode_share_of_membw"]
-    membw = next(r for r in rs if r["workload"] == "membw")["throughput_median"]
-    assert share == pytest.approx(dyn["decode_bandwidth_gbs"] / membw)
+    membw = next(r for r in rs if r.workload == "membw").throughput_median
+    assert share == pytest.approx(dyn.decode_bandwidth_gbs / membw)
 
 
 def test_fp8_skipped_on_cpu_and_bad_config_refused(db_path, cli, tmp_path):
     (r,) = run_entries(db_path, [{"workload": "llm-serve", "variants": ["fp8-weights"]}], repeats=1)
-    assert r["status"] == "skipped" and "compute capability" in r["error"]
+    assert r.status == "skipped" and "compute capability" in r.error
     out = cli("run", "-w", "llm-serve", "--set", f"hf_config={tmp_path / 'nope.json'}", "--db", db_path)
     assert out.returncode == 2 and "hf_config" in out.stderr
     out = cli("run", "-w", "llm-serve", "--set", "size=tiny", "--set", "prompt_len=250", "--db", db_path)
@@ -68,8 +70,8 @@ def test_search_finds_the_cap(db_path):
     (r,) = run_entries(db_path, [{"workload": "llm-serve", "variants": ["static-cache"],
                                   "params": {"search": "max-batch"}}], repeats=1)
     assert_ok(r)
-    e = r["extra"]
-    assert e["max_batch"] == 4 and e["capped"] and e["batch"] == 4 and r["items_per_step"] == 4 * 8
+    e = r.extra
+    assert e.max_batch == 4 and e.capped and e.batch == 4 and r.items_per_step == 4 * 8
 
 
 def test_kv_concurrency_known_answers():
@@ -160,8 +162,8 @@ def test_max_sweep_stops_at_the_first_oom(db_path, tmp_path):
                                 "params": {"hf_config": str(cfg), "prompt_len": 2048, "new_tokens": 2,
                                            "batch_size": "max", "search_max": 8}}],
                      repeats=1, env={"GPUARENA_MEMORY_CAP_MB": "1024"})
-    assert [(r["params"]["batch_size"], r["status"]) for r in rs] == [(1, "ok"), (2, "ok"), (4, "oom"),
-                                                                      (8, "skipped")]
-    assert "batch_size=4 already ran out of memory" in rs[3]["error"]
+    assert [(r.params["batch_size"], r.status) for r in rs] == [(1, "ok"), (2, "ok"), (4, "oom"),
+                                                                (8, "skipped")]
+    assert "batch_size=4 already ran out of memory" in rs[3].error
     (curve,) = S.curves(rs)
     assert curve["largest_fit"] == 2 and curve["oom_batch"] == 4

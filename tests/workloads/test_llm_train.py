@@ -13,6 +13,7 @@ from gpuarena.analysis.scaling import efficiency
 from gpuarena.errors import UserError
 from gpuarena.report.build import gather
 from gpuarena.store.db import Store
+from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
 from gpuarena.analysis.mfu import mfu
@@ -26,7 +27,7 @@ from tests.workloads.conftest import assert_ok
 LLM = registry.get("llm-train")
 
 
-def _results(db_path: str) -> list[dict]:
+def _results(db_path: str) -> list[Result]:
     """Stored results with the figures computed when read (scaling efficiency)."""
     return with_derived(Store(db_path).results())
 
@@ -38,23 +39,23 @@ def test_single_rank_recipes_and_fp8_skipped(cli, smoke_copy):
     p = cli("run", "-w", "llm-train", "--device", "cpu", "--db", db_path, "-q", "--set", "size=tiny",
             "--set", "repeats=2", "-v", "bf16+activation-checkpointing+fused-adamw", "-v", "fp8")
     assert p.returncode == 0, p.stderr[-3000:]
-    seed, bf16, fp8 = [r for r in _results(db_path) if r["workload"] == "llm-train"]
+    seed, bf16, fp8 = [r for r in _results(db_path) if r.workload == "llm-train"]
     for r in (seed, bf16):
         assert_ok(r)
-        e = r["extra"]
-        assert r["unit"] == "tokens/s" and r["items_per_step"] == 2 * 32        # tiny: batch 2 x seq 32
-        assert r["flops_per_item"] == flops_per_token(SHAPES["tiny"], 32, training=True)
-        assert e["tokens_per_s_per_gpu"] == pytest.approx(r["throughput_median"])
-        assert e["parallel"] == "none" and e["mesh_shape"] == [1] and e["world_size"] == 1
+        e = r.extra
+        assert r.unit == "tokens/s" and r.items_per_step == 2 * 32        # tiny: batch 2 x seq 32
+        assert r.flops_per_item == flops_per_token(SHAPES["tiny"], 32, training=True)
+        assert e.tokens_per_s_per_gpu == pytest.approx(r.throughput_median)
+        assert e.parallel == "none" and e.mesh_shape == [1] and e.world_size == 1
         # random tokens over a 256-word vocabulary: the loss starts near ln 256 and stays finite
-        assert abs(e["loss_first"] - torch.log(torch.tensor(256.0)).item()) < 0.5
-        assert torch.isfinite(torch.tensor(e["loss_last"])) and not e.get("nan")
-        assert "mfu" not in e and "peak_tflops" not in e        # MFU is computed when read (analysis/mfu.py)
-        assert r["tflops"] > 0 and mfu(r) is None               # ... and a CPU has no catalog peak
-    assert seed["precision"] == "default" and bf16["precision"] == "bf16"
-    assert bf16["extra"]["executed_precision"] == {"matmul": "bf16", "attention": "bf16", "elementwise": "bf16"}
-    assert bf16["extra"]["fused_adamw"] is True
-    assert fp8["status"] == "skipped" and "compute capability 8.9" in fp8["error"] and "cpu" in fp8["error"]
+        assert abs(e.loss_first - torch.log(torch.tensor(256.0)).item()) < 0.5
+        assert torch.isfinite(torch.tensor(e.loss_last)) and not e.nan
+        assert not {"mfu", "peak_tflops"} & e.model_fields_set   # MFU is computed when read (analysis/mfu.py)
+        assert r.tflops > 0 and mfu(r) is None               # ... and a CPU has no catalog peak
+    assert seed.precision == "default" and bf16.precision == "bf16"
+    assert bf16.extra.executed_precision == {"matmul": "bf16", "attention": "bf16", "elementwise": "bf16"}
+    assert bf16.extra.fused_adamw is True
+    assert fp8.status == "skipped" and "compute capability 8.9" in fp8.error and "cpu" in fp8.error
     # the report's llm-train section lists both measured recipes with their tokens/s
     section = next(s for s in gather(Store(db_path)).sections if s.id == "decoder-training")
     table = section.tables[0]
@@ -73,19 +74,19 @@ def test_fsdp_and_tp_over_gloo(cli, db_path):
     one, two, tp = _results(db_path)
     for r in (one, two, tp):
         assert_ok(r)
-    assert one["extra"]["mesh_shape"] == [1] and two["extra"]["mesh_shape"] == [2]
-    assert two["items_per_step"] == 2 * 2 * 32                      # batch 2 x seq 32 on each of 2 ranks
-    assert two["extra"]["dp_degree"] == 2 and two["extra"]["tp_degree"] == 1
-    assert two["extra"]["tokens_per_s_per_gpu"] == pytest.approx(two["throughput_median"] / 2)
-    assert two["extra"]["scaling_efficiency"] == pytest.approx(
-        efficiency(two["throughput_median"], 2, one["throughput_median"]))
+    assert one.extra.mesh_shape == [1] and two.extra.mesh_shape == [2]
+    assert two.items_per_step == 2 * 2 * 32                      # batch 2 x seq 32 on each of 2 ranks
+    assert two.extra.dp_degree == 2 and two.extra.tp_degree == 1
+    assert two.extra.tokens_per_s_per_gpu == pytest.approx(two.throughput_median / 2)
+    assert two.derived.scaling_efficiency == pytest.approx(
+        efficiency(two.throughput_median, 2, one.throughput_median))
     # TP: both ranks work on one batch, so the world makes batch x seq tokens per step
-    assert tp["items_per_step"] == 2 * 32 and tp["extra"]["tp_degree"] == 2 and tp["extra"]["dp_degree"] == 1
+    assert tp.items_per_step == 2 * 32 and tp.extra.tp_degree == 2 and tp.extra.dp_degree == 1
     for r in (two, tp):
-        e = r["extra"]
-        assert e["comm_total_s"] > 0 and 0 <= e["comm_exposed_s"] <= e["comm_total_s"] + 1e-9
-        assert 0 < e["comm_exposed_share"] and len(e["per_rank"]) == 2
-        assert abs(e["loss_last"] - e["loss_first"]) < 1.0
+        e = r.extra
+        assert e.comm_total_s > 0 and 0 <= e.comm_exposed_s <= e.comm_total_s + 1e-9
+        assert 0 < e.comm_exposed_share and len(e.per_rank) == 2
+        assert abs(e.loss_last - e.loss_first) < 1.0
 
 
 def test_bad_layouts_and_paths_are_refused(cli, db_path, tmp_path):

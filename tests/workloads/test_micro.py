@@ -22,26 +22,27 @@ def test_micro_and_ceiling_through_runner(db_path):
         {"workload": "bert-large-infer", "variants": ["fp32"]},
     ])
     for r in results:
-        assert "share_of_ceiling" not in r["extra"]   # derived when read, never frozen into the record
+        assert "share_of_ceiling" not in r.extra.model_fields_set   # derived when read, never frozen into the record
     mm, bw, h2d, d2h, bert = results = with_derived(results)
     for r in results:
         assert_ok(r)
     # matmul: one item is one 64^3 matmul = 2 * 64^3 FLOP; its precision is its dtype.
-    assert mm["unit"] == "matmuls/s" and mm["precision"] == "fp32"
-    assert mm["flops_per_item"] == 2 * 64**3
-    assert mm["extra"]["sets"] >= 2 and mm["extra"]["shape"] == [64, 64, 64]
+    assert mm.unit == "matmuls/s" and mm.precision == "fp32"
+    assert mm.flops_per_item == 2 * 64**3
+    assert mm.extra.sets >= 2 and mm.extra.shape == [64, 64, 64]
     # The first matmul on a device is its own ceiling.
-    assert mm["extra"]["share_of_ceiling"] == pytest.approx(1.0)
+    assert mm.derived.share_of_ceiling == pytest.approx(1.0)
     # Copies: GB/s, no FLOPs, read + write counted for membw.
     for r in (bw, h2d, d2h):
-        assert r["unit"] == "GB/s" and r["tflops"] is None and "share_of_ceiling" not in r["extra"]
-    assert bw["items_per_step"] == pytest.approx(2 * 8 * 2**20 / 1e9)
-    assert h2d["items_per_step"] == pytest.approx(8 * 2**20 / 1e9)
-    assert any("pinned ignored" in w for w in d2h["warnings"])  # no CUDA: pinned is meaningless
+        assert r.unit == "GB/s" and r.tflops is None and r.derived.share_of_ceiling is None
+        assert "share_of_ceiling" not in r.extra.model_fields_set
+    assert bw.items_per_step == pytest.approx(2 * 8 * 2**20 / 1e9)
+    assert h2d.items_per_step == pytest.approx(8 * 2**20 / 1e9)
+    assert any("pinned ignored" in w for w in d2h.all_warnings)  # no CUDA: pinned is meaningless
     # BERT fp32 is measured against the fp32 matmul stored.
-    c = bert["extra"]["ceiling"]
-    assert c["result_id"] == mm["id"] and c["precision"] == "fp32"
-    assert bert["extra"]["share_of_ceiling"] == pytest.approx(bert["tflops"] / mm["tflops"])
+    c = bert.derived.ceiling
+    assert c["result_id"] == mm.id and c["precision"] == "fp32"
+    assert bert.derived.share_of_ceiling == pytest.approx(bert.tflops / mm.tflops)
 
 
 def test_fp8_needs_a_capable_gpu():

@@ -80,18 +80,18 @@ def test_rungs_run_through_the_runner_or_are_refused_with_the_cause(db_path):
     ], repeats=2)
     res_int8, res_fp8, fused, bert = rs
     assert_ok(res_int8)
-    e = res_int8["extra"]
-    assert res_int8["precision"] == "int8" and e["quantized_layers"]["convs_as_linears"] == 36
-    assert e["quantized_layers"]["quantized"] == 37 and "Int8DynamicActivation" in e["quantization"]
-    assert e["accuracy"]["rel_rms_error"] < 0.2 and 0 <= e["accuracy"]["top1_agreement_centered"] <= 1
-    assert "perplexity" in e["torchao_accuracy"]
-    assert res_fp8["status"] == "skipped"
-    assert res_fp8["error"] == ("fp8-dynamic needs a CUDA GPU of compute capability 8.9+ (Ada, Hopper); "
+    e = res_int8.extra
+    assert res_int8.precision == "int8" and e.quantized_layers["convs_as_linears"] == 36
+    assert e.quantized_layers["quantized"] == 37 and "Int8DynamicActivation" in e.quantization
+    assert e.accuracy["rel_rms_error"] < 0.2 and 0 <= e.accuracy["top1_agreement_centered"] <= 1
+    assert "perplexity" in e.torchao_accuracy
+    assert res_fp8.status == "skipped"
+    assert res_fp8.error == ("fp8-dynamic needs a CUDA GPU of compute capability 8.9+ (Ada, Hopper); "
                                 "this is a CPU")
     assert_ok(fused)       # folded batch norms: the FP32 model's output (workloads/convfuse.py)
-    assert fused["extra"]["fused_convs"] == 53 and fused["extra"]["accuracy"]["rel_rms_error"] < 1e-4
+    assert fused.extra.fused_convs == 53 and fused.extra.accuracy["rel_rms_error"] < 1e-4
     assert_ok(bert)
-    assert bert["precision"] == "bf16" and bert["extra"]["accuracy"]["cosine_min"] > 0.99
+    assert bert.precision == "bf16" and bert.extra.accuracy["cosine_min"] > 0.99
 
 
 def test_without_torchao_a_rung_is_refused_with_how_to_get_it(monkeypatch):

@@ -15,19 +15,19 @@ def test_eager_instances_and_tensorrt(db_path):
     ], repeats=2)
     seed, trt, multi = rs
     assert_ok(seed)
-    assert seed["unit"] == "images/s" and seed["items_per_step"] == 1
-    assert seed["flops_per_item"] == pytest.approx(2 * 4.089e9 * (32 / 224) ** 2)
-    assert seed["extra"]["deployment"] == "eager"
-    assert trt["status"] == "skipped"
-    assert trt["error"].startswith("torch_tensorrt is not installed: pip install torch-tensorrt")
+    assert seed.unit == "images/s" and seed.items_per_step == 1
+    assert seed.flops_per_item == pytest.approx(2 * 4.089e9 * (32 / 224) ** 2)
+    assert seed.extra.deployment == "eager"
+    assert trt.status == "skipped"
+    assert trt.error.startswith("torch_tensorrt is not installed: pip install torch-tensorrt")
     assert_ok(multi)
-    e = multi["extra"]
+    e = multi.extra
     # 2 instances x 2 requests each per step, batch 1; every timed request's latency kept per instance
-    assert multi["items_per_step"] == 4 and multi["precision"] == "bf16"
-    assert e["instances"] == 2 and [p["instance"] for p in e["per_instance"]] == [0, 1]
+    assert multi.items_per_step == 4 and multi.precision == "bf16"
+    assert e.instances == 2 and [p["instance"] for p in e.per_instance] == [0, 1]
     # first step excluded; then 1 warm-up and 2 windows of 2 steps, 2 requests each
-    assert all(p["requests"] == (1 + 2 * 2) * 2 for p in e["per_instance"])
-    assert all(p["latency_ms_median"] > 0 for p in e["per_instance"])
+    assert all(p["requests"] == (1 + 2 * 2) * 2 for p in e.per_instance)
+    assert all(p["latency_ms_median"] > 0 for p in e.per_instance)
 
 
 def test_class_facts_need_no_model():
@@ -43,7 +43,7 @@ def test_class_facts_need_no_model():
 def test_aot_inductor_package(db_path):
     (r,) = run_entries(db_path, [{"workload": "resnet50-infer", "variants": ["aot-inductor"]}], repeats=1)
     assert_ok(r)
-    assert r["extra"]["deployment"] == "aot-inductor" and r["extra"]["package_bytes"] > 0
+    assert r.extra.deployment == "aot-inductor" and r.extra.package_bytes > 0
 
 
 def test_a_wrapper_with_its_own_libstdcxx_is_refused_not_loaded(tmp_path):

@@ -30,13 +30,13 @@ def test_sd15_search_through_runner(db_path):
                                   "params": {"search": "max-batch", "search_max": 3, "output_type": "pt"}}],
                        repeats=1)
     assert_ok(r)
-    e = r["extra"]
-    assert r["unit"] == "images/s" and r["precision"] == "fp32"  # fp16 only on CUDA
-    assert e["max_batch"] == 3 and e["capped"] is True and e["batch"] == 3
-    assert [t["batch"] for t in e["tries"]] == [1, 2, 3] and all(t["fits"] for t in e["tries"])
-    assert r["items_per_step"] == 3
-    assert e["attn_processors"] == ["FusedAttnProcessor2_0"]
-    assert e["unet_calls_per_image"] == 3  # PNDM skip_prk: steps + 1
+    e = r.extra
+    assert r.unit == "images/s" and r.precision == "fp32"  # fp16 only on CUDA
+    assert e.max_batch == 3 and e.capped is True and e.batch == 3
+    assert [t["batch"] for t in e.tries] == [1, 2, 3] and all(t["fits"] for t in e.tries)
+    assert r.items_per_step == 3
+    assert e.attn_processors == ["FusedAttnProcessor2_0"]
+    assert e.unet_calls_per_image == 3  # PNDM skip_prk: steps + 1
 
 
 def test_flops_formula_matches_flop_counter():

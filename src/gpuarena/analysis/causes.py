@@ -10,13 +10,14 @@ reading that was not recorded (no NVML, an older gpuarena) names nothing.
 from __future__ import annotations
 
 from gpuarena.measure.telemetry import THROTTLE_BITS
+from gpuarena.store.result import Result
 
 APP_CLOCKS_BIT = 0x2          # nvmlClocksEventReasonApplicationsClocksSetting: clocks held by a setting
 POWER_SHORT = 0.97            # a power limit this far under the card's TDP is a cap someone set
 CLOCK_SHORT = 0.95            # an applications clock this far under the maximum caps the SMs
 
 
-def gpu_indices(result: dict) -> list[int]:
+def gpu_indices(result: Result) -> list[int]:
     """The GPU indices a result ran on: cuda:N for one GPU, 0..gpus-1 for a multi-GPU case."""
     dev = str(result.device or "")
     if result.gpus > 1:
@@ -31,7 +32,7 @@ def _by_index(entries) -> dict[int, dict]:
     return {e.get("index"): e for e in entries or [] if isinstance(e, dict)}
 
 
-def _reasons(result: dict) -> set[str]:
+def _reasons(result: Result) -> set[str]:
     names = set(result.extra.throttle_reasons or [])
     bits = 0
     for s in result.telemetry or []:
@@ -84,7 +85,8 @@ def host_causes(fp: dict, numa_nodes: set) -> list[str]:
     return out
 
 
-def causes(result: dict, fp: dict | None, tdp_w: float | None = None, card_pcie_gen: float | None = None) -> list[str]:
+def causes(result: Result, fp: dict | None, tdp_w: float | None = None,
+           card_pcie_gen: float | None = None) -> list[str]:
     """The likely causes of a slow result, from its fingerprint and telemetry (deduplicated, in order)."""
     out = [f"throttled during the run ({', '.join(sorted(_reasons(result)))})"] if _reasons(result) else []
     if fp:

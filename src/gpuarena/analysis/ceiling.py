@@ -14,6 +14,7 @@ from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 # A result's precision -> the matmul dtype whose ceiling bounds it, where the GPU or the recipe is
 # not in the catalog.  Otherwise the precision the recipe executed at (the rule `check` and the share
@@ -35,14 +36,14 @@ def ceiling_dtype(r) -> str | None:
     return CEILING_DTYPE.get(r.precision or "")
 
 
-def _peak_probe(r: dict) -> bool:
+def _peak_probe(r: Result) -> bool:
     """A result of the workload that measures the compute ceiling (matmul)."""
     return registry.has(r.workload, device_figure="compute-peak")
 
 
-def best_matmuls(pool: list[dict]) -> dict[tuple, dict]:
+def best_matmuls(pool: list[Result]) -> dict[tuple, Result]:
     """(device name, dtype, tiny) -> the fastest ok, measured matmul result: one pass over pool."""
-    best: dict[tuple, dict] = {}
+    best: dict[tuple, Result] = {}
     for r in pool:
         if (not _peak_probe(r) or r.status != "ok" or not r.tflops
                 or r.source == "published"):
@@ -53,7 +54,7 @@ def best_matmuls(pool: list[dict]) -> dict[tuple, dict]:
     return best
 
 
-def best_matmul(pool: list[dict], device_name: str, dtype: str, tiny: bool) -> dict | None:
+def best_matmul(pool: list[Result], device_name: str, dtype: str, tiny: bool) -> Result | None:
     """The fastest ok, measured matmul result of that dtype on that device, or None.
 
     Tiny results (CPU tests) compare only with tiny matmuls, full ones with full ones.
@@ -61,7 +62,7 @@ def best_matmul(pool: list[dict], device_name: str, dtype: str, tiny: bool) -> d
     return best_matmuls(pool).get((device_name, dtype, tiny))
 
 
-def figures(pool: list[dict], result: dict, index: dict[tuple, dict] | None = None) -> dict:
+def figures(pool: list[Result], result: Result, index: dict[tuple, Result] | None = None) -> dict:
     """{share_of_ceiling, ceiling} for one result against the matmuls in ``pool`` (``index``:
     best_matmuls(pool), when the caller asks for many results); {} when the result has no
     FLOP rate, no ceiling dtype, or no matmul of that dtype was stored."""

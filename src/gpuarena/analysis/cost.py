@@ -23,6 +23,7 @@ from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.errors import UserError
+from gpuarena.store.result import Result
 
 HOURS_PER_YEAR = 8766          # 365.25 days
 # Defaults are assumptions, not facts; every one is printed with the table.
@@ -129,7 +130,7 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
             "flags": [f["text"] for f in P.order_flags(in_table, basis)]}
 
 
-def _row(r: dict, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
+def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
          hosting: float) -> dict:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r.throughput_median / n_dev            # per GPU

@@ -23,12 +23,13 @@ from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
 from gpuarena.data import catalog
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 PAIR_GAP = 0.10        # two GPUs: flag the slower one past this gap (no spread to estimate from two)
 ORDER = ("FAIL", "SLOW", "CHECK", "OK")
 
 
-def check_name(r: dict) -> str:
+def check_name(r: Result) -> str:
     p = r.params
     cls = registry.find(r.workload)
     if cls is not None and cls.label(p) != cls.name:   # what sets its ceiling apart: dtype, pinning
@@ -38,7 +39,7 @@ def check_name(r: dict) -> str:
     return r.workload if r.variant == "seed" else f"{r.workload} {r.variant}"
 
 
-def _peers(single: list[dict]) -> dict[tuple[str, str], dict]:
+def _peers(single: list[Result]) -> dict[tuple[str, str], dict]:
     """(device, check) -> {ratio, slow} against the host's other GPUs on the same check."""
     by_check: dict[str, dict[str, float]] = {}
     for r in single:
@@ -56,7 +57,7 @@ def _peers(single: list[dict]) -> dict[tuple[str, str], dict]:
     return out
 
 
-def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment=lambda env_id: None) -> dict:
+def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environment=lambda env_id: None) -> dict:
     """{"gpus": [{device, name, verdict, why, checks}], "links": [...], "tiny": bool}."""
     rows = E.annotate(results, pool, environment)
     single = [r for r in rows if r.gpus == 1]
@@ -68,16 +69,16 @@ def verdicts(results: list[dict], pool: list[dict], fp: dict | None, environment
         mine = [r for r in single if r.device == dev]
         checks, fail, slow = [], [], []
         for r in mine:
-            e = r.derived.expected or {}
+            e = r.derived.expected
             peer = peers.get((dev, check_name(r)), {})
             checks.append({"check": check_name(r), "status": r.status, "value": r.throughput_median,
-                           "unit": r.unit, "expected": e.get("figure"), "vs_expected": e.get("ratio"),
-                           "basis": e.get("basis"), "vs_peers": peer.get("ratio"), "below": bool(e.get("below")),
+                           "unit": r.unit, "expected": e and e.figure, "vs_expected": e and e.ratio,
+                           "basis": e and e.basis, "vs_peers": peer.get("ratio"), "below": bool(e and e.below),
                            "peer_slow": bool(peer.get("slow")), "error": r.error})
             if r.status not in ("ok", "skipped"):
                 fail.append(f"{check_name(r)} {r.status}")
-            if e.get("below"):
-                slow.append(f"{check_name(r)} {e['ratio']:.2f}x of expected")
+            if e is not None and e.below:
+                slow.append(f"{check_name(r)} {e.ratio:.2f}x of expected")
             if peer.get("slow"):
                 slow.append(f"{check_name(r)} {peer['ratio']:.2f}x of the host's GPUs")
         idx = C.gpu_indices(mine[0])[0] if dev.startswith("cuda") else None

@@ -17,12 +17,13 @@ from gpuarena.analysis.cost import usd_per_million_tokens
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "concurrency", "slo_ttft_ms",
            "slo_tpot_ms")
 
 
-def setting(r: dict) -> str:
+def setting(r: Result) -> str:
     """The question a result answered, as one line."""
     p = r.params
     lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
@@ -40,13 +41,13 @@ def _p(spread, q: str):
     return getattr(spread, q) if spread is not None else None
 
 
-def _ok_as(r: dict, physics: str) -> bool:
+def _ok_as(r: Result, physics: str) -> bool:
     """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
     engine), "serving" (gpuarena's own decode loop, shown beside them)."""
     return r.status == "ok" and registry.has(r.workload, physics=physics)
 
 
-def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
+def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]:
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
@@ -70,13 +71,13 @@ def engine_rows(results: list[dict], prices: dict | None = None) -> list[dict]:
     return out
 
 
-def _lengths(r: dict) -> tuple | None:
+def _lengths(r: Result) -> tuple | None:
     """(prompt, output) tokens an endpoint-serve result asked for; None for a prompts file."""
     p = r.params
     return None if p.get("prompts_file") else (p.get("prompt_len"), p.get("output_len"))
 
 
-def own_loop_rows(results: list[dict]) -> list[dict]:
+def own_loop_rows(results: list[Result]) -> list[dict]:
     """The newest ok llm-serve results on a GPU and at the prompt/output lengths of an ok endpoint-serve
     result: generated tokens/s over whole requests (prefill included), TTFT (the prefill of the batch),
     TPOT median and p99 of the decode steps, joules per generated token."""

@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import json
 import statistics
+from gpuarena.store.result import Result
 
 Z = 3.0
 PRACTICAL = 0.03
 MAD_SCALE = 1.4826
 
 
-def _host(r: dict, fp: dict | None) -> str:
+def _host(r: Result, fp: dict | None) -> str:
     return str((fp or {}).get("hostname") or r.extra.host or f"env{r.env_id}")
 
 
-def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
+def unit_of(r: Result, fp: dict | None) -> tuple[str, str]:
     """(kind, name) of what a result measured: ('gpu', 'host/cuda:0') or ('link', 'hostA+hostB x16')."""
     host = _host(r, fp)
     gpus = r.gpus
@@ -44,7 +45,7 @@ def unit_of(r: dict, fp: dict | None) -> tuple[str, str]:
     return "gpu", f"{host}/{dev if ':' in dev else dev + ':0'}" + (f" ({uuid[:12]})" if uuid else "")
 
 
-def case_of(r: dict) -> str:
+def case_of(r: Result) -> str:
     """What makes two results comparable: the GPU model, workload, variant, parameters, size, GPU count
     (a fleet of two GPU models is two fleets: an A100 is not an outlier among H100s)."""
     return f"{r.device_name}: {r.workload} {r.variant} " \
@@ -71,7 +72,7 @@ def outliers(figures: dict[str, float], z: float = Z, practical: float = PRACTIC
     return out
 
 
-def analyse(results: list[dict], environment=lambda env_id: None) -> dict:
+def analyse(results: list[Result], environment=lambda env_id: None) -> dict:
     """The fleet: per case its median, spread and outliers; the units and cases missing."""
     cases: dict[str, dict] = {}
     hosts: set[str] = set()

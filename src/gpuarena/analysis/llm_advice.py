@@ -15,9 +15,10 @@ from gpuarena.analysis.mfu import mfu
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import param_counts
+from gpuarena.store.result import Result
 
 
-def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: int) -> tuple[list[dict], list[dict]]:
+def adjust(rows: list[dict], excluded: list[dict], results: list[Result], gpus: int) -> tuple[list[dict], list[dict]]:
     """advise's rows for llm-train, less the cards too small, scaled by the measured efficiency."""
     results = with_derived(results)   # scaling efficiency is computed when read, never stored
     single = [r for r in R.finite_first(results) if r.gpus == 1 and r.peak_memory_bytes]
@@ -43,13 +44,13 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[dict], gpus: in
     return kept, excluded
 
 
-def _llm_train(results: list[dict], precision: str) -> list[dict]:
+def _llm_train(results: list[Result], precision: str) -> list[Result]:
     return [r for r in results if registry.has(r.workload, physics="decoder-training")
             and r.status == "ok" and r.precision == precision and not r.extra.nan
             and 0 < (mfu(r) or 0) <= 1]
 
 
-def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]:
+def compute_efficiency(results: list[Result], precision: str) -> tuple[float, str]:
     """The compute share one GPU reaches: the best single-GPU llm-train MFU stored, else the default."""
     one = [r for r in _llm_train(results, precision) if r.gpus == 1]
     if not one:
@@ -58,14 +59,14 @@ def compute_efficiency(results: list[dict], precision: str) -> tuple[float, str]
     return mfu(best), f"measured: {best.device_name}, {best.variant}, result {best.id}"
 
 
-def _size_of(r: dict) -> float | None:
+def _size_of(r: Result) -> float | None:
     shape = r.extra.shape or r.params.get("shape")
     if r.extra.params:
         return float(r.extra.params)
     return float(param_counts(PLAN_SHAPES[shape])[0]) if shape in PLAN_SHAPES else None
 
 
-def measured_mfu(results: list[dict], precision: str, model: str | None = None,
+def measured_mfu(results: list[Result], precision: str, model: str | None = None,
                  n: int | None = None) -> tuple[float, str]:
     """The best MFU stored by an ok, finite llm-train result at this precision, from a run of comparable
     scale: a model within 2x of the size asked and a GPU count within 8x (else refused, with why)."""

@@ -14,6 +14,7 @@ import json
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 
 def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
@@ -25,16 +26,16 @@ def efficiency(throughput_n: float, n: int, throughput_1: float) -> float:
     return throughput_n / (n * throughput_1)
 
 
-def _throughputs(result: dict) -> list[float]:
+def _throughputs(result: Result) -> list[float]:
     items = result.items_per_step
     return [items / s for s in result.samples or [] if s and items]
 
 
-def world_size(result: dict) -> int:
+def world_size(result: Result) -> int:
     return result.extra.world_size or result.gpus
 
 
-def scaling_figures(result: dict, baseline: dict) -> dict:
+def scaling_figures(result: Result, baseline: Result) -> dict:
     """Efficiency of an N-rank result against its 1-rank baseline, with a 95% interval."""
     n = world_size(result)
     out = {"scaling_efficiency": efficiency(result.throughput_median, n, baseline.throughput_median),
@@ -46,7 +47,7 @@ def scaling_figures(result: dict, baseline: dict) -> dict:
     return out
 
 
-def find_baseline(candidates: list[dict], result: dict) -> dict | None:
+def find_baseline(candidates: list[Result], result: Result) -> Result | None:
     """The 1-rank ok result of the same run, workload definition, variant, params and size."""
     for c in reversed(candidates):   # the latest, if a run stored several
         if (c.status == "ok" and world_size(c) == 1 and comparable(c, result)
@@ -57,22 +58,22 @@ def find_baseline(candidates: list[dict], result: dict) -> dict | None:
     return None
 
 
-def _setting(r: dict) -> tuple:
+def _setting(r: Result) -> tuple:
     return (r.run_id, r.workload, r.variant, r.size,
             json.dumps(r.params, sort_keys=True, default=str))
 
 
-def baselines(pool: list[dict]) -> dict[tuple, list[dict]]:
+def baselines(pool: list[Result]) -> dict[tuple, list[Result]]:
     """The 1-rank ok results of pool by run and setting: one pass, so that asking for the
     baseline of every result of a 20,000-row database is not 20,000 passes."""
-    out: dict[tuple, list[dict]] = {}
+    out: dict[tuple, list[Result]] = {}
     for c in pool:
         if c.status == "ok" and world_size(c) == 1 and c.throughput_median:
             out.setdefault(_setting(c), []).append(c)
     return out
 
 
-def figures_for(pool: list[dict], result: dict, index: dict[tuple, list[dict]] | None = None) -> dict:
+def figures_for(pool: list[Result], result: Result, index: dict[tuple, list[Result]] | None = None) -> dict:
     """The scaling figures of an N-rank data-parallel result, when its baseline is in ``pool``
     (``index``: baselines(pool), when the caller asks for many results)."""
     if result.status != "ok" or world_size(result) < 2 or not result.throughput_median:

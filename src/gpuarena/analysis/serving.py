@@ -26,6 +26,7 @@ from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.spec.suite import set_pairs
+from gpuarena.store.result import Result
 
 # Memory kept back from the KV cache: CUDA context, allocator slack, activations and the
 # prefill's working set.  vLLM leaves the same 10% (gpu_memory_utilization defaults to 0.9).
@@ -61,7 +62,7 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
 
 # --- measured results ---------------------------------------------------------------
 
-def _ok(results: list[dict]) -> list[dict]:
+def _ok(results: list[Result]) -> list[Result]:
     """Measured serving results with decode figures (typed in store/extra.py, which keeps them
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
     return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
@@ -69,7 +70,7 @@ def _ok(results: list[dict]) -> list[dict]:
             and all(type(r.params.get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
 
-def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None:
+def membw_gbs(results: list[Result], device_name: str, tiny: bool) -> float | None:
     """The best measured membw (copy, read + write) on that device, same size class."""
     xs = [r.throughput_median for r in results if r.status == "ok"
           and registry.has(r.workload, device_figure="memory-bandwidth")
@@ -78,19 +79,19 @@ def membw_gbs(results: list[dict], device_name: str, tiny: bool) -> float | None
     return max(xs) if xs else None
 
 
-def decode_share(r: dict, results: list[dict]) -> float | None:
+def decode_share(r: Result, results: list[Result]) -> float | None:
     bw = membw_gbs(results, r.device_name, r.size == "tiny")
     got = r.extra.decode_bandwidth_gbs
     return got / bw if bw and got else None
 
 
-def _setting(r: dict) -> tuple:
+def _setting(r: Result) -> tuple:
     p = r.params
     model = p.get("hf_config") or p.get("shape")
     return (R.gpu_of(r), r.variant, model, p.get("prompt_len"), p.get("new_tokens"))
 
 
-def curves(results: list[dict], ceilings: list[dict] | None = None) -> list[dict]:
+def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[dict]:
     """Per setting: points by batch (the latest result of each batch) and the SLO capacity.
     ``ceilings``: where to look for membw results (default: ``results``)."""
     ceilings = results if ceilings is None else ceilings
@@ -181,7 +182,7 @@ def _row(cfg, g, s: dict, tp: int, sh: M.Shares, excluded: list[dict]) -> dict |
             "tokens_per_usd": full["tokens_per_s"] * 3600 / usd if usd else None, "note": sh.carried(g)}
 
 
-def advise(results: list[dict], sets: list[str], min_memory: float | None = None, gpus: int = 1,
+def advise(results: list[Result], sets: list[str], min_memory: float | None = None, gpus: int = 1,
            include_consumer: bool = False, overrides: dict | None = None) -> dict:
     """The catalog ranked for serving a request mix on ``gpus`` GPUs (tensor parallel): GPUs that
     hold the weights and at least one sequence, most sustained tokens/s (prefill included) first.

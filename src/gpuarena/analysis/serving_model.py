@@ -29,6 +29,7 @@ from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import (decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts,
                                           prefill_flops)
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
+from gpuarena.store.result import Result
 
 # gpt-fast (github.com/pytorch-labs/gpt-fast, README "Benchmarks"): Llama-2-7B in bf16 at batch 1
 # on an A100-80GB decodes at 104.9 tokens/s, 1,397 GB/s of the card's 2,039 GB/s.
@@ -165,12 +166,12 @@ def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt
 
 # --- shares: measured where stored, else the defaults -----------------------------------
 
-def _ok(results: list[dict]) -> list[dict]:
+def _ok(results: list[Result]) -> list[Result]:
     return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
             and r.size != "tiny" and r.extra.tpot_ms_median]
 
 
-def prefill_mfu(r: dict) -> float | None:
+def prefill_mfu(r: Result) -> float | None:
     """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
     g = catalog.find(r.device_name or "")
     got = r.extra.prefill_tflops
@@ -181,7 +182,7 @@ def prefill_mfu(r: dict) -> float | None:
     return got / peak if peak else None
 
 
-def measured_bandwidth_share(results: list[dict]) -> tuple[float, str, str] | None:
+def measured_bandwidth_share(results: list[Result]) -> tuple[float, str, str] | None:
     """The best decode bandwidth over its GPU's datasheet bandwidth among full-size results,
     capped at 1: (share, where it came from, the GPU's catalog name)."""
     best = None
@@ -197,7 +198,7 @@ def measured_bandwidth_share(results: list[dict]) -> tuple[float, str, str] | No
     return best
 
 
-def shares(results: list[dict]) -> Shares:
+def shares(results: list[Result]) -> Shares:
     dec = measured_bandwidth_share(results)
     mfus = [(min(1.0, m), r) for r in _ok(results) if (m := prefill_mfu(r))]
     pre = max(mfus, key=lambda x: x[0]) if mfus else None
@@ -209,7 +210,7 @@ def shares(results: list[dict]) -> Shares:
                   origin_gpu=dec[2] if dec else None)
 
 
-def ceiling(results: list[dict]) -> Shares:
+def ceiling(results: list[Result]) -> Shares:
     """The best shares credibly reached: the measured ones or the published ones, whichever is higher."""
     s = shares(results)
     return Shares(max(s.decode, DECODE_CEILING[0]),

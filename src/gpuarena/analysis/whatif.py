@@ -32,6 +32,7 @@ from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, ring_a
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 GRAD_BYTES_PER_PARAM = 4
 # ddp-train's communication hooks all-reduce 2-byte gradients
@@ -83,7 +84,7 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
     return None
 
 
-def _batch_size(r: dict) -> int | None:
+def _batch_size(r: Result) -> int | None:
     """The per-GPU batch of a result (ddp-train keeps its model's in extra.inner_params)."""
     return (r.params.get("batch_size")
             or (r.extra.inner_params or {}).get("batch_size"))

@@ -4,11 +4,16 @@ refused with the reason; none is ignored."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
+if TYPE_CHECKING:
+    from gpuarena.store.result import Result
 
-def _results(db: str | None) -> list[dict]:
+
+def _results(db: str | None) -> list[Result]:
     from gpuarena.cli.common import open_store
     from gpuarena.store.db import default_path, exists
 

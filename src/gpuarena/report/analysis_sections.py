@@ -18,13 +18,14 @@ from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_pa
 from gpuarena.report import headline as H
 from gpuarena.report.comparison import short
 from gpuarena.report.first_screen import run_hint
+from gpuarena.store.result import Result
 
 
 def whole(x) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
+def hardware(rows: list[Result], also: list[str] = ()) -> Section | None:
     """The catalog rows of the GPUs these results ran on (the articles' section 2), then the GPUs
     they are compared with (the baseline, the published rows beside them)."""
     gpus, unknown, role = [], [], {}
@@ -60,7 +61,7 @@ def hardware(rows: list[dict], also: list[str] = ()) -> Section | None:
     return s
 
 
-def jobs_in(rows: list[dict]) -> list[str]:
+def jobs_in(rows: list[Result]) -> list[str]:
     """Workloads one buys a GPU for: cost per item and advice leave the device probes out."""
     return [w for w in dict.fromkeys(r.workload for r in rows if r.status == "ok")
             if not registry.is_device_probe(w)]
@@ -81,7 +82,7 @@ def _per_gpu(x: dict) -> str:
     return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
 
 
-def cost(pool, rows: list[dict], baseline: str | None) -> Section | None:
+def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
     """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
     baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
     setting and the fastest variant."""
@@ -172,7 +173,7 @@ def claims(pool, csv_path: str | None = None) -> Section | None:
 ADVICE_ROWS = 5
 
 
-def advice(pool, rows: list[dict]) -> Section | None:
+def advice(pool, rows: list[Result]) -> Section | None:
     """The recommendation (analysis.advise) for each workload in the report: its explanation
     and the top of its ranking."""
     jobs = jobs_in(rows)

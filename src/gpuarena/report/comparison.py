@@ -15,6 +15,7 @@ from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import at_power_cap_only
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num, prune
+from gpuarena.store.result import Result
 
 
 def short(gpu: str) -> str:
@@ -22,7 +23,7 @@ def short(gpu: str) -> str:
     return str(gpu).replace("NVIDIA ", "", 1)
 
 
-def default_baseline(rows: list[dict]) -> str | None:
+def default_baseline(rows: list[Result]) -> str | None:
     """With two or more GPUs and no --baseline: the GPU with the most ok results."""
     counts: dict[str, int] = {}
     for r in rows:
@@ -60,7 +61,7 @@ def counted(pool, x: dict, precision_of) -> str:
     return ""
 
 
-def comparison(pool, rows: list[dict], baseline: str | None) -> Section | None:
+def comparison(pool, rows: list[Result], baseline: str | None) -> Section | None:
     """Ratios to the baseline GPU with 95% intervals.  An explicit --baseline that cannot be
     compared is an error; an automatic one is just left out."""
     explicit = baseline is not None

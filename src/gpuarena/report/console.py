@@ -16,6 +16,7 @@ from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, pl
                               terminal_width)
 from gpuarena.numbers import MIN_SAMPLES
 from gpuarena.store.flags import FlagKind
+from gpuarena.store.derived import Expected
 from gpuarena.store.result import Result
 
 PARAM_KEYS_SHOWN = 4
@@ -109,8 +110,8 @@ def result_cells(r: Result) -> list[str]:
         flags.append("few repeats")
     if FlagKind.nan in kinds:
         flags.append("NaN")
-    expected = r.derived.expected or {}
-    if expected.get("below"):
+    expected = r.derived.expected
+    if expected is not None and expected.below:
         flags.append("below-expected")
     if r.status != "ok" and r.error:
         flags.append(" ".join(r.error.split())[:60])   # one line: a cell of a table
@@ -128,11 +129,11 @@ def result_cells(r: Result) -> list[str]:
     ]
 
 
-def expected_cell(e: dict) -> str:
+def expected_cell(e: Expected | None) -> str:
     """'0.98x of 2,259 (published)': the measured figure over the expected one (analysis/expected.py)."""
-    if not e.get("figure"):
+    if e is None or not e.figure:
         return "-"
-    return f"{e['ratio']:.2f}x of {fmt_num(e['figure'])} ({escape(e['basis'])})"
+    return f"{e.ratio:.2f}x of {fmt_num(e.figure)} ({escape(e.basis)})"
 
 
 def median_of(r: Result):
@@ -149,7 +150,7 @@ def _table(title, columns, rows) -> Table:
     return t
 
 
-def fitted_results(results: list[dict], title: str | None, width: int, ascii_only: bool = False):
+def fitted_results(results: list[Result], title: str | None, width: int, ascii_only: bool = False):
     """The results table at the terminal's width: optional columns dropped, else folded into
     records.  Each cell is measured once; the table is built once, for the columns that fit."""
     cells = [result_cells(r) for r in results]
@@ -174,7 +175,7 @@ def fitted_results(results: list[dict], title: str | None, width: int, ascii_onl
     return Text("\n".join(lines))
 
 
-def print_table(results: list[dict], title: str | None = None, console: Console | None = None) -> None:
+def print_table(results: list[Result], title: str | None = None, console: Console | None = None) -> None:
     """The results at the terminal's width (`--format json|csv` keeps every column)."""
     from gpuarena.report.notes import results_notes
 

@@ -19,18 +19,19 @@ from gpuarena.report import headline as H
 from gpuarena.report.cautions import caution_counts
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 
 def short(gpu: str) -> str:
     return catalog.match(gpu).short if catalog.find(gpu) else str(gpu).replace("NVIDIA ", "", 1)
 
 
-def finite(r: dict) -> bool:
+def finite(r: Result) -> bool:
     """A measured result a headline may show: the decisions' own rule (physics.is_finite_result), no search."""
     return X.is_finite_result(r) and not R.is_search(r) and r.source != "published"
 
 
-def figure(r: dict) -> tuple[float, str]:
+def figure(r: Result) -> tuple[float, str]:
     """A result's headline figure and its text, in the article's unit (per GPU where several ran)."""
     extra = r.extra
     if extra.tokens_per_s_per_gpu:   # a workload that reports per GPU (llm-train)
@@ -48,7 +49,7 @@ def wrapper(workload: str) -> bool:
     return registry.has(workload, physics="data-parallel")
 
 
-def best_finite(rows: list[dict]) -> dict | None:
+def best_finite(rows: list[Result]) -> Result | None:
     good = [r for r in rows if finite(r) and H.value(r) is not None]
     if not good:
         return None
@@ -59,7 +60,7 @@ def best_finite(rows: list[dict]) -> dict | None:
     return min(good, key=key) if H.better(good[0].workload) == "min" else max(good, key=key)
 
 
-def like_class(r: dict) -> tuple:
+def like_class(r: Result) -> tuple:
     """What a published figure must share with a measured result to be like-for-like (as advise
     classes its candidates): the precision class, the engine class and the workload's settings."""
     variants = frozenset(r.variant.split("+"))
@@ -69,7 +70,7 @@ def like_class(r: dict) -> tuple:
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
 
-def expected_figure(pool, r: dict) -> dict | None:
+def expected_figure(pool, r: Result) -> dict | None:
     """What the measured result `r` should be (analysis.expected: the same recipe stored on the same GPU
     model, else the best like-for-like published figure, else gpuarena's model capped by physics); when
     that has nothing, the best published figure on the same GPU and class that check calls plausible.
@@ -106,7 +107,7 @@ def expected_figure(pool, r: dict) -> dict | None:
             "source": c["source"]}
 
 
-def against_expected(pool, best: dict, mine: list[dict]) -> tuple[dict | None, dict | None]:
+def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | None, dict | None]:
     """The expected figure of the best result, else of the fastest finite result that has one
     (a published figure of another engine is compared with our run of that engine, not the best)."""
     order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
@@ -148,7 +149,7 @@ def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | No
     return text, result
 
 
-def setting_text(r: dict) -> str:
+def setting_text(r: Result) -> str:
     """The variant, the batch and every parameter set away from the workload's default (the finite ResNet-50
     recipe says loss=cross-entropy)."""
     p = r.params
@@ -166,7 +167,7 @@ def run_hint(workload: str) -> str:
     return f"gpuarena run -w {workload}" + (f" {extra}" if extra else "")
 
 
-def answer(pool, rows: list[dict], jobs: list[str], comparison: Section | None) -> Section:
+def answer(pool, rows: list[Result], jobs: list[str], comparison: Section | None) -> Section:
     s = Section("answer", "The answer")
     measured = [r for r in rows if r.source != "published"]
     gpus = list(dict.fromkeys(R.gpu_of(r) for r in measured if ok(r)))

@@ -8,20 +8,21 @@ from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
 from gpuarena.report.text.fleet import case_label
+from gpuarena.store.result import Result
 
 
-def expected_table(rows: list[dict]) -> Table | None:
+def expected_table(rows: list[Result]) -> Table | None:
     out = []
     for r in rows:
         e = r.derived.expected
         if not e:
             continue
-        pub = e.get("published")
-        where = f"{pub['source']} ({pub['date']})" if pub else f"model: {e['model'].get('how')}"
+        pub = e.published
+        where = f"{pub.source} ({pub.date})" if pub else f"model: {e.model.how}"
         out.append([r.workload, r.variant, device_of(r), f"{fmt_num(r.throughput_median)} {r.unit or ''}",
-                    fmt_num(e["figure"]), f"{e['ratio']:.2f}x", f"-{e['band']:.0%}",
-                    "below-expected: " + ("; ".join(e.get("causes") or []) or "no cause recorded") if e["below"]
-                    else ("" if e["like_for_like"] else "context (other code)"), where])
+                    fmt_num(e.figure), f"{e.ratio:.2f}x", f"-{e.band:.0%}",
+                    "below-expected: " + ("; ".join(e.causes or []) or "no cause recorded") if e.below
+                    else ("" if e.like_for_like else "context (other code)"), where])
     if not out:
         return None
     return Table("expected-table", [("workload", TEXT), ("variant", TEXT), ("GPU", TEXT), ("measured", NUMERIC),
@@ -32,7 +33,7 @@ def expected_table(rows: list[dict]) -> Table | None:
                  "can flag a result.")
 
 
-def fleet_subsection(rows: list[dict], environment) -> Section | None:
+def fleet_subsection(rows: list[Result], environment) -> Section | None:
     fleet = F.analyse(rows, environment)
     cases = [c for c in fleet["cases"] if c["n"] >= 3]
     if not cases:
@@ -58,7 +59,7 @@ def fleet_subsection(rows: list[dict], environment) -> Section | None:
     return s
 
 
-def section(pool, rows: list[dict]) -> Section | None:
+def section(pool, rows: list[Result]) -> Section | None:
     """The section, or None when no result has an expected figure and there is no fleet to compare."""
     annotated = E.annotate(rows, pool.results(status="ok"), pool.environment)
     table = expected_table(annotated)

@@ -77,12 +77,12 @@ def better(workload: str) -> str:
     return "min" if is_latency(workload) else "max"
 
 
-def text(r: dict) -> str:
+def text(r: Result) -> str:
     v = value(r)
     return f"{fmt_num(v)} {unit(r.workload, r.unit)}" if v is not None else "-"
 
 
-def max_batch_text(r: dict) -> str:
+def max_batch_text(r: Result) -> str:
     """What a maximum-concurrency search found: the batch, or '>= cap (the cap)' when every batch fitted."""
     if not is_search(r) or r.extra.max_batch is None:
         return "-"

@@ -12,9 +12,10 @@ from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, fmt_num, params_text, pct, slug
 from gpuarena.workloads.facts import SCOPED_PARAMS, param_acts
+from gpuarena.store.result import Result
 
 
-def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
+def tuning_ladder(workload: str, rows: list[Result], keys: list[str]):
     """Speed-up of each variant over `seed` (the article's code) on the same device and parameters,
     within one run (ratios across runs would carry the drift between them), at the run and setting
     where seed and the most variants ran.  A parameter that acts only through one part of a recipe
@@ -70,14 +71,14 @@ def tuning_ladder(workload: str, rows: list[dict], keys: list[str]):
     return table, chart
 
 
-def recipe_label(r: dict, seed: dict) -> str:
+def recipe_label(r: Result, seed: Result) -> str:
     """The variant, with the recipe-scoped parameters it uses where they differ from seed's."""
     own = [f"{k}={v}" for k, v in r.params.items()
            if k in SCOPED_PARAMS and param_acts(k, r.variant) and v != seed.params.get(k)]
     return r.variant + (f" ({' '.join(own)})" if own else "")
 
 
-def origin_run(r: dict) -> str:
+def origin_run(r: Result) -> str:
     """The run that measured a result: an imported result keeps its measuring run in extra."""
     return str(r.extra.origin_run_id or r.run_id or "-")
 
@@ -86,7 +87,7 @@ def nan_none(x):
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def sort_value(r: dict, keys: list[str]):
+def sort_value(r: Result, keys: list[str]):
     p = r.params
     return tuple(p.get(k) if isinstance(p.get(k), (int, float)) else 0 for k in keys)
 
@@ -96,7 +97,7 @@ def verdict(ratio, lo, hi) -> str:
     return compare_verdict(ratio, lo, hi, published=False)
 
 
-def against_reference(workload: str, rows: list[dict], keys: list[str]) -> Table | None:
+def against_reference(workload: str, rows: list[Result], keys: list[str]) -> Table | None:
     """gpuarena's fastest measured recipe on a GPU beside the published figures its workload class
     names for that GPU (``reference_as``: for ResNet-50 inference MLPerf's offline INT8 TensorRT
     figure), per GPU: how far the best rung stands from another engine's best.  Not the same

@@ -12,13 +12,14 @@ from gpuarena.analysis.mfu import mfu_vs_bf16
 from gpuarena.report.model import NUMERIC, TEXT, Section, Table, device_of, ok, pct
 from gpuarena.report.console import fmt_bytes, fmt_num
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 
 def _ms(x) -> str:
     return f"{x * 1e3:.1f}" if isinstance(x, (int, float)) else "-"
 
 
-def llm_section(rows: list[dict]) -> Section | None:
+def llm_section(rows: list[Result]) -> Section | None:
     mine = [r for r in rows if registry.has(r.workload, physics="decoder-training") and ok(r)]
     if not mine:
         return None

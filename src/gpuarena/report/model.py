@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from gpuarena.analysis.derived import share_of_peak
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
+from gpuarena.store.result import Result
 
 NUMERIC = "r"
 TEXT = "l"       # short text: kept on one line
@@ -72,7 +73,7 @@ def brief_params(given: list[tuple[str, dict]]) -> list[str]:
     return [" ".join(f"{k}={v}" for k, v in p.items() if k in shown[w]) or "-" for w, p in parsed]
 
 
-def varying_params(rows: list[dict]) -> list[str]:
+def varying_params(rows: list[Result]) -> list[str]:
     keys: list[str] = []
     for r in rows:
         for k in r.params:
@@ -81,7 +82,7 @@ def varying_params(rows: list[dict]) -> list[str]:
     return [k for k in keys if len({repr(r.params.get(k)) for r in rows}) > 1]
 
 
-def params_text(r: dict, keys: list[str]) -> str:
+def params_text(r: Result, keys: list[str]) -> str:
     """Only the keys the result has: a parameter added to a workload later is not "None" on older results."""
     return " ".join(f"{k}={r.params[k]}" for k in keys if k in r.params)
 
@@ -102,11 +103,11 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-") or "x"
 
 
-def ok(r: dict) -> bool:
+def ok(r: Result) -> bool:
     return r.status == "ok" and bool(r.throughput_median)
 
 
-def device_of(r: dict) -> str:
+def device_of(r: Result) -> str:
     name = r.device_name or r.device or "?"
     return f"{name} x{r.gpus}" if r.gpus > 1 else name
 

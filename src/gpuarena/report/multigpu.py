@@ -14,9 +14,10 @@ from gpuarena.analysis import whatif
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
 from gpuarena.workloads import registry
+from gpuarena.store.result import Result
 
 
-def _setting(r: dict) -> str:
+def _setting(r: Result) -> str:
     p = r.params
     shown = " ".join(f"{k}={p[k]}" for k in ("batch_size", "model") if k in p)
     return " · ".join(x for x in (r.device_name or r.device or "?", r.variant, shown) if x)
@@ -25,7 +26,7 @@ def _setting(r: dict) -> str:
 MODEL_NS = (1, 2, 4, 8)                     # the model's curve: the usual sizes of one node
 
 
-def scaling(rows: list[dict], pool=None) -> Section:
+def scaling(rows: list[Result], pool=None) -> Section:
     s = Section("scaling", "Data-parallel scaling (ddp-train)")
     groups: dict[str, dict[int, dict]] = {}
     for r in rows:
@@ -154,7 +155,7 @@ def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
         return None, str(exc)
 
 
-def busbw(rows: list[dict]) -> Section:
+def busbw(rows: list[Result]) -> Section:
     s = Section("busbw", "Collective bus bandwidth")
     groups: dict[str, list[tuple[float, float, float | None]]] = {}
     table_rows = []

@@ -7,6 +7,7 @@ from gpuarena.errors import UserError
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import cautions
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num, params_text
+from gpuarena.store.result import Result
 
 
 def _order(key: tuple) -> list:
@@ -14,7 +15,7 @@ def _order(key: tuple) -> list:
     return [(v is None, v if isinstance(v, (int, float)) else 0, str(v)) for v in key]
 
 
-def what_was_run(pool, runs: list[dict], rows: list[dict]) -> Section:
+def what_was_run(pool, runs: list[dict], rows: list[Result]) -> Section:
     s = Section("run", "What was run, and where")
     run_rows = []
     for run in runs:
@@ -89,7 +90,7 @@ def collapse(method_rows: list[list[str]], n_runs: int) -> list[list[str]]:
     return out
 
 
-def warnings_section(rows: list[dict]) -> Section | None:
+def warnings_section(rows: list[Result]) -> Section | None:
     # One row per kind of warning (report.cautions), with what it changes about the figure and the
     # results that carry it: 40 results with the same NaN note are one fact, not 40 rows.
     warn_rows = [[kind, str(len(rs)), means, ", ".join(dict.fromkeys(r.workload for r in rs)),
@@ -122,7 +123,7 @@ def id_ranges(ids: list[int]) -> str:
             out.append([i, i])
     return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in out)
 
-def telemetry_section(rows: list[dict], case_id: int | None) -> Section:
+def telemetry_section(rows: list[Result], case_id: int | None) -> Section:
     s = Section("telemetry", "Telemetry")
     with_tel = [r for r in rows if r.telemetry]
     if case_id is not None:

@@ -19,11 +19,14 @@ from __future__ import annotations
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gpuarena.errors import UserError
 from gpuarena.runner.guard import busy_guard, check_environment, release, server_environment
 from gpuarena.runner.plan import Plan
+
+if TYPE_CHECKING:
+    from gpuarena.store.result import Result
 
 
 @dataclass
@@ -39,7 +42,7 @@ class Session:
 @dataclass
 class Finished:
     outcomes: list
-    stored: list[dict]          # the run's results as the store reads them back
+    stored: list[Result]        # the run's results as the store reads them back
     elsewhere_only: bool        # every case of this node is stored by node 0 (multi-node)
 
 

@@ -9,23 +9,13 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict
 
 
-class _Readable(BaseModel):
-    """Frozen, and readable as the dict it was built from (e["figure"], e.get("below")) for the
-    readers that do not read attributes yet."""
+class _Frozen(BaseModel):
+    """A derived figure: frozen; read by attribute (e.figure, e.published.source)."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    def __getitem__(self, key: str):
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(key) from None
 
-    def get(self, key: str, default=None):
-        return getattr(self, key, default)
-
-
-class Reference(_Readable):
+class Reference(_Frozen):
     """A figure a result is set against: a published row, or the median of stored results."""
 
     value: float
@@ -38,7 +28,7 @@ class Reference(_Readable):
     ratio: Optional[float] = None          # the result's throughput over value
 
 
-class ModelFigure(_Readable):
+class ModelFigure(_Frozen):
     """The throughput model's figure (analysis/expected.py model_expectation)."""
 
     value: Optional[float] = None
@@ -48,7 +38,7 @@ class ModelFigure(_Readable):
     ratio: Optional[float] = None
 
 
-class Expected(_Readable):
+class Expected(_Frozen):
     """The figure a result should reach (analysis/expected.py expect): its basis, the measured
     ratio to it, the band below which it is flagged, and the causes of a flagged one."""
 

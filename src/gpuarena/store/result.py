@@ -23,8 +23,6 @@ than MIN_SAMPLES repeats), never dropped.
 from __future__ import annotations
 
 import math
-import os
-import sys
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -150,7 +148,6 @@ class Result(BaseModel):
     created_at: Optional[str] = Field(None, max_length=40)
     derived: Derived = Field(default_factory=Derived, exclude=True)   # computed when read, never stored
     _raw: Optional[dict] = PrivateAttr(None)    # the stored dict this was read from (Store.results)
-    _view: Optional[dict] = PrivateAttr(None)   # _dict_view(), built once
 
     _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
                              "energy_source", "created_at")(_name)
@@ -220,16 +217,14 @@ class Result(BaseModel):
     def replaced(self, **fields) -> "Result":
         """This result with other stored fields (a copy; e.g. env ids made unique across bundles)."""
         r = self.model_copy(update=fields)
-        r._raw = r._view = None
+        r._raw = None
         return r
 
     def with_derived(self, **figures) -> "Result":
         """This result with more derived figures (warnings are added to the derived ones)."""
         if "warnings" in figures:
             figures["warnings"] = (*self.derived.warnings, *figures["warnings"])
-        r = self.model_copy(update={"derived": Derived.model_validate({**dict(self.derived), **figures})})
-        r._view = None
-        return r
+        return self.model_copy(update={"derived": Derived.model_validate({**dict(self.derived), **figures})})
 
     @property
     def flags(self) -> list[Flag]:
@@ -256,44 +251,8 @@ class Result(BaseModel):
     def extra_dict(self) -> dict:
         """extra as stored (its key order kept) with the derived figures after it: the JSON shape
         `results --format json` documents.  For serializers; readers use the attributes."""
-        return self._dict_view().get("extra") or {}
-
-    # --- the dict view, for tests only (the dict form of `results --format json`); gpuarena's modules
-    # read attributes (_tests_only).  It goes when the slow runner and workload tests are converted.
-    def _dict_view(self) -> dict:
-        if self._view is None:
-            d = self.row()
-            if self.derived != _NONE:
-                d = {**d, "extra": {**(d.get("extra") or {}), **self.derived.as_extra()},
-                     "warnings": self.all_warnings}
-            self._view = d
-        return self._view
-
-    def __getitem__(self, key: str):
-        _tests_only()
-        return self._dict_view()[key]
-
-    def get(self, key: str, default=None):
-        _tests_only()
-        return self._dict_view().get(key, default)
-
-    def keys(self):
-        _tests_only()
-        return self._dict_view().keys()
-
-    def __contains__(self, key) -> bool:
-        _tests_only()
-        return key in self._dict_view()
-
-
-def _tests_only() -> None:
-    """gpuarena's modules read attributes: under the tests (GPUARENA_STRICT_RESULTS=1) a dict read
-    from one raises; a user's run never fails on one."""
-    if os.environ.get("GPUARENA_STRICT_RESULTS") != "1":
-        return
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    if caller == "gpuarena" or caller.startswith("gpuarena."):
-        raise TypeError(f"{caller} reads a Result as a dict: read its attributes (r.workload, r.extra.nan)")
+        extra = self.row().get("extra") or {}
+        return {**extra, **self.derived.as_extra()} if self.derived != _NONE else extra
 
 
 _NONE = Derived()

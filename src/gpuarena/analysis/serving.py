@@ -2,7 +2,7 @@
 bandwidth model says about GPUs that were not measured.  Returns data; the report
 and the advise verb format it.
 
-- ``curves``: per setting (device, variant, model, prompt, new tokens), the
+- ``curves``: per setting (device, variant, decode attention, model, prompt, new tokens), the
   throughput-latency curve across batches and the largest batch whose p99 time
   per output token meets the SLO.
 - ``decode_share``: a result's decode bandwidth over the best ``membw`` result of
@@ -86,9 +86,12 @@ def decode_share(r: Result, results: list[Result]) -> float | None:
 
 
 def _setting(r: Result) -> tuple:
+    """The engine recipe a curve is of: the variant and the decode attention it ran (a result from
+    before llm-serve stored it ran SDPA's), on one GPU, model and request shape."""
     p = r.params
     model = p.get("hf_config") or p.get("shape")
-    return (R.gpu_of(r), r.variant, model, p.get("prompt_len"), p.get("new_tokens"))
+    attention = r.extra.decode_attention or "sdpa"
+    return (R.gpu_of(r), r.variant, attention, model, p.get("prompt_len"), p.get("new_tokens"))
 
 
 def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[dict]:
@@ -99,7 +102,8 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
     for r in _ok(results):
         groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
     out = []
-    for (gpu, variant, model, prompt, new), by_batch in groups.items():
+    for key, by_batch in groups.items():
+        gpu, variant, attention, model, prompt, new = key
         points = []
         for b in sorted(by_batch):
             r = by_batch[b]
@@ -112,10 +116,11 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
                            "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
         ooms = [int(r.params["batch_size"]) for r in results if r.status == "oom"
-                and registry.has(r.workload, physics="serving") and _setting(r) == (gpu, variant, model, prompt, new)]
+                and registry.has(r.workload, physics="serving") and _setting(r) == key]
         slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
-        out.append({"gpu": gpu, "variant": variant, "model": model, "prompt_len": prompt, "new_tokens": new,
+        out.append({"gpu": gpu, "variant": variant, "attention": attention, "model": model,
+                    "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
                     "size": next(iter(by_batch.values())).size})

@@ -30,9 +30,10 @@ def section(rows: list[dict], pool=None) -> Section | None:
         "steps, each timed by CUDA events read once at the end of the request. TPOT = time per output token. "
         "Decode bytes = every weight once plus the live KV cache; its bandwidth over the best membw copy "
         "measured on the same GPU is the share of the memory ceiling decode reaches.")
-    table, series = [], []
+    table, series, capacity = [], [], []
     for c in sets:
-        label = f"{c['gpu']} · {c['variant']} · {c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}"
+        label = (f"{c['gpu']} · {c['variant']}, {c['attention']} decode attention · {c['model']} · "
+                 f"prompt {c['prompt_len']} + {c['new_tokens']}")
         for p in c["points"]:
             table.append([label, str(p["batch"]), _ms(p["ttft_ms"]), fmt_num(p["prefill_tokens_per_s"]),
                           pct(p["prefill_mfu"]), _ms(p["tpot_ms_median"]), _ms(p["tpot_ms_p99"]),
@@ -42,14 +43,8 @@ def section(rows: list[dict], pool=None) -> Section | None:
         if len(c["points"]) > 1:
             series.append({"label": label, "x": [p["tpot_ms_median"] for p in c["points"]],
                            "y": [p["decode_tokens_per_s"] for p in c["points"]]})
-        if c["oom_batch"] is not None:
-            s.paragraphs.append(f"{label}: the largest batch that fit is {c['largest_fit']}; batch "
-                                f"{c['oom_batch']} ran out of memory.")
-        if c["slo_batch"] is not None:
-            s.paragraphs.append(f"{label}: the largest measured batch whose p99 TPOT meets the {c['slo_ms']:g} ms "
-                                f"SLO is {c['slo_batch']}.")
-        else:
-            s.paragraphs.append(f"{label}: no measured batch meets the {c['slo_ms']:g} ms p99 TPOT SLO.")
+        capacity.append([label, f"{c['slo_ms']:g}", "none" if c["slo_batch"] is None else str(c["slo_batch"]),
+                         str(c["largest_fit"]), "-" if c["oom_batch"] is None else str(c["oom_batch"])])
     s.tables.append(Table("serving-curve", [("setting", TEXT), ("batch", NUMERIC), ("TTFT ms", NUMERIC),
                                             ("prefill tok/s", NUMERIC), ("prefill MFU", NUMERIC),
                                             ("TPOT ms", NUMERIC), ("TPOT p99 ms", NUMERIC),
@@ -59,6 +54,12 @@ def section(rows: list[dict], pool=None) -> Section | None:
                           "Request tok/s = generated tokens over the whole request (prefill included); decode tok/s = "
                           "batch / median TPOT. Prefill MFU against the catalog's dense peak.",
                           details=("prefill tok/s", "decode GB/s", "peak mem")))
+    s.tables.append(Table("serving-slo", [("setting", TEXT), ("p99 TPOT SLO ms", NUMERIC),
+                                          ("largest batch within it", NUMERIC), ("largest batch measured", NUMERIC),
+                                          ("out of memory at", NUMERIC)],
+                          capacity, "SLO capacity by engine recipe",
+                          "The largest measured batch whose p99 time per output token meets the setting's SLO "
+                          "(llm-serve's slo_ms); a batch that ran out of memory bounds it from above."))
     if series:
         s.charts.append(Chart("serving-chart", "Decode tokens/s against time per output token", "lines_with_ci",
                               {"series": series, "xlabel": "median TPOT (ms)", "ylabel": "decode tokens/s"},

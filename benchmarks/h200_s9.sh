@@ -55,6 +55,12 @@ if [ "$PART" = sdpa ]; then   # the SDPA baselines of flex2, on the same warm ma
   t 250 $L8B -v compile+fused-proj --set batch_size=1 --set prefill=eager --set profile=1 -r 3 --set timeout_s=240
   t $(left) $L8B -v compile+fused-proj --set batch_size=64 --set profile=1 -r 3 --set timeout_s=$(left 12)
 fi
+if [ "$PART" = final ]; then  # the last device time: server-started case children, the int8 GEMV, ResNet's kernels
+  [ -f benchmarks/gpu_child_start.sh ] && timeout 120 bash benchmarks/gpu_child_start.sh 2>&1 | tail -25
+  echo "### int8 GEMV ($(date +%T))"; timeout 110 python3 benchmarks/int8_gemv.py 2>&1 | grep -v Warning | tail -12
+  echo "### ResNet-50 kernels ($(date +%T))"; timeout 60 python3 benchmarks/resnet_profile.py 2>&1 | grep -v -E "^(STAGE|USDT|ERROR:)" | tail -18
+  exit 0
+fi
 if [ "$PART" = quant ]; then
   t 40 -w membw -r 3 --set timeout_s=30
   t 260 $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set decode_attention=$ATTN --set profile=1 -r 3 --set timeout_s=250

@@ -1,0 +1,221 @@
+"""Case children forked from a server that has already imported torch (a "zygote").
+
+A fresh ``python -m gpuarena.runner.child`` pays torch's import (~2.5 CPU s) and a
+ResNet case torchvision's (which imports torch._dynamo, ~2.5 CPU s more) before it
+measures anything.  The first case a runner measures starts one server process
+(``python -m gpuarena.runner.zygote_server FD``, runner/zygote_server.py) that imports torch and gpuarena's measuring
+modules once; every case child is then a fork of it and runs child.main as before:
+its own session (a time limit kills its whole group), stdout/stderr in the case's
+files, the runner's child environment, the runner watchdog.  The server never runs
+a tensor operation: it refuses to fork (and the runner starts a fresh one, or falls
+back to fresh interpreters) once it has more than one thread, an initialised CUDA or
+NVML loaded, so no child inherits a CUDA context, an OpenMP pool or a process group.
+
+Modules a child imported that the server lacks (torchvision for a ResNet case) are
+imported by the server before the next case, so only a run's first such case pays them.
+The server ends when its runner does (the socket closes); a child it started is ended
+by the child's own watchdog.
+
+GPUARENA_CHILD_START=spawn starts every case in a fresh interpreter, as before; a server
+that cannot start falls back to that with one warning line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+START_ENV = "GPUARENA_CHILD_START"
+START_MODES = ("server", "spawn")
+PRELOAD = ("torch", "gpuarena.runner.child")
+START_LIMIT_S = 600          # a hang guard on the server's imports (a loaded machine's torch import ~100 s)
+CASE_NAME = b"gpuarena-case"  # the children's process name (ps, pgrep -x gpuarena-case)
+LEARNED = "imports.txt"       # in the case's folder: the modules the child imported that the server lacked
+
+STARTED = {"server": 0, "forked": 0}   # counts for this runner process (measuring aids)
+
+
+class Unavailable(Exception):
+    """The server could not start or refused to fork."""
+
+
+def _send(sock: socket.socket, msg: dict) -> None:
+    sock.sendall(json.dumps(msg).encode() + b"\n")
+
+
+class _Lines:
+    """Newline-delimited JSON messages from a socket, with a deadline."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.buf = sock, b""
+
+    def recv(self, deadline: float | None) -> dict | None:
+        """The next message; None when the peer closed; TimeoutError past the deadline."""
+        while b"\n" not in self.buf:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                raise TimeoutError from None
+            except OSError:
+                data = b""
+            if not data:
+                return None
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+
+# --- the runner's side ---------------------------------------------------------------
+
+class Server:
+    """One server process, started with one environment; cases are asked for one at a time."""
+
+    def __init__(self, env: dict, preload: list[str]):
+        self.env = env
+        mine, theirs = socket.socketpair()
+        self.sock, self.lines = mine, _Lines(mine)
+        self.imported = set(PRELOAD) | set(preload)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpuarena.runner.zygote_server", str(theirs.fileno()), *preload],
+            pass_fds=(theirs.fileno(),), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        theirs.close()
+        STARTED["server"] += 1
+        try:
+            msg = self.lines.recv(time.monotonic() + START_LIMIT_S)
+        except TimeoutError:
+            msg = {"refused": f"its imports took over {START_LIMIT_S} s"}
+        if not msg or "ready" not in msg:
+            self.close()
+            raise Unavailable((msg or {}).get("refused") or f"it exited with code {self.proc.poll()}")
+
+    def start(self, argv: list[str], out: str, err: str, wanted: set[str]) -> Child:
+        """Fork a case child running child.main(argv); Unavailable if the server refuses."""
+        req = {"argv": argv, "out": out, "err": err, "cwd": os.getcwd(), "env": self.env,
+               "preload": sorted(wanted - self.imported),
+               "learn": os.path.join(os.path.dirname(err), LEARNED)}
+        try:
+            _send(self.sock, req)
+            msg = self.lines.recv(time.monotonic() + START_LIMIT_S)
+        except (OSError, TimeoutError):
+            msg = None
+        if not msg or "pid" not in msg:
+            self.close()
+            raise Unavailable((msg or {}).get("refused") or "it ended")
+        self.imported |= set(req["preload"])
+        STARTED["forked"] += 1
+        return Child(self, msg["pid"], req["learn"])
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Child:
+    """A forked case child, waited for as subprocess.Popen is (pid, wait, returncode)."""
+
+    def __init__(self, server: Server, pid: int, learn: str):
+        self.server, self.pid, self.learn = server, pid, learn
+        self.returncode: int | None = None
+        self.lost: str | None = None   # why no exit status came back (the server ended)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                msg = self.server.lines.recv(deadline)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(f"case child {self.pid}", timeout) from None
+            if msg is None:   # the server is gone: the child cannot be waited for, so it is ended
+                self.lost = f"the case server (pid {self.server.proc.pid}) ended while the case ran"
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                _forget(self.server)
+                self.returncode = -signal.SIGKILL
+                return self.returncode
+            if msg.get("pid") == self.pid and "status" in msg:
+                self.returncode = os.waitstatus_to_exitcode(msg["status"])
+                _learn(self.learn)
+                return self.returncode
+
+
+_server: Server | None = None
+_wanted: set[str] = set()     # modules case children imported that a server should preload
+_refused: set[str] = set()    # modules after whose import a server refused to fork
+_spawn_only = False           # the server could not start: fresh interpreters from now on
+_lock = threading.Lock()
+_ended_at_exit: list = []
+
+
+def _learn(path: str) -> None:
+    try:
+        with open(path) as f:
+            _wanted.update(ln.strip() for ln in f if ln.strip())
+    except OSError:
+        pass
+    _wanted.difference_update(_refused)
+
+
+def _forget(server: Server) -> None:
+    global _server
+    if _server is server:
+        _server = None
+    server.close()
+
+
+def start(argv: list[str], out: str, err: str, env: dict) -> Child | None:
+    """A case child forked from this runner's server (started on first use, restarted when the
+    environment changes); None when cases start as fresh interpreters (GPUARENA_CHILD_START=spawn,
+    or the server could not start: said once, in one warning line)."""
+    global _server, _spawn_only
+    if os.environ.get(START_ENV, "").strip() == "spawn" or _spawn_only or not hasattr(os, "fork"):
+        return None
+    why = ""
+    with _lock:
+        for _ in range(2):   # a refusal after learned imports: once more without them
+            try:
+                if _server is not None and (_server.env != env or _server.proc.poll() is not None):
+                    _forget(_server)
+                if _server is None:
+                    _server = Server(env, sorted(_wanted))
+                    if not _ended_at_exit:
+                        _ended_at_exit.append(atexit.register(shutdown))   # waited for: its CPU counts as ours
+                return _server.start(argv, out, err, _wanted)
+            except Unavailable as exc:
+                why = str(exc)
+                if _server is not None:
+                    _forget(_server)
+                if not _wanted:
+                    break
+                _refused.update(_wanted)
+                _wanted.clear()
+        _spawn_only = True
+        print(f"gpuarena: warning: the case server is unavailable ({why[:200]}); "
+              f"each case starts a fresh interpreter", file=sys.stderr)
+        return None
+
+
+def shutdown() -> None:
+    """End this runner's server (it also ends by itself when the runner exits)."""
+    with _lock:
+        if _server is not None:
+            _forget(_server)

@@ -81,13 +81,14 @@ class _Lines:
 class Server:
     """One server process, started with one environment; cases are asked for one at a time."""
 
-    def __init__(self, env: dict, preload: list[str]):
+    def __init__(self, env: dict):
         self.env = env
         mine, theirs = socket.socketpair()
         self.sock, self.lines = mine, _Lines(mine)
-        self.imported = set(PRELOAD) | set(preload)
+        self.imported = set(PRELOAD)
+        self.wanted: set[str] = set()   # what its children imported that it lacks
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpuarena.runner.zygote_server", str(theirs.fileno()), *preload],
+            [sys.executable, "-m", "gpuarena.runner.zygote_server", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         theirs.close()
@@ -100,10 +101,11 @@ class Server:
             self.close()
             raise Unavailable((msg or {}).get("refused") or f"it exited with code {self.proc.poll()}")
 
-    def start(self, argv: list[str], out: str, err: str, wanted: set[str]) -> Child:
-        """Fork a case child running child.main(argv); Unavailable if the server refuses."""
+    def start(self, argv: list[str], out: str, err: str) -> Child:
+        """Fork a case child running child.main(argv); Unavailable if the server refuses (then
+        the modules it was asked to import first are never asked for again)."""
         req = {"argv": argv, "out": out, "err": err, "cwd": os.getcwd(), "env": self.env,
-               "preload": sorted(wanted - self.imported),
+               "preload": sorted(self.wanted - self.imported - _refused),
                "learn": os.path.join(os.path.dirname(err), LEARNED)}
         try:
             _send(self.sock, req)
@@ -111,11 +113,19 @@ class Server:
         except (OSError, TimeoutError):
             msg = None
         if not msg or "pid" not in msg:
+            _refused.update(req["preload"])
             self.close()
             raise Unavailable((msg or {}).get("refused") or "it ended")
         self.imported |= set(req["preload"])
         STARTED["forked"] += 1
         return Child(self, msg["pid"], req["learn"])
+
+    def learn(self, path: str) -> None:
+        try:
+            with open(path) as f:
+                self.wanted.update(ln.strip() for ln in f if ln.strip())
+        except OSError:
+            pass
 
     def close(self) -> None:
         self.sock.close()
@@ -154,25 +164,15 @@ class Child:
                 return self.returncode
             if msg.get("pid") == self.pid and "status" in msg:
                 self.returncode = os.waitstatus_to_exitcode(msg["status"])
-                _learn(self.learn)
+                self.server.learn(self.learn)
                 return self.returncode
 
 
 _server: Server | None = None
-_wanted: set[str] = set()     # modules case children imported that a server should preload
 _refused: set[str] = set()    # modules after whose import a server refused to fork
 _spawn_only = False           # the server could not start: fresh interpreters from now on
 _lock = threading.Lock()
 _ended_at_exit: list = []
-
-
-def _learn(path: str) -> None:
-    try:
-        with open(path) as f:
-            _wanted.update(ln.strip() for ln in f if ln.strip())
-    except OSError:
-        pass
-    _wanted.difference_update(_refused)
 
 
 def _forget(server: Server) -> None:
@@ -191,23 +191,24 @@ def start(argv: list[str], out: str, err: str, env: dict) -> Child | None:
         return None
     why = ""
     with _lock:
-        for _ in range(2):   # a refusal after learned imports: once more without them
+        for _ in range(2):   # refused after importing what a child needed: once more, fresh
             try:
                 if _server is not None and (_server.env != env or _server.proc.poll() is not None):
                     _forget(_server)
                 if _server is None:
-                    _server = Server(env, sorted(_wanted))
-                    if not _ended_at_exit:
-                        _ended_at_exit.append(atexit.register(shutdown))   # waited for: its CPU counts as ours
-                return _server.start(argv, out, err, _wanted)
+                    _server = Server(env)
+                    if not _ended_at_exit:   # waited for at exit: its CPU time counts as ours
+                        _ended_at_exit.append(atexit.register(shutdown))
+                return _server.start(argv, out, err)
             except Unavailable as exc:
                 why = str(exc)
+                if _server is None:   # a fresh server refused
+                    break
+                _forget(_server)
+            except BaseException:   # Ctrl-C while it forks: without the runner the server ends the child
                 if _server is not None:
                     _forget(_server)
-                if not _wanted:
-                    break
-                _refused.update(_wanted)
-                _wanted.clear()
+                raise
         _spawn_only = True
         print(f"gpuarena: warning: the case server is unavailable ({why[:200]}); "
               f"each case starts a fresh interpreter", file=sys.stderr)

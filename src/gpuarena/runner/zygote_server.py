@@ -1,11 +1,11 @@
-"""The case server's process (runner/zygote.py starts it): ``python -m gpuarena.runner.zygote_server FD [MODULE...]``.
+"""The case server's process (runner/zygote.py starts it): ``python -m gpuarena.runner.zygote_server FD``.
 
-It imports torch and gpuarena's measuring modules (and any MODULE a previous case
-needed), says it is ready on the socket FD, then for each request imports what the
-request adds, checks that it is still safe to fork (one thread, CUDA not initialised,
-NVML not loaded) and forks a case child.  It answers the child's pid once the child
-leads its own session, and the child's wait status when it ends.  It ignores SIGINT
-(the runner decides what a Ctrl-C ends) and exits when the runner closes the socket.
+It imports torch and gpuarena's measuring modules and says it is ready on the socket FD.
+For each request it imports what the request adds (what an earlier child imported that
+the server lacked), checks that it is still safe to fork (one thread, CUDA not
+initialised, NVML not loaded) and forks a case child.  It answers the child's pid once
+the child leads its own session, and the child's wait status when it ends.  It ignores
+SIGINT (the runner decides what a Ctrl-C ends) and exits when the runner closes the socket.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import traceback
 from gpuarena.runner.zygote import CASE_NAME, PRELOAD, _Lines, _send
 
 _wake: tuple[int, int] | None = None   # the SIGCHLD wake-up pipe
+_live: set[int] = set()                # the case children not yet reaped
 
 
 def _import(names) -> None:
@@ -49,12 +50,12 @@ def unsafe() -> str | None:
     return None
 
 
-def serve(fd: int, preload: list[str]) -> None:
+def serve(fd: int) -> None:
     global _wake
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     lines = _Lines(sock)
-    _import(list(PRELOAD) + preload)
+    _import(PRELOAD)
     reason = unsafe()
     _send(sock, {"refused": reason} if reason else {"ready": True, "pid": os.getpid()})
     if reason:
@@ -71,7 +72,9 @@ def serve(fd: int, preload: list[str]) -> None:
             _reap(sock)
         if sock in ready:
             req = lines.recv(None)
-            if req is None:   # the runner is gone (or done): so are we
+            if req is None:   # the runner is gone (or done): so are we, and any case still running
+                for pid in _live:
+                    _kill_group(pid)
                 return
             if not _fork(sock, req):
                 return
@@ -93,6 +96,7 @@ def _reap(sock: socket.socket) -> None:
             return
         if pid == 0:
             return
+        _live.discard(pid)
         try:
             _send(sock, {"pid": pid, "status": status})
         except OSError:
@@ -113,11 +117,20 @@ def _fork(sock: socket.socket, req: dict) -> bool:
     if pid == 0:
         os.close(r)
         _child(sock, req, w)   # never returns
+    _live.add(pid)
     os.close(w)
     os.read(r, 1)   # the child leads its own session now (or died trying): its group can be killed
     os.close(r)
     _send(sock, {"pid": pid})
     return True
+
+
+def _kill_group(pid: int) -> None:
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):   # its group; itself, if it had none yet
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _child(sock: socket.socket, req: dict, ready: int) -> None:
@@ -209,4 +222,4 @@ def _exit(code, interrupted: bool) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), sys.argv[2:])
+    serve(int(sys.argv[1]))

@@ -12,7 +12,8 @@ back to fresh interpreters) once it has more than one thread, an initialised CUD
 NVML loaded, so no child inherits a CUDA context, an OpenMP pool or a process group.
 
 Modules a child imported that the server lacks (torchvision for a ResNet case) are
-imported by the server before the next case, so only a run's first such case pays them.
+imported by the server before the next case, so only a run's first such case pays them
+(not under GPUARENA_MEMORY_CAP_MB: what a case imports counts against its cap, as before).
 The server ends when its runner does (the socket closes); a child it started is ended
 by the child's own watchdog.
 
@@ -104,8 +105,11 @@ class Server:
     def start(self, argv: list[str], out: str, err: str) -> Child:
         """Fork a case child running child.main(argv); Unavailable if the server refuses (then
         the modules it was asked to import first are never asked for again)."""
+        # Under GPUARENA_MEMORY_CAP_MB a CPU case's cap is address space on top of what it had
+        # mapped when the cap was set; a child imports what it needs itself, as a fresh one does.
+        wanted = set() if self.env.get("GPUARENA_MEMORY_CAP_MB", "").strip() else self.wanted
         req = {"argv": argv, "out": out, "err": err, "cwd": os.getcwd(), "env": self.env,
-               "preload": sorted(self.wanted - self.imported - _refused),
+               "preload": sorted(wanted - self.imported - _refused),
                "learn": os.path.join(os.path.dirname(err), LEARNED)}
         try:
             _send(self.sock, req)

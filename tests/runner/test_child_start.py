@@ -13,7 +13,7 @@ import psutil
 
 from gpuarena.store.db import Store
 from tests.procs import TINY as PROCS_TINY
-from tests.procs import ROOT, alive, case_children, gp, start_runner, wait_for
+from tests.procs import ROOT, alive, case_children, gp, one_line_error, start_runner, wait_for
 from tests.workloads.plugins import install
 
 BODY = '''
@@ -187,3 +187,11 @@ def test_a_dying_runner_ends_its_server_and_the_case_it_forked(tmp_path):
     # the child's watchdog polls every 0.25 s; the wait is a hang guard sized for a loaded machine
     _, left = psutil.wait_procs([child, grandchild, server], timeout=120)
     assert not alive(left), [(p.pid, p.name()) for p in left]
+
+
+def test_an_unknown_start_mode_is_refused_before_anything_runs(tmp_path):
+    db = str(tmp_path / "u.db")
+    p = gp("run", "-q", "--db", db, "-w", "matmul", *TINY, cwd=str(tmp_path),
+           env={"GPUARENA_CHILD_START": "fork"})
+    one_line_error(p, says="GPUARENA_CHILD_START='fork'")
+    assert not os.path.exists(db)

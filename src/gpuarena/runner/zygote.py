@@ -204,7 +204,7 @@ def start(argv: list[str], out: str, err: str, env: dict) -> Child | None:
                     if not _ended_at_exit:   # waited for at exit: its CPU time counts as ours
                         _ended_at_exit.append(atexit.register(shutdown))
                 return _server.start(argv, out, err)
-            except Unavailable as exc:
+            except (Unavailable, OSError) as exc:   # OSError: no socket or process to be had
                 why = str(exc)
                 if _server is None:   # a fresh server refused
                     break

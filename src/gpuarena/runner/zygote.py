@@ -43,6 +43,13 @@ LEARNED = "imports.txt"       # in the case's folder: the modules the child impo
 STARTED = {"server": 0, "forked": 0}   # counts for this runner process (measuring aids)
 
 
+def import_env(env: dict) -> dict:
+    """The part of a child's environment that importing can read: a server started with another
+    one is replaced.  gpuarena's own variables are read when a case runs (the child gets the
+    whole environment of its case), and pytest's PYTEST_CURRENT_TEST changes with every test."""
+    return {k: v for k, v in env.items() if not k.startswith("GPUARENA_") and k != "PYTEST_CURRENT_TEST"}
+
+
 class Unavailable(Exception):
     """The server could not start or refused to fork."""
 
@@ -83,7 +90,7 @@ class Server:
     """One server process, started with one environment; cases are asked for one at a time."""
 
     def __init__(self, env: dict):
-        self.env = env
+        self.key = import_env(env)
         mine, theirs = socket.socketpair()
         self.sock, self.lines = mine, _Lines(mine)
         self.imported = set(PRELOAD)
@@ -102,13 +109,13 @@ class Server:
             self.close()
             raise Unavailable((msg or {}).get("refused") or f"it exited with code {self.proc.poll()}")
 
-    def start(self, argv: list[str], out: str, err: str) -> Child:
+    def start(self, argv: list[str], out: str, err: str, env: dict) -> Child:
         """Fork a case child running child.main(argv); Unavailable if the server refuses (then
         the modules it was asked to import first are never asked for again)."""
         # Under GPUARENA_MEMORY_CAP_MB a CPU case's cap is address space on top of what it had
         # mapped when the cap was set; a child imports what it needs itself, as a fresh one does.
-        wanted = set() if self.env.get("GPUARENA_MEMORY_CAP_MB", "").strip() else self.wanted
-        req = {"argv": argv, "out": out, "err": err, "cwd": os.getcwd(), "env": self.env,
+        wanted = set() if env.get("GPUARENA_MEMORY_CAP_MB", "").strip() else self.wanted
+        req = {"argv": argv, "out": out, "err": err, "cwd": os.getcwd(), "env": env,
                "preload": sorted(wanted - self.imported - _refused),
                "learn": os.path.join(os.path.dirname(err), LEARNED)}
         try:
@@ -188,7 +195,7 @@ def _forget(server: Server) -> None:
 
 def start(argv: list[str], out: str, err: str, env: dict) -> Child | None:
     """A case child forked from this runner's server (started on first use, restarted when the
-    environment changes); None when cases start as fresh interpreters (GPUARENA_CHILD_START=spawn,
+    environment an import could read changes); None when cases start as fresh interpreters (GPUARENA_CHILD_START=spawn,
     or the server could not start: said once, in one warning line)."""
     global _server, _spawn_only
     if os.environ.get(START_ENV, "").strip() == "spawn" or _spawn_only or not hasattr(os, "fork"):
@@ -197,13 +204,13 @@ def start(argv: list[str], out: str, err: str, env: dict) -> Child | None:
     with _lock:
         for _ in range(2):   # refused after importing what a child needed: once more, fresh
             try:
-                if _server is not None and (_server.env != env or _server.proc.poll() is not None):
+                if _server is not None and (_server.key != import_env(env) or _server.proc.poll() is not None):
                     _forget(_server)
                 if _server is None:
                     _server = Server(env)
                     if not _ended_at_exit:   # waited for at exit: its CPU time counts as ours
                         _ended_at_exit.append(atexit.register(shutdown))
-                return _server.start(argv, out, err)
+                return _server.start(argv, out, err, env)
             except (Unavailable, OSError) as exc:   # OSError: no socket or process to be had
                 why = str(exc)
                 if _server is None:   # a fresh server refused

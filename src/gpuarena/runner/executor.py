@@ -1,9 +1,11 @@
 """Runs a list of cases, each in its own child process, storing each result as it ends.
 
-A fresh process per case gives each case a clean CUDA context (what the
+A process per case gives each case a clean CUDA context (what the
 article's ``empty_cache`` between tests intended) and limits an OOM, a crash or
 a hang to one case.  Child processes run in their own process group so a
-timeout kills everything they started.
+timeout kills everything they started.  A child is forked from the runner's case
+server, which imported torch once and never touched CUDA (runner/zygote.py), or,
+with GPUARENA_CHILD_START=spawn, is a fresh interpreter.
 """
 
 from __future__ import annotations

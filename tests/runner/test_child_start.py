@@ -195,3 +195,19 @@ def test_an_unknown_start_mode_is_refused_before_anything_runs(tmp_path):
            env={"GPUARENA_CHILD_START": "fork"})
     one_line_error(p, says="GPUARENA_CHILD_START='fork'")
     assert not os.path.exists(db)
+
+
+def test_a_server_that_cannot_fork_safely_falls_back_with_one_warning(tmp_path):
+    """An interpreter whose site hook starts a thread (a profiler agent does) must not fork: the
+    server refuses, the runner says so once and starts every case as a fresh interpreter."""
+    site = tmp_path / "agent"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n")
+    db = str(tmp_path / "w.db")
+    p = gp("run", "-q", "--db", db, "-w", "matmul", "--set", "m=64,96", *TINY, cwd=str(tmp_path),
+           env={"PYTHONPATH": os.pathsep.join([os.path.join(ROOT, "src"), str(site)])})
+    assert p.returncode == 0, p.stderr
+    warned = [ln for ln in p.stderr.splitlines() if "case server is unavailable" in ln]
+    assert len(warned) == 1 and "thread" in warned[0], p.stderr
+    assert [r["status"] for r in Store(db).results()] == ["ok", "ok"]

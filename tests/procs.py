@@ -52,6 +52,11 @@ def count(db: str, sql: str = "SELECT COUNT(*) FROM results", args: tuple = ()) 
         conn.close()
 
 
+def _is_case(p: psutil.Process) -> bool:
+    # a fresh interpreter (GPUARENA_CHILD_START=spawn) or a fork of the case server (runner/zygote.py)
+    return p.name() == "gpuarena-case" or "gpuarena.runner.child" in " ".join(p.cmdline())
+
+
 def case_children(runner: psutil.Process) -> list[psutil.Process]:
     """The runner's descendants that are measuring a case."""
     out = []
@@ -61,28 +66,38 @@ def case_children(runner: psutil.Process) -> list[psutil.Process]:
         return out
     for p in kids:
         try:
-            if "gpuarena.runner.child" in " ".join(p.cmdline()):
+            if _is_case(p):
                 out.append(p)
         except psutil.Error:
             continue
     return out
 
 
-def case_of(child: psutil.Process) -> dict | None:
-    """The case a child is measuring (it reads it from the case.json named on its command line)."""
+def case_dir(child: psutil.Process) -> str | None:
+    """The case's folder: where the child's stderr goes (case.json, stderr.txt, result.json)."""
     try:
-        path = child.cmdline()[-2]
-        with open(path) as f:
+        for f in child.open_files():
+            if f.path.endswith(os.sep + "stderr.txt"):
+                return os.path.dirname(f.path)
+    except psutil.Error:
+        pass
+    return None
+
+
+def case_of(child: psutil.Process) -> dict | None:
+    """The case a child is measuring (its case.json)."""
+    try:
+        with open(os.path.join(case_dir(child) or "", "case.json")) as f:
             return json.load(f)
-    except (psutil.Error, OSError, IndexError, ValueError):
+    except (OSError, ValueError):
         return None
 
 
 def child_stderr(child: psutil.Process) -> str:
     try:
-        with open(os.path.join(os.path.dirname(child.cmdline()[-2]), "stderr.txt")) as f:
+        with open(os.path.join(case_dir(child) or "", "stderr.txt")) as f:
             return f.read()
-    except (psutil.Error, OSError, IndexError):
+    except OSError:
         return ""
 
 

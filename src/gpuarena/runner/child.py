@@ -2,6 +2,9 @@
 
     python -m gpuarena.runner.child CASE.json RESULT.json
 
+(or, by default, :func:`main` with those arguments in a child forked from the runner's
+case server: runner/zygote.py; the same watchdog, the same code.)
+
 The parent reads RESULT.json; if the child dies before writing it (a signal, a
 driver error), the parent stores the case as ``crashed`` with the stderr tail.
 

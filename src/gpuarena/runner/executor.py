@@ -1,9 +1,11 @@
 """Runs a list of cases, each in its own child process, storing each result as it ends.
 
-A fresh process per case gives each case a clean CUDA context (what the
+A process per case gives each case a clean CUDA context (what the
 article's ``empty_cache`` between tests intended) and limits an OOM, a crash or
 a hang to one case.  Child processes run in their own process group so a
-timeout kills everything they started.
+timeout kills everything they started.  A child is forked from the runner's case
+server, which imported torch once and never touched CUDA (runner/zygote.py), or,
+with GPUARENA_CHILD_START=spawn, is a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def child_env() -> dict:
     return env
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc) -> None:
+    """proc: a subprocess.Popen or a case child forked from the case server (runner/zygote.py)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -70,13 +73,30 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+CHILD = "gpuarena.runner.child"
+
+
+def _start(cmd: list[str], out, err, out_path: str, err_path: str):
+    """The case child: forked from this runner's case server (runner/zygote.py) when cmd is the
+    plain child command and the server is available, otherwise cmd in a fresh process.  Either
+    way it leads its own session, so killing its group ends everything it started."""
+    from gpuarena.runner import zygote
+
+    env = child_env()
+    if cmd[:3] == [sys.executable, "-m", CHILD]:
+        proc = zygote.start(cmd[3:], out_path, err_path, env)
+        if proc is not None:
+            return proc
+    return subprocess.Popen(cmd, stdout=out, stderr=err, env=env, start_new_session=True)
+
+
 def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> dict:
     """Start cmd in its own session, enforce the case's time limit, read its result file
     (a timeout, a signal or an exit without one is stored as timeout, crashed or oom)."""
     err_path = os.path.join(workdir, "stderr.txt")
     out_path = os.path.join(workdir, "stdout.txt")
     with open(err_path, "wb") as err, open(out_path, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env(), start_new_session=True)
+        proc = _start(cmd, out, err, out_path, err_path)
         try:
             rc = proc.wait(timeout=case.timeout_s)
         except subprocess.TimeoutExpired:
@@ -113,6 +133,7 @@ def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> d
         why = f"killed by signal {name}"
     else:
         why = f"exited with code {rc} before writing a result"
+    why = getattr(proc, "lost", None) or why
     last = [ln for ln in tail.strip().splitlines() if ln.strip()]
     status = "oom" if any(m in tail for m in ("OutOfMemoryError", "CUDA out of memory")) else "crashed"
     return {"status": status, "error": why + (f": {last[-1][:300]}" if last else ""),
@@ -201,7 +222,7 @@ def _run_process(case: Case, wl) -> dict:
 
             cmd = torchrun.command(case, case_path, result_path)
         else:
-            cmd = [sys.executable, "-m", "gpuarena.runner.child", case_path, result_path]
+            cmd = [sys.executable, "-m", CHILD, case_path, result_path]
         return run_command(cmd, case, workdir, result_path)
 
 

@@ -62,6 +62,12 @@ def check_environment() -> None:
         if not math.isfinite(value) or value < MIN_MEMORY_CAP_MB or value > 2**40:
             raise UserError(f"GPUARENA_MEMORY_CAP_MB={cap[:50]!r}: expected a number of MiB from "
                             f"{MIN_MEMORY_CAP_MB} (below it no case can run)")
+    from gpuarena.runner.zygote import START_ENV, START_MODES
+
+    start = os.environ.get(START_ENV, "").strip()
+    if start and start not in START_MODES:
+        raise UserError(f"{START_ENV}={start[:50]!r}: expected 'server' (the default: case "
+                        "children forked from a process that imported torch once) or 'spawn'")
     try:
         pass_through()
     except (UserError, ValueError) as exc:

@@ -211,3 +211,22 @@ def test_a_server_that_cannot_fork_safely_falls_back_with_one_warning(tmp_path):
     warned = [ln for ln in p.stderr.splitlines() if "case server is unavailable" in ln]
     assert len(warned) == 1 and "thread" in warned[0], p.stderr
     assert [r["status"] for r in Store(db).results()] == ["ok", "ok"]
+
+
+def test_a_gpu_case_starts_a_fresh_interpreter(tmp_path):
+    """A GPU case never forks from the server (a CUDA torch's import leaves threads behind): its
+    child is the plain ``python -m gpuarena.runner.child`` process, on this CPU machine too."""
+    import subprocess
+    import sys
+
+    from gpuarena.runner import executor, zygote
+
+    before = dict(zygote.STARTED)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    cmd = [sys.executable, "-m", executor.CHILD, str(tmp_path / "no-case.json"), str(tmp_path / "r.json")]
+    with open(out, "wb") as o, open(err, "wb") as e:
+        proc = executor._start(cmd, o, e, str(out), str(err), device="cuda:0")
+        rc = proc.wait(timeout=600)
+    assert isinstance(proc, subprocess.Popen) and proc.args == cmd
+    assert zygote.STARTED == before          # no server started, no child forked
+    assert rc != 0 and "no-case.json" in err.read_text()    # the real child ran, and refused the missing case

@@ -3,9 +3,9 @@
 A process per case gives each case a clean CUDA context (what the
 article's ``empty_cache`` between tests intended) and limits an OOM, a crash or
 a hang to one case.  Child processes run in their own process group so a
-timeout kills everything they started.  A child is forked from the runner's case
-server, which imported torch once and never touched CUDA (runner/zygote.py), or,
-with GPUARENA_CHILD_START=spawn, is a fresh interpreter.
+timeout kills everything they started.  A CPU case's child is forked from the runner's
+case server, which imported torch once (runner/zygote.py); a GPU case's child, or any
+child with GPUARENA_CHILD_START=spawn, is a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -76,14 +76,15 @@ def kill_group(proc) -> None:
 CHILD = "gpuarena.runner.child"
 
 
-def _start(cmd: list[str], out, err, out_path: str, err_path: str):
+def _start(cmd: list[str], out, err, out_path: str, err_path: str, device: str = "cpu"):
     """The case child: forked from this runner's case server (runner/zygote.py) when cmd is the
-    plain child command and the server is available, otherwise cmd in a fresh process.  Either
-    way it leads its own session, so killing its group ends everything it started."""
+    plain child command of a CPU case and the server is available, else cmd in a fresh process
+    leading its own session.  GPU cases never use the server: on the H200 (torch 2.11, CUDA 13)
+    importing torch starts 16 threads and maps libcuda, no state to fork from (session 9)."""
     from gpuarena.runner import zygote
 
     env = child_env()
-    if cmd[:3] == [sys.executable, "-m", CHILD]:
+    if cmd[:3] == [sys.executable, "-m", CHILD] and device.split(":")[0] == "cpu":
         proc = zygote.start(cmd[3:], out_path, err_path, env)
         if proc is not None:
             return proc
@@ -96,7 +97,7 @@ def run_command(cmd: list[str], case: Case, workdir: str, result_path: str) -> d
     err_path = os.path.join(workdir, "stderr.txt")
     out_path = os.path.join(workdir, "stdout.txt")
     with open(err_path, "wb") as err, open(out_path, "wb") as out:
-        proc = _start(cmd, out, err, out_path, err_path)
+        proc = _start(cmd, out, err, out_path, err_path, case.device)
         try:
             rc = proc.wait(timeout=case.timeout_s)
         except subprocess.TimeoutExpired:

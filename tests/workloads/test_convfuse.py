@@ -30,6 +30,9 @@ def test_fused_resnet50_matches_the_unfused_model(channels_last):
     ref = quant.fp32_reference(m, lambda mm: mm(x))
     fused = convfuse.fuse_resnet(m)
     assert convfuse.fused_convs(fused) == 53       # stem, 16 blocks x 3, 4 downsamples: every convolution
+    # the downsamples' biases moved into their block's last epilogue: a bare convolution each
+    downs = [b.down for b in fused.layers if b.down is not None]
+    assert len(downs) == 4 and all(d.bias is None for d in downs)
     if channels_last:
         fused, x = fused.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
     with torch.inference_mode():

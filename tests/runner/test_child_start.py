@@ -89,16 +89,16 @@ def _run(tmp_path, db: str, *args: str, **env):
     return p
 
 
-def _same_shape(a: dict, b: dict) -> None:
+def _same_shape(a, b) -> None:
     """Two results of one case measured twice: the same fields, the same facts, only figures differ."""
-    assert a.keys() == b.keys()
-    assert a["extra"].keys() == b["extra"].keys()
+    assert a.model_fields_set == b.model_fields_set
+    assert a.extra.model_fields_set == b.extra.model_fields_set
     for k in ("workload", "variant", "params", "size", "gpus", "device", "device_name", "workload_version",
               "code_hash", "unit", "status", "error", "items_per_step", "flops_per_item", "precision",
               "energy_source", "peak_memory_bytes"):
-        assert a[k] == b[k], k
-    assert len(a["samples"]) == len(b["samples"])
-    assert a["throughput"].keys() == b["throughput"].keys()
+        assert getattr(a, k) == getattr(b, k), k
+    assert len(a.samples) == len(b.samples)
+    assert a.throughput.model_fields_set == b.throughput.model_fields_set
 
 
 SAME = "name: same\n" + PROCS_TINY + """entries:
@@ -123,12 +123,12 @@ def test_server_and_spawn_store_the_same_fields(tmp_path, suite_file):
     a, b = Store(db_server), Store(db_spawn)
     rows_a, rows_b = a.results(), b.results()
     names = ["resnet50-train", "resnet50-train", "zyg-where"]
-    assert [r["workload"] for r in rows_a] == [r["workload"] for r in rows_b] == names
+    assert [r.workload for r in rows_a] == [r.workload for r in rows_b] == names
     for ra, rb in zip(rows_a, rows_b):
-        assert ra["status"] == "ok", ra["error"]
+        assert ra.status == "ok", ra.error
         _same_shape(ra, rb)
     # the environment is the runner's, whichever way its children start
-    env_a, env_b = a.environment(rows_a[0]["env_id"]), b.environment(rows_b[0]["env_id"])
+    env_a, env_b = a.environment(rows_a[0].env_id), b.environment(rows_b[0].env_id)
     assert env_a.keys() == env_b.keys()
 
 
@@ -137,15 +137,15 @@ def test_a_hang_is_killed_at_its_limit_with_its_whole_group(tmp_path):
     p = _run(tmp_path, db, "-w", "zyg-hang", "-w", "zyg-where", "--set", "timeout_s=5")
     assert p.returncode == 0, p.stderr
     hang, after = Store(db).results()
-    assert hang["status"] == "timeout" and hang["error"] == "killed after the 5 s time limit"
-    assert after["status"] == "ok", after["error"]   # the server forks the next case as before
+    assert hang.status == "timeout" and hang.error == "killed after the 5 s time limit"
+    assert after.status == "ok", after.error   # the server forks the next case as before
     notes = _notes(tmp_path)
     assert notes[-1]["comm"] == "gpuarena-case"   # zyg-where's
     # The hang set up (on any machine it does within its 5 s) and started a grandchild: the
     # limit killed both.  (A case killed before its setup left nothing behind to check.)
     for n in notes[:-1]:
-        assert n["comm"] == "gpuarena-case" and "zyg-hang" in hang["extra"]["stderr_tail"]
-        assert "zyg hang: set up" not in hang["extra"]["stderr_tail"]   # stdout is its own file
+        assert n["comm"] == "gpuarena-case" and "zyg-hang" in hang.extra.stderr_tail
+        assert "zyg hang: set up" not in hang.extra.stderr_tail   # stdout is its own file
         assert not alive([q for q in (_proc(n["pid"]), _proc(n["grandchild"])) if q]), n
 
 
@@ -161,11 +161,11 @@ def test_a_signal_or_an_exit_is_stored_crashed(tmp_path):
     p = _run(tmp_path, db, "-w", "zyg-segv", "-w", "zyg-exit", "-w", "zyg-where")
     assert p.returncode == 0, p.stderr
     segv, exit3, where = Store(db).results()
-    assert segv["status"] == "crashed" and segv["error"].startswith("killed by signal SIGSEGV"), segv["error"]
-    assert exit3["status"] == "crashed", exit3["error"]
-    assert exit3["error"].startswith("exited with code 3 before writing a result"), exit3["error"]
-    assert "zyg exit: leaving with code 3" in exit3["error"]   # the stderr's last line
-    assert where["status"] == "ok" and _notes(tmp_path)[0]["comm"] == "gpuarena-case"
+    assert segv.status == "crashed" and segv.error.startswith("killed by signal SIGSEGV"), segv.error
+    assert exit3.status == "crashed", exit3.error
+    assert exit3.error.startswith("exited with code 3 before writing a result"), exit3.error
+    assert "zyg exit: leaving with code 3" in exit3.error   # the stderr's last line
+    assert where.status == "ok" and _notes(tmp_path)[0]["comm"] == "gpuarena-case"
 
 
 def test_a_dying_runner_ends_its_server_and_the_case_it_forked(tmp_path):
@@ -210,7 +210,7 @@ def test_a_server_that_cannot_fork_safely_falls_back_with_one_warning(tmp_path):
     assert p.returncode == 0, p.stderr
     warned = [ln for ln in p.stderr.splitlines() if "case server is unavailable" in ln]
     assert len(warned) == 1 and "thread" in warned[0], p.stderr
-    assert [r["status"] for r in Store(db).results()] == ["ok", "ok"]
+    assert [r.status for r in Store(db).results()] == ["ok", "ok"]
 
 
 def test_a_gpu_case_starts_a_fresh_interpreter(tmp_path):

@@ -138,9 +138,12 @@ def test_report_serving_section(db_path, tmp_path):
                                 "grid": {"batch_size": [1, 2]}, "params": {"slo_ms": 1000}}], repeats=1)
     report = gather(Store(db_path))
     (sec,) = [s for s in report.sections if s.id == "serving"]
-    (table,) = sec.tables
+    table, slo = sec.tables
     assert [row[1] for row in table.rows] == ["1", "2"]
-    assert sec.charts and "meets the 1000 ms SLO is 2" in " ".join(sec.paragraphs)
+    # one engine recipe: the SLO table names it (variant and decode attention) and its capacity
+    (cap,) = slo.rows
+    assert "seed, sdpa decode attention" in cap[0] and cap[1:] == ["1000", "2", "2", "-"]
+    assert sec.charts
     assert "Throughput and latency by batch" in markdown.render(report)
     # a full-size llama3-8b setting on an H200: the catalog's GPUs at its context, by the model
     (curve,) = S.curves(rs)

@@ -18,26 +18,8 @@ DB=$OUT/h200-s8-$PART.db
 python3 -m gpuarena env > "$OUT/env.json"
 L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
 CL=bf16+channels-last+cudnn-benchmark+cudnn-fused
-t() { local limit=$1; shift; echo "### $* ($(date +%T))"; timeout "$limit" python3 -m gpuarena run -q --db "$DB" "$@" 2>&1 \
-      | grep -E '^\s+(ok|skipped|error|failed|timeout|crashed)|^run |^warning|rror' | tail -${TAIL:-8}
-      python3 -m gpuarena export --db "$DB" -o "$OUT/h200-s8-$PART.json" >/dev/null 2>&1; }
-summary() {
-  python3 -m gpuarena results --db "$DB" --format json > "$OUT/results.json" 2>/dev/null
-  python3 - "$OUT/results.json" <<'PY'
-import json, sys
-for r in json.load(open(sys.argv[1])):
-    e, p, th = r.get("extra") or {}, r.get("params") or {}, r.get("throughput") or {}
-    thr = f"{th['median']:,.1f} {th['unit']} (CI {th['ci95_low']:,.1f}-{th['ci95_high']:,.1f})" if th else "-"
-    keys = ("decode_tokens_per_s", "tpot_ms_median", "ttft_ms", "decode_bandwidth_gbs", "prefill_tflops", "weights_bytes",
-            "quantization", "cudagraph_skips")
-    ex = " ".join(f"{k}={e[k]}" for k in keys if e.get(k) is not None)
-    prof = (e.get("decode_profile") or {}).get("kernels") or []
-    print(f"{r['workload']} bs{p.get('batch_size')} {r['variant']} attn={p.get('decode_attention')} [{r['status']}] {thr}"
-          f" {ex} {(r.get('error') or '')[:200]}")
-    for k in prof[:5]:
-        print("    ", json.dumps(k)[:220])
-PY
-}
+NAME=h200-s8-$PART
+. benchmarks/serve_calls.sh
 if [ "$PART" = quant ]; then
   t 70 -w resnet50-infer --set batch_size=256 -v $CL -v $CL+cuda-graph -r 5 --set timeout_s=30
   t 50 -w resnet50-infer --set batch_size=1 -v $CL+cuda-graph -r 5 --set timeout_s=20

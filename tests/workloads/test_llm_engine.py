@@ -8,7 +8,7 @@ import copy
 import pytest
 import torch
 
-from gpuarena.workloads.llm import engine
+from gpuarena.workloads.llm import engine, weight_only
 from gpuarena.workloads.llm import model as M
 from gpuarena.workloads.llm.cache import StaticCache
 from gpuarena.workloads.llm.shapes import SHAPES
@@ -89,11 +89,11 @@ def test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths():
 def test_int8_weights_decode_the_same_first_tokens():
     plain = tiny_model()
     q = copy.deepcopy(plain)
-    desc = engine.quantize_int8_weights(q)
+    desc = weight_only.quantize(q, "int8")
     assert "int8" in desc
     lin = q.layers[0].attention.wq
-    assert isinstance(lin, engine.Int8WeightOnlyLinear) and lin.weight.dtype == torch.int8
-    assert isinstance(q.output, engine.Int8WeightOnlyLinear)
+    assert isinstance(lin, weight_only.Int8WeightOnlyLinear) and lin.weight.dtype == torch.int8
+    assert isinstance(q.output, weight_only.Int8WeightOnlyLinear)
     # one byte a weight plus one scale per output channel
     w = plain.layers[0].attention.wq.weight
     assert lin.scales.shape == (w.shape[0],)
@@ -106,9 +106,46 @@ def test_int8_weights_decode_the_same_first_tokens():
 
 def test_int8_composes_with_fused_projections():
     fused = engine.fuse_projections(tiny_model())
-    engine.quantize_int8_weights(fused)
-    assert isinstance(fused.layers[0].attention.wqkv, engine.Int8WeightOnlyLinear)
-    assert isinstance(fused.layers[0].feed_forward.w13, engine.Int8WeightOnlyLinear)
+    weight_only.quantize(fused, "int8")
+    assert isinstance(fused.layers[0].attention.wqkv, weight_only.Int8WeightOnlyLinear)
+    assert isinstance(fused.layers[0].feed_forward.w13, weight_only.Int8WeightOnlyLinear)
+
+
+def test_realised_input_is_the_input_eager_and_compiled():
+    """int8's input is written by a kernel of its own under compile; the value is unchanged."""
+    x = torch.randn(3, 5)
+    assert torch.equal(weight_only.realised(x), x)
+    f = torch.compile(lambda a: weight_only.realised(torch.nn.functional.silu(a)) * 2, fullgraph=True)
+    assert torch.allclose(f(x), torch.nn.functional.silu(x) * 2)
+
+
+def test_int4_weights_decode_the_same_first_tokens():
+    plain = tiny_model()
+    q = engine.fuse_projections(copy.deepcopy(plain))
+    desc = weight_only.quantize(q, "int4")
+    assert desc.startswith("int4 weight-only, groups of") and "left" not in desc
+    lin = q.layers[0].feed_forward.w13
+    assert isinstance(lin, weight_only.Int4WeightOnlyLinear) and isinstance(q.output, weight_only.Int4WeightOnlyLinear)
+    # half a byte a weight, and a scale and a zero per group of the input dimension
+    w = torch.cat([plain.layers[0].feed_forward.w1.weight, plain.layers[0].feed_forward.w3.weight])
+    assert lin.weight.numel() * lin.weight.element_size() == w.numel() // 2
+    assert lin.scales_and_zeros.shape == (w.shape[1] // lin.group, w.shape[0], 2)
+    # each weight within half a step of its group's 16 levels
+    step = (lin.scales_and_zeros[..., 0].t().repeat_interleave(lin.group, dim=1))
+    assert ((lin.dequantized() - w).abs() <= step / 2 + 1e-6).all()
+    x = prompt()
+    (lp, tp), (lq, tq) = greedy(plain, x, 4), greedy(q, x, 4)
+    assert torch.equal(tp[:, :2], tq[:, :2])
+    # 16 levels over a group's range: about 9% of a random weight's spread a weight, so ~10% on the logits
+    assert (lq - lp).norm() / lp.norm() < 0.2
+
+
+def test_int4_layout_rules():
+    assert weight_only.int4_layout(4096, 14336) == (128, 8)
+    assert weight_only.int4_layout(14336, 4096) == (128, 8)
+    assert weight_only.int4_layout(64, 32) == (64, 4)
+    assert weight_only.int4_layout(64, 30) is None      # out_features not a multiple of 8
+    assert weight_only.int4_layout(40, 64) is None      # no group size divides 40
 
 
 def test_reduction_decode_attention_matches_sdpa():
@@ -170,10 +207,10 @@ def test_decode_profile_on_cpu_counts_steps():
 
 def test_new_variants_through_runner(db_path):
     rs = run_entries(db_path, [{"workload": "llm-serve",
-                                "variants": ["fused-proj", "int8-weights+fused-proj"],
+                                "variants": ["fused-proj", "int8-weights+fused-proj", "int4-weights+fused-proj"],
                                 "params": {"batch_size": 2, "profile": 1, "decode_attention": "flex"}}],
                      repeats=1)
-    fused, int8 = rs
+    fused, int8, int4 = rs
     for r in rs:
         assert_ok(r)
         assert r.extra.projections == "fused (wqkv, w13)"
@@ -182,6 +219,7 @@ def test_new_variants_through_runner(db_path):
     # int8 weights: about a quarter of the fp32 bytes of every linear (the embedding stays fp32)
     assert int8.extra.weights_bytes < 0.6 * fused.extra.weights_bytes
     assert int8.precision == "fp32"     # the arithmetic: weights are dequantised on the CPU's fp32
+    assert "int4" in int4.extra.quantization and int4.extra.weights_bytes < int8.extra.weights_bytes
 
 
 def test_variant_rules():
@@ -190,6 +228,8 @@ def test_variant_rules():
 
     with pytest.raises(UserError, match="exclude each other"):
         LLMServe.parse_variant("int8-weights+fp8-weights")
+    with pytest.raises(UserError, match="exclude each other"):
+        LLMServe.parse_variant("int8-weights+int4-weights")
     assert LLMServe.canonical_variant("fused-proj+compile") == "compile+fused-proj"
 
 

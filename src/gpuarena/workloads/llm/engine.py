@@ -12,10 +12,7 @@ model because of a few things, each here and each testable on the CPU:
   sum that it generates and tunes itself, which reads the weights near the copy bandwidth
   (torch/_inductor/decomposition.py, ``mm``: "Our matrix vector multiplies only achieve peak
   bandwidth with coordinate descent tuning").
-- ``quantize_int8_weights``: gpt-fast's weight-only int8 (``WeightOnlyInt8Linear``): int8
-  weights with one scale per output channel, dequantised inside the matmul; in the batch-1
-  decode inductor fuses the int8 -> bf16 conversion into that multiply-and-sum, so each weight
-  is read as one byte.  Activations stay in bf16.
+- weight-only int8 and int4 (weight_only.py): fewer bytes a weight for the decode to read.
 - ``compile_prefill``: the prefill compiled with the prompt length marked dynamic, so a new
   prompt length reuses the compiled graph instead of compiling again.
 - ``FlexDecodeAttention``: the one-token decode attention through FlexAttention, whose decode
@@ -73,32 +70,6 @@ def fuse_projections(model: Llama) -> Llama:
         blk.attention = FusedAttention(blk.attention)
         blk.feed_forward = FusedFeedForward(blk.feed_forward)
     return model
-
-
-class Int8WeightOnlyLinear(nn.Module):
-    """int8 weights, one scale per output channel (symmetric), activations in their own dtype."""
-
-    def __init__(self, lin: nn.Linear):
-        super().__init__()
-        w = lin.weight.detach()
-        scales = w.abs().amax(dim=1).float().clamp(min=1e-12) / 127.0
-        q = torch.round(w.float() / scales[:, None]).clamp(-127, 127).to(torch.int8)
-        self.register_buffer("weight", q)
-        self.register_buffer("scales", scales.to(w.dtype))
-        self.in_features, self.out_features = lin.in_features, lin.out_features
-
-    def forward(self, x):
-        return F.linear(x, self.weight.to(x.dtype)) * self.scales
-
-
-@torch.no_grad()
-def quantize_int8_weights(model: nn.Module) -> str:
-    """Replace every ``nn.Linear`` (the output head too, as gpt-fast does) with its int8 form."""
-    for _name, mod in list(model.named_modules()):
-        for child_name, child in list(mod.named_children()):
-            if type(child) is nn.Linear:
-                setattr(mod, child_name, Int8WeightOnlyLinear(child))
-    return "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear)"
 
 
 def reduction_decode_attention(q, k, v, mask, pos=None):

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 10 (2026-12-02) on one lent nvidia-h200: issue 23's weight-only rungs, ResNet-50's stem, the curve.
+#   cd .serve && bash benchmarks/h200_s10.sh a       # ResNet-50's stem written 8 ways and its kernels (bias fold);
+#                                                    # llama3-8b batch 1: bf16 (compiled prefill) and int8 v5
+#   cd .serve && bash benchmarks/h200_s10.sh b       # int4 v5 at batch 1, then the flex curve at batch 128 and 256
+# One case per process; each case has its own time limit (timeout_s) below the outer one, so a case that runs
+# long is stored as a timeout with its stderr.  The first request of a process holds compilation.
+set -u
+OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
+. benchmarks/wheels.sh
+export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
+PART=${1:-a}
+DB=$OUT/h200-s10-$PART.db
+python3 -m gpuarena env > "$OUT/env.json"
+L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+NAME=h200-s10-$PART
+. benchmarks/serve_calls.sh
+END=$(( $(date +%s) + ${BUDGET_S:-575} ))
+left() { echo $(( END - $(date +%s) - ${1:-0} )); }   # seconds left in this call, less a margin
+quiet() { grep -v -E "Warning|^(STAGE|USDT|ERROR:)|warn\(" ; }
+if [ "$PART" = a ]; then
+  echo "### ResNet-50 stem ($(date +%T))"; timeout 100 python3 benchmarks/resnet_stem.py 2>&1 | quiet | tail -12
+  echo "### ResNet-50 kernels ($(date +%T))"; timeout 60 python3 benchmarks/resnet_profile.py 2>&1 | quiet | tail -18
+  t 260 $L8B -v compile+fused-proj --set batch_size=1 --set profile=1 -r 3 --set timeout_s=250
+  t $(left) $L8B -v compile+fused-proj+int8-weights --set batch_size=1 --set profile=1 -r 3 --set timeout_s=$(left 12)
+fi
+if [ "$PART" = b ]; then
+  t 230 $L8B -v compile+fused-proj+int4-weights --set batch_size=1 --set profile=1 -r 3 --set timeout_s=220
+  t 200 $L8B -v compile+fused-proj --set batch_size=128 -r 3 --set timeout_s=190
+  [ "$(left)" -gt 120 ] && t $(left) $L8B -v compile+fused-proj --set batch_size=256 -r 3 --set timeout_s=$(left 12)
+fi
+summary | tee "$OUT/summary.txt"

@@ -1,0 +1,144 @@
+"""Weight-only quantisation of a built ``Llama`` (model.py) for llm-serve: fewer bytes a weight for
+the decode to read, activations and arithmetic in the model's own dtype.
+
+- ``Int8WeightOnlyLinear``: gpt-fast's ``WeightOnlyInt8Linear`` (pytorch-labs/gpt-fast,
+  quantize.py): int8 weights, one symmetric scale per output channel, dequantised inside the matmul.
+  Its input is realised first (``realised``): under torch.compile inductor otherwise fuses the
+  producer of the input (the SwiGLU product before the down projection, an RMSNorm before the
+  others) into the matrix-vector reduction, and every output row recomputes it.  H200, llama3-8b's
+  down projection for one token (benchmarks/int8_gemv.py, session 9): 60.7 us fused, 35.4 us with
+  the activation realised first; llm-serve int8 at version 3 (fused) decoded at 0.91x bf16.
+- ``Int4WeightOnlyLinear``: gpt-fast's ``WeightOnlyInt4Linear`` on PyTorch's tinygemm kernel
+  (``aten._weight_int4pack_mm``, CUDA sm80+; ``_weight_int4pack_mm_for_cpu`` on a CPU): 4-bit
+  weights in groups along the input dimension (128 where it divides), each group with its own
+  scale and zero point (asymmetric, min-max), half a byte a weight plus 4 bytes a group.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gpuarena.errors import UserError
+
+INT8 = "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear); input realised"
+INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero point each, asymmetric "
+        "(gpt-fast WeightOnlyInt4Linear, PyTorch's tinygemm kernel)")
+
+
+def realised(x: torch.Tensor) -> torch.Tensor:
+    """``x`` written to memory by a kernel of its own: inductor lowers a foreach op as its own
+    kernel, so the matrix-vector reduction that follows reads the activation once instead of
+    recomputing its producer for every output row.  The value is ``x`` exactly."""
+    return torch._foreach_add([x], 0)[0]
+
+
+class Int8WeightOnlyLinear(nn.Module):
+    """int8 weights, one scale per output channel (symmetric), activations in their own dtype."""
+
+    def __init__(self, lin: nn.Linear):
+        super().__init__()
+        w = lin.weight.detach()
+        scales = w.abs().amax(dim=1).float().clamp(min=1e-12) / 127.0
+        q = torch.round(w.float() / scales[:, None]).clamp(-127, 127).to(torch.int8)
+        self.register_buffer("weight", q)
+        self.register_buffer("scales", scales.to(w.dtype))
+        self.in_features, self.out_features = lin.in_features, lin.out_features
+
+    def forward(self, x):
+        return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales
+
+
+def int4_layout(in_features: int, out_features: int) -> tuple[int, int] | None:
+    """(group size, inner k tiles) for tinygemm, or None when the layer does not fit it: the
+    input dimension a multiple of the group size and of 16 x the inner k tiles, the output of 8."""
+    if out_features % 8:
+        return None
+    group = next((g for g in (128, 64, 32) if in_features % g == 0), None)
+    tiles = next((t for t in (8, 4, 2) if in_features % (16 * t) == 0), None)
+    return (group, tiles) if group and tiles else None
+
+
+class Int4WeightOnlyLinear(nn.Module):
+    """4-bit weights in groups along the input, a bf16 (fp32 on a CPU) scale and zero per group;
+    w = (q - 8) * scale + zero, the form tinygemm dequantises in its inner loop."""
+
+    def __init__(self, lin: nn.Linear, group: int, tiles: int):
+        super().__init__()
+        w = lin.weight.detach().float()
+        n, k = w.shape
+        groups = w.reshape(-1, group)
+        lo, hi = groups.amin(dim=1, keepdim=True), groups.amax(dim=1, keepdim=True)
+        scales = (hi - lo).clamp(min=1e-6) / 15
+        zeros = lo + scales * 8
+        q = ((groups - lo) / scales).round().clamp(0, 15).to(torch.int32).reshape(n, k)
+        dt = lin.weight.dtype
+        self.register_buffer("scales_and_zeros", torch.cat(
+            [scales.reshape(n, -1, 1), zeros.reshape(n, -1, 1)], 2).transpose(0, 1).contiguous().to(dt))
+        if w.is_cuda:     # the CUDA packer takes two 4-bit values a byte (torch >= 2.5)
+            packed = torch.ops.aten._convert_weight_to_int4pack((q[:, ::2] << 4 | q[:, 1::2]).to(torch.uint8), tiles)
+        else:
+            packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, tiles)
+        self.register_buffer("weight", packed)
+        self.group, self.in_features, self.out_features = group, k, n
+
+    def dequantized(self) -> torch.Tensor:
+        """The weight tinygemm multiplies by, [out, in], for tests: the product with the identity."""
+        eye = torch.eye(self.in_features, device=self.weight.device, dtype=self.scales_and_zeros.dtype)
+        return self._mm(eye).t()
+
+    def _mm(self, x2d):
+        op = (torch.ops.aten._weight_int4pack_mm if x2d.is_cuda else torch.ops.aten._weight_int4pack_mm_for_cpu)
+        return op(x2d, self.weight, self.group, self.scales_and_zeros)
+
+    def forward(self, x):
+        lead = x.shape[:-1]
+        return self._mm(x.reshape(-1, self.in_features)).reshape(*lead, self.out_features)
+
+
+def _replace(model: nn.Module, make) -> int:
+    """Every ``nn.Linear`` (the output head too, as gpt-fast does) replaced by ``make(linear)``
+    where that returns a module; the count replaced."""
+    n = 0
+    for _name, mod in list(model.named_modules()):
+        for child_name, child in list(mod.named_children()):
+            if type(child) is nn.Linear and (new := make(child)) is not None:
+                setattr(mod, child_name, new)
+                n += 1
+    return n
+
+
+def require(device: torch.device, variants) -> None:
+    """``int4-weights``: tinygemm's CUDA kernel needs sm80+; a clear refusal before 16 GB of weights
+    are built."""
+    if "int4-weights" in variants and device.type == "cuda" and torch.cuda.get_device_capability(device) < (8, 0):
+        raise UserError("int4-weights: PyTorch's int4 kernel (tinygemm) needs an sm_80+ GPU (A100 or newer)")
+
+
+@torch.no_grad()
+def quantize(model: nn.Module, kind: str) -> str:
+    """Quantise every linear layer of ``model`` in place; ``kind`` is ``int8`` or ``int4``.
+    Returns the description stored with the result."""
+    if kind == "int8":
+        _replace(model, Int8WeightOnlyLinear)
+        return INT8
+    groups: set[int] = set()
+
+    def int4(lin: nn.Linear):
+        layout = int4_layout(lin.in_features, lin.out_features)
+        if layout:
+            groups.add(layout[0])
+            return Int4WeightOnlyLinear(lin, *layout)
+        return None
+
+    total = sum(type(m) is nn.Linear for m in model.modules())
+    done = _replace(model, int4)
+    left = f"; {total - done} linear layer(s) left in their dtype (shape not a tinygemm layout)" if done < total else ""
+    return INT4.format(g="/".join(str(g) for g in sorted(groups, reverse=True)) or "-") + left
+
+
+def for_variants(model: nn.Module, variants) -> str | None:
+    """llm-serve's ``int8-weights`` or ``int4-weights`` applied to ``model``; None for neither."""
+    kind = "int8" if "int8-weights" in variants else "int4" if "int4-weights" in variants else None
+    return quantize(model, kind) if kind else None

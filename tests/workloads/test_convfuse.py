@@ -48,3 +48,23 @@ def test_folding_needs_eval_mode_and_the_rung_stands_apart_from_compile():
             ResNet50Infer.parse_variant(spec)
     assert ResNet50Infer.canonical_variant("cudnn-fused+bf16+channels-last+cudnn-benchmark") == \
         "bf16+channels-last+cudnn-benchmark+cudnn-fused"
+
+
+@pytest.mark.parametrize("size", [32, 33])
+def test_space_to_depth_stem_is_the_7x7_stride_2_stem(size):
+    """The rearranged stem (a 4x4 stride-1 convolution over 2x2 blocks, 16 channels) gives the 7x7
+    stride-2 convolution's output, odd sizes included; the fused model keeps the plain one on request."""
+    m = _resnet_with_real_statistics()
+    plain = convfuse.fuse_resnet(m, stem="plain")
+    s2d = convfuse.fuse_resnet(m)
+    assert isinstance(s2d.stem, convfuse.SpaceToDepthStem) and isinstance(s2d.maxpool, convfuse.CompiledMaxPool)
+    assert isinstance(plain.stem, convfuse.FusedConv) and convfuse.fused_convs(s2d) == convfuse.fused_convs(plain)
+    assert s2d.stem.weight.shape == (64, 16, 4, 4)
+    x = torch.randn(2, 3, size, size)
+    with torch.inference_mode():
+        want, got = plain.stem(x), s2d.stem(x)
+        assert got.shape == want.shape and (got - want).norm() / want.norm() < 1e-5
+        xl = x.contiguous(memory_format=torch.channels_last)
+        assert convfuse.space_to_depth(xl, 16).is_contiguous(memory_format=torch.channels_last)
+        want, got = plain(x), s2d(x)
+        assert (got - want).norm() / want.norm() < 1e-5

@@ -70,13 +70,69 @@ class FusedBottleneck(nn.Module):
         return self.c3(self.c2(self.c1(x)), z=identity)
 
 
-class FusedResNet(nn.Module):
-    """A torchvision ResNet (bottleneck blocks) in eval mode, fused as the module docstring says."""
+def space_to_depth(x: torch.Tensor, channels: int) -> torch.Tensor:
+    """``x`` [n, c, h, w] padded by 3 (and one more row or column where h or w is odd: it meets only
+    the kernel's zero eighth row) and cut into 2x2 blocks: [n, 4c, ceil((h + 6) / 2), ...], zero
+    channels up to ``channels``, in ``x``'s memory format."""
+    n, c, h, w = x.shape
+    xp = F.pad(x, (3, 3 + w % 2, 3, 3 + h % 2))
+    hh, ww = xp.shape[2] // 2, xp.shape[3] // 2
+    s = xp.reshape(n, c, hh, 2, ww, 2).permute(0, 3, 5, 1, 2, 4).reshape(n, 4 * c, hh, ww)
+    fmt = torch.channels_last if x.is_contiguous(memory_format=torch.channels_last) else torch.contiguous_format
+    return F.pad(s, (0, 0, 0, 0, 0, channels - 4 * c)).contiguous(memory_format=fmt)
 
-    def __init__(self, model):
+
+class SpaceToDepthStem(nn.Module):
+    """The stem's 7x7 stride-2 convolution (padding 3) over 3 channels as a 4x4 stride-1 convolution
+    over the input's 2x2 blocks, 12 channels zero-padded to 16 (MLPerf ResNet's space-to-depth
+    stem). Exact: the same products (the 7x7 kernel zero-padded to 8x8), summed in another order.
+    cuDNN runs a 3-channel 7x7 convolution with an Ampere kernel at 35 TFLOP/s and pads the input
+    first; over 16 channels it uses Hopper tensor-core kernels. H200, batch 256, bf16
+    (benchmarks/resnet_stem.py, session 10): 1,201 us with the rearrangement, against 1,952 us."""
+
+    def __init__(self, stem: FusedConv, channels: int = 16):
+        super().__init__()
+        w = stem.weight.detach()
+        o = w.shape[0]
+        w8 = F.pad(w, (0, 1, 0, 1)).reshape(o, 3, 4, 2, 4, 2).permute(0, 3, 5, 1, 2, 4).reshape(o, 12, 4, 4)
+        self.weight = nn.Parameter(F.pad(w8, (0, 0, 0, 0, 0, channels - 12)).contiguous(), requires_grad=False)
+        self.bias = stem.bias
+        self.channels = channels
+
+    def forward(self, x):
+        s = space_to_depth(x, self.channels)
+        if x.is_cuda:
+            return torch.cudnn_convolution_relu(s, self.weight, self.bias, (1, 1), (0, 0), (1, 1), 1)
+        return F.relu(F.conv2d(s, self.weight, self.bias))
+
+
+class CompiledMaxPool(nn.Module):
+    """torchvision's 3x3 stride-2 max pool, compiled by inductor on a GPU (a small graph of its own;
+    the convolutions around it stay eager cuDNN calls). PyTorch's NHWC max-pool kernel read the stem's
+    output at 0.6 TB/s (H200, batch 256: 836 us); inductor's took 128 us (session 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.compiled = None
+
+    def forward(self, x):
+        if not x.is_cuda:
+            return F.max_pool2d(x, 3, 2, 1)
+        if self.compiled is None:
+            self.compiled = torch.compile(lambda t: F.max_pool2d(t, 3, 2, 1), fullgraph=True)
+        return self.compiled(x)
+
+
+class FusedResNet(nn.Module):
+    """A torchvision ResNet (bottleneck blocks) in eval mode, fused as the module docstring says;
+    ``stem="s2d"``: the stem as ``SpaceToDepthStem`` and ``CompiledMaxPool``, ``"plain"``: as built."""
+
+    def __init__(self, model, stem: str = "s2d"):
         super().__init__()
         self.stem = FusedConv(model.conv1, model.bn1, relu=True)
         self.maxpool, self.avgpool, self.fc = model.maxpool, model.avgpool, model.fc
+        if stem == "s2d":
+            self.stem, self.maxpool = SpaceToDepthStem(self.stem), CompiledMaxPool()
         self.layers = nn.Sequential(*[FusedBottleneck(b) for layer in (model.layer1, model.layer2, model.layer3,
                                                                         model.layer4) for b in layer])
 
@@ -86,12 +142,12 @@ class FusedResNet(nn.Module):
 
 
 @torch.no_grad()
-def fuse_resnet(model) -> FusedResNet:
+def fuse_resnet(model, stem: str = "s2d") -> FusedResNet:
     """The fused model (the original's batch norms must be in eval mode: their running statistics fold)."""
     if model.training:
         raise ValueError("batch norm folds only in eval mode")
-    return FusedResNet(model).eval()
+    return FusedResNet(model, stem).eval()
 
 
 def fused_convs(model: nn.Module) -> int:
-    return sum(isinstance(m, FusedConv) for m in model.modules())
+    return sum(isinstance(m, (FusedConv, SpaceToDepthStem)) for m in model.modules())

@@ -9,7 +9,8 @@ CUDA graphs), AOTInductor (``torch.export``, then an AOT-compiled package loaded
 back with ``aoti_load_package`` and timed as the deployed artefact), TensorRT
 through ``torch_tensorrt`` (FP16, as the article; skipped where it is not
 installed; deploy.py), and ``cudnn-fused``: batch norms folded, ReLU and residual
-add in cuDNN's convolution epilogue (convfuse.py).  The low-precision rungs
+add in cuDNN's convolution epilogue, the stem as a space-to-depth convolution and a compiled max
+pool (convfuse.py; version 2: the stem and the downsamples' biases in their block's epilogue).  The low-precision rungs
 ``int8-weights``, ``int8-dynamic`` and ``fp8-dynamic`` (torchao, quant.py) quantise
 the 1x1 convolutions (as linear layers) and the classifier.  Every case measures its
 output against the FP32 model's on the same input (``extra.accuracy``).
@@ -49,7 +50,7 @@ DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 class ResNet50Infer(quant.QuantRungs, Workload):
     name = "resnet50-infer"
     figures = ResNet50InferFigures
-    version = 1
+    version = 2
     description = "torchvision ResNet-50 eval under inference_mode; one request = a batch and its logits to host"
     item = "image"
     source = "article 001, section 3.3 (deployment: TensorRT at batch 1, multi-instance inference)"
@@ -65,6 +66,8 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         Param("batch_size", int, 1, "images per request (1: the article's TensorRT latency case)", min=1, max=65536),
         Param("image_size", int, 224, "input height and width in pixels", tiny=32, min=16, max=4096),
         Param("compile_mode", str, "default", "torch.compile mode for the compile variant", choices=COMPILE_MODES),
+        Param("stem", str, "s2d", "with cudnn-fused: the 7x7 stem as a 4x4 convolution over 2x2 blocks and a compiled "
+              "max pool (s2d; H200 batch 256: 1.33 ms against 2.79), or as built (plain)", choices=("s2d", "plain")),
         Param("instances", int, 1, "processes sharing the device, each serving its own request stream",
               min=1, max=64),
         Param("instance_requests", int, 20, "with instances > 1: requests each instance serves per step",
@@ -154,7 +157,7 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         self.ref = quant.fp32_reference(model, lambda m: m(x)) if self.measure_accuracy else None
         self.fused_convs = None
         if "cudnn-fused" in v:
-            model = convfuse.fuse_resnet(model)
+            model = convfuse.fuse_resnet(model, self.p["stem"])
             self.fused_convs = convfuse.fused_convs(model)   # counted before a graph or compiler wraps it
         model, self.x = model.to(dtype=dt), x.to(dt)
         if "channels-last" in v:

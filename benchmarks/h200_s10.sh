@@ -5,6 +5,7 @@
 #   cd .serve && bash benchmarks/h200_s10.sh b       # int4 v5 and bf16 (eager prefill) at batch 1, flex at batch 128
 #   cd .serve && bash benchmarks/h200_s10.sh c       # ResNet-50 v2 at batch 256: the space-to-depth stem and the
 #                                                    # compiled max pool against the plain stem, in one run
+#   cd .serve && bash benchmarks/h200_s10.sh d       # the CUDA-graph rung's NaN at batch 256 (graph_nan.py); v3
 # One case per process; each case has its own time limit (timeout_s) below the outer one, so a case that runs
 # long is stored as a timeout with its stderr.  The first request of a process holds compilation.
 set -u
@@ -36,5 +37,10 @@ if [ "$PART" = c ]; then
   t 250 $R -v bf16+channels-last+cudnn-benchmark+cudnn-fused+cuda-graph -v bf16+channels-last+cudnn-benchmark+cudnn-fused \
         --set stem=s2d,plain
   echo "### ResNet-50 kernels ($(date +%T))"; timeout 60 python3 benchmarks/resnet_profile.py 2>&1 | quiet | tail -16
+fi
+if [ "$PART" = d ]; then
+  echo "### graph NaN ($(date +%T))"; timeout 120 python3 benchmarks/graph_nan.py 2>&1 | quiet | tail -14
+  t 150 -w resnet50-infer --set batch_size=256 -r 5 --set timeout_s=70 -v bf16+channels-last+cudnn-benchmark+cudnn-fused \
+        --set stem=s2d,plain
 fi
 summary | tee "$OUT/summary.txt"

@@ -14,6 +14,8 @@ torch.compile.  On a CPU the same folded graph runs in plain ops (conv, add, rel
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -99,11 +101,16 @@ class SpaceToDepthStem(nn.Module):
         self.bias = stem.bias
         self.channels = channels
 
+        self.rearrange = None
+
     def forward(self, x):
-        s = space_to_depth(x, self.channels)
-        if x.is_cuda:
-            return torch.cudnn_convolution_relu(s, self.weight, self.bias, (1, 1), (0, 0), (1, 1), 1)
-        return F.relu(F.conv2d(s, self.weight, self.bias))
+        if not x.is_cuda:
+            return F.relu(F.conv2d(space_to_depth(x, self.channels), self.weight, self.bias))
+        if self.rearrange is None:
+            # compiled: one kernel for the padding, the blocks and the layout (eager: 4 copies, 443 us at batch 256)
+            self.rearrange = torch.compile(functools.partial(space_to_depth, channels=self.channels), fullgraph=True)
+        s = self.rearrange(x)
+        return torch.cudnn_convolution_relu(s, self.weight, self.bias, (1, 1), (0, 0), (1, 1), 1)
 
 
 class CompiledMaxPool(nn.Module):

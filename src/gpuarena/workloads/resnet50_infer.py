@@ -10,7 +10,8 @@ back with ``aoti_load_package`` and timed as the deployed artefact), TensorRT
 through ``torch_tensorrt`` (FP16, as the article; skipped where it is not
 installed; deploy.py), and ``cudnn-fused``: batch norms folded, ReLU and residual
 add in cuDNN's convolution epilogue, the stem as a space-to-depth convolution and a compiled max
-pool (convfuse.py; version 2: the stem and the downsamples' biases in their block's epilogue).  The low-precision rungs
+pool (convfuse.py; version 2: that stem and the downsamples' biases in their block's epilogue; 3: the
+stem's rearrangement compiled).  The low-precision rungs
 ``int8-weights``, ``int8-dynamic`` and ``fp8-dynamic`` (torchao, quant.py) quantise
 the 1x1 convolutions (as linear layers) and the classifier.  Every case measures its
 output against the FP32 model's on the same input (``extra.accuracy``).
@@ -50,7 +51,7 @@ DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 class ResNet50Infer(quant.QuantRungs, Workload):
     name = "resnet50-infer"
     figures = ResNet50InferFigures
-    version = 2
+    version = 3
     description = "torchvision ResNet-50 eval under inference_mode; one request = a batch and its logits to host"
     item = "image"
     source = "article 001, section 3.3 (deployment: TensorRT at batch 1, multi-instance inference)"

@@ -6,6 +6,7 @@
 #   cd .serve && bash benchmarks/h200_s10.sh c       # ResNet-50 v2 at batch 256: the space-to-depth stem and the
 #                                                    # compiled max pool against the plain stem, in one run
 #   cd .serve && bash benchmarks/h200_s10.sh d       # the CUDA-graph rung's NaN at batch 256 (graph_nan.py); v3
+#   cd .serve && bash benchmarks/h200_s10.sh e       # the same rung driven as the runner drives it, step by step
 # One case per process; each case has its own time limit (timeout_s) below the outer one, so a case that runs
 # long is stored as a timeout with its stderr.  The first request of a process holds compilation.
 set -u
@@ -42,5 +43,9 @@ if [ "$PART" = d ]; then
   echo "### graph NaN ($(date +%T))"; timeout 120 python3 benchmarks/graph_nan.py 2>&1 | quiet | tail -14
   t 150 -w resnet50-infer --set batch_size=256 -r 5 --set timeout_s=70 -v bf16+channels-last+cudnn-benchmark+cudnn-fused \
         --set stem=s2d,plain
+fi
+if [ "$PART" = e ]; then
+  echo "### graph NaN by step ($(date +%T))"; timeout 100 python3 benchmarks/graph_nan_steps.py 256 60 2>&1 | quiet | tail -8
+  exit 0
 fi
 summary | tee "$OUT/summary.txt"

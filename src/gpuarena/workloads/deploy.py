@@ -109,10 +109,11 @@ class GraphedModel:
         self._verify(want, x_before, verify)
 
     def _verify(self, want, x_before, replays: int) -> None:
-        """The captured graph must give the eager forward's output, replay after replay: on the H200
-        the cudnn-fused ResNet-50 at batch 256 replayed finite twice and non-finite from the third
-        replay on (session 10, benchmarks/graph_nan_steps.py), so a few replays are checked before
-        any is timed, and a graph that drifts is refused rather than timed."""
+        """The captured graph must give the eager forward's output on a few replays before any is
+        timed; a graph that differs is refused rather than timed.  This catches a capture that is
+        wrong from the start; it did not catch the cudnn-fused ResNet-50 at batch 64 and 256 on the
+        H200, whose replays matched here and turned non-finite from the runner's third step on
+        (session 10, benchmarks/graph_nan_steps.py): that result carries the output check's NaN flag."""
         for i in range(replays):
             self.graph.replay()
             got = self.out

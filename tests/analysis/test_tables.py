@@ -90,3 +90,26 @@ def test_check_verdicts():
     with pytest.raises(UserError, match="unknown workload"):
         check.check_claim({"gpu": "L4", "workload": "nope-infer", "precision": "fp16",
                            "batch_size": 1, "throughput": 1})
+
+
+def test_a_non_finite_result_has_no_cost_and_is_no_record(tmp_path):
+    """Session 8's H200 bundle holds a ResNet-50 CUDA-graph rung at 28,634 images/s whose output was
+    not finite: the cost table leaves it out and says so, and the report's fastest recipe beside
+    MLPerf's figure is the finite rung, not it."""
+    from gpuarena.data.published import load_into
+    from gpuarena.report.ladder import against_reference
+    from gpuarena.store.bundle import import_bundle
+    from gpuarena.store.db import Store
+
+    store = Store(str(tmp_path / "s8.db"))
+    import_bundle(store, "docs/data/h200-s8-int8-2026-12-01.json")
+    load_into(store)
+    rows = store.results(workload="resnet50-infer")
+    nan = [r for r in rows if r.extra.nan]
+    assert len(nan) == 1 and nan[0].throughput_median > max(r.throughput_median for r in rows
+                                                             if not r.extra.nan and r.source != "published")
+    out = cost.cost_table(store, workload="resnet50-infer")
+    assert nan[0].variant not in {r["variant"] for r in out["rows"] if r["params"].get("batch_size") == 256}
+    assert any("not finite" in f for f in out["flags"])
+    ref = against_reference("resnet50-infer", rows, ["batch_size"])
+    assert ref is not None and all(row[1] != nan[0].variant or "256" not in row[2] for row in ref.rows)

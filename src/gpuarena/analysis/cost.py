@@ -99,7 +99,8 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
     base = catalog.match(baseline).name if baseline else None
     cat = {g.name: g for g in catalog.priced(prices, basis=basis)}
     R.known_workload(store, workload)
-    results = R.latest([r for r in store.results(workload=workload, status="ok") if r.throughput_median])
+    ok = R.latest([r for r in store.results(workload=workload, status="ok") if r.throughput_median])
+    results = R.finite(ok)      # a diverged computation has no cost per item
     rows = []
     for r in results:
         g = cat.get(R.gpu_of(r))
@@ -127,7 +128,9 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
             "snapshots": P.sources([(g.short, g.price(basis)) for g in in_table]),
             "unpriced": [{"gpu": g.name, "reason": g.price(basis).source} for g in in_table
                          if g.price(basis).usd is None],
-            "flags": [f["text"] for f in P.order_flags(in_table, basis)]}
+            "flags": [f["text"] for f in P.order_flags(in_table, basis)] + (
+                [f"{len(ok) - len(results)} result(s) left out: their output was not finite (NaN/inf)"]
+                if len(results) < len(ok) else [])}
 
 
 def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,

@@ -110,7 +110,7 @@ def against_reference(workload: str, rows: list[Result], keys: list[str]) -> Tab
         return None
     out = []
     for ref in reference_rows(registry.get(workload).reference_as):
-        mine = [r for r in rows if r.source != "published" and r.throughput_median
+        mine = [r for r in rows if r.source != "published" and r.throughput_median and not r.extra.nan
                 and r.gpus == 1 and getattr(catalog.find(r.device_name or ""), "name", None)
                 == ref["gpu"]]
         if not mine:

@@ -68,3 +68,25 @@ def test_space_to_depth_stem_is_the_7x7_stride_2_stem(size):
         assert convfuse.space_to_depth(xl, 16).is_contiguous(memory_format=torch.channels_last)
         want, got = plain(x), s2d(x)
         assert (got - want).norm() / want.norm() < 1e-5
+
+
+@pytest.mark.gpu
+def test_space_to_depth_stem_and_the_graph_check_on_a_gpu():
+    """On a GPU: the cuDNN-fused stem over 16 channels and the compiled max pool give the plain
+    stem's output, and a captured graph of the fused model replays the eager output (the check
+    deploy.GraphedModel makes before timing; BENCHMARKS.md session 10 ran both on an H200)."""
+    from gpuarena.workloads import deploy
+
+    m = _resnet_with_real_statistics().cuda()
+    plain = convfuse.fuse_resnet(m, stem="plain").to(torch.bfloat16).to(memory_format=torch.channels_last)
+    s2d = convfuse.fuse_resnet(m).to(torch.bfloat16).to(memory_format=torch.channels_last)
+    x = torch.randn(8, 3, 64, 64, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        want, got = plain(x).float(), s2d(x).float()
+    assert (got - want).norm() / want.norm() < 2e-2
+    graphed = deploy.GraphedModel(s2d, x)           # raises if a replay differs from the eager forward
+    with torch.inference_mode():
+        first = graphed(x).float().clone()
+        again = graphed(x).float()
+    assert torch.equal(first, again) and torch.isfinite(again).all()
+    assert torch.allclose(again, got, rtol=1e-2, atol=1e-2)

@@ -117,3 +117,20 @@ def test_variant_rules():
     # ResNet-50's 3x3 convolutions stay in bf16: the peak that bounds it is still bf16's
     assert ResNet50Infer.peak_precision(frozenset({"bf16", "int8-dynamic"}), "hopper") == "bf16"
     assert BertLargeInfer.peak_precision(frozenset({"bf16", "int8-dynamic"}), "hopper") == "int8"
+
+
+def test_an_output_far_from_the_fp32_reference_is_flagged_wrong():
+    """check() of the inference workloads: a finite output whose rows point elsewhere than the FP32
+    model's is wrong, not lossy (a CUDA graph that replayed over freed weights gave cosine 0.00 on the
+    H200), and is flagged like a NaN; a lossy one is not."""
+    from gpuarena.store.flags import FlagKind
+
+    g = torch.Generator().manual_seed(0)
+    ref = torch.randn(8, 1000, generator=g)
+    lossy = ref + 0.01 * torch.randn(8, 1000, generator=g)
+    assert quant.output_flags(ref, lossy, logits=True) == []
+    wrong = quant.output_flags(ref, torch.randn(8, 1000, generator=g) * 1e20, logits=True)
+    assert [f.kind for f in wrong] == [FlagKind.nan] and "cosine" in wrong[0].message
+    nan = quant.output_flags(ref, torch.full((8, 1000), float("nan")), logits=True)
+    assert [f.message for f in nan] == ["output has NaN/inf"]
+    assert quant.output_flags(None, lossy, logits=False) == [] and quant.output_flags(ref, None, logits=True) == []

@@ -103,17 +103,17 @@ class GraphedModel:
                 want = model(x)
         torch.cuda.current_stream().wait_stream(side)
         x_before = x.clone()
-        self.graph, self.x = torch.cuda.CUDAGraph(), x
+        # the captured kernels read the model's weights at their addresses: the model must live as long as
+        # the graph (H200, session 10: with it freed the replays read reused memory, non-finite from the third)
+        self.graph, self.x, self.model = torch.cuda.CUDAGraph(), x, model
         with torch.cuda.graph(self.graph), torch.inference_mode():
             self.out = model(x)
         self._verify(want, x_before, verify)
 
     def _verify(self, want, x_before, replays: int) -> None:
         """The captured graph must give the eager forward's output on a few replays before any is
-        timed; a graph that differs is refused rather than timed.  This catches a capture that is
-        wrong from the start; it did not catch the cudnn-fused ResNet-50 at batch 64 and 256 on the
-        H200, whose replays matched here and turned non-finite from the runner's third step on
-        (session 10, benchmarks/graph_nan_steps.py): that result carries the output check's NaN flag."""
+        timed; a graph that differs is refused rather than timed.  (It could not catch the graph that
+        outlived its model's weights: that drifted only once the freed memory was reused; see __init__.)"""
         for i in range(replays):
             self.graph.replay()
             got = self.out

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
+from gpuarena.store.flags import Flag, nan_flag
 
 RUNGS = ("int8-weights", "int8-dynamic", "fp8-dynamic")
 FP8_MIN_CAPABILITY = (8, 9)     # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards
@@ -216,3 +217,23 @@ def agreement(ref: torch.Tensor, out: torch.Tensor, logits: bool) -> dict:
         cr, co = ref - ref.mean(0), out - out.mean(0)
         res["top1_agreement_centered"] = float((co.argmax(-1) == cr.argmax(-1)).float().mean())
     return res
+
+
+WRONG_COSINE = 0.9   # the worst row's cosine with the FP32 reference below which an output is wrong, not lossy
+
+
+def output_flags(ref: torch.Tensor | None, out: torch.Tensor | None, logits: bool) -> list[Flag]:
+    """An inference workload's check(): its output not finite, or far from the FP32 model's on the same
+    input.  Lossy rungs stay close (H200, session 8: FP8 0.9986, int8 0.9997 worst-row cosine); a wrong
+    computation lands far off (session 10: a CUDA graph replaying over freed weights at batch 1 gave
+    finite logits with cosine 0.00 and errors of 8e20), and a wrong output is no speed record."""
+    if out is None:
+        return []
+    if not torch.isfinite(out.float()).all().item():
+        return [nan_flag("output has NaN/inf")]
+    if ref is not None:
+        cos = agreement(ref, out, logits)["cosine_min"]
+        if not cos >= WRONG_COSINE:
+            return [nan_flag(f"output is wrong: its worst row's cosine with the FP32 reference is {cos:.2f} "
+                             f"(< {WRONG_COSINE})")]
+    return []

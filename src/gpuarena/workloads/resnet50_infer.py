@@ -41,7 +41,6 @@ from gpuarena.workloads import convfuse, deploy, quant
 from gpuarena.workloads.base import Param, Workload, activation_traffic, apply_math_mode, precision_of
 from gpuarena.workloads.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50 import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
-from gpuarena.store.flags import nan_flag
 from gpuarena.store.workload_figures import ResNet50InferFigures
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
@@ -51,7 +50,7 @@ DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
 class ResNet50Infer(quant.QuantRungs, Workload):
     name = "resnet50-infer"
     figures = ResNet50InferFigures
-    version = 3
+    version = 4     # 4: check() flags an output far from the FP32 reference (quant.output_flags)
     description = "torchvision ResNet-50 eval under inference_mode; one request = a batch and its logits to host"
     item = "image"
     source = "article 001, section 3.3 (deployment: TensorRT at batch 1, multi-instance inference)"
@@ -252,9 +251,7 @@ class ResNet50Infer(quant.QuantRungs, Workload):
         return self._precision_name(self.ctx.variants, self.device.type)
 
     def check(self) -> list:
-        if self.out is not None and not torch.isfinite(self.out).all().item():
-            return [nan_flag("output has NaN/inf")]
-        return []
+        return quant.output_flags(self.ref, self.out, logits=True)
 
     def extra(self) -> dict:
         v = self.ctx.variants

@@ -113,3 +113,23 @@ def test_a_non_finite_result_has_no_cost_and_is_no_record(tmp_path):
     assert any("not finite" in f for f in out["flags"])
     ref = against_reference("resnet50-infer", rows, ["batch_size"])
     assert ref is not None and all(row[1] != nan[0].variant or "256" not in row[2] for row in ref.rows)
+
+
+def test_a_finite_but_wrong_output_read_back_is_no_record(tmp_path):
+    """Session 10's bundle holds a batch-1 CUDA-graph ResNet-50 result stored before check() compared
+    outputs with the FP32 reference: finite logits, worst-row cosine 0.00.  Read back, it carries a
+    flag of kind nan and no decision stands on it."""
+    from gpuarena.analysis import rows as R
+    from gpuarena.store.bundle import import_bundle
+    from gpuarena.store.db import Store
+    from gpuarena.store.flags import FlagKind, diverged, flags_of
+
+    store = Store(str(tmp_path / "s10.db"))
+    import_bundle(store, "docs/data/h200-s10-2026-12-02.json")
+    graph_b1 = [r for r in store.results(workload="resnet50-infer")
+                if "cuda-graph" in r.variant and r.params.get("batch_size") == 1]
+    assert len(graph_b1) == 1 and not graph_b1[0].extra.nan and diverged(graph_b1[0])
+    assert any(f.kind is FlagKind.nan and "cosine" in f.message for f in flags_of(graph_b1[0]))
+    assert graph_b1[0] not in R.finite(store.results(workload="resnet50-infer"))
+    fine = [r for r in store.results(workload="resnet50-infer") if r.extra.accuracy and not r.extra.nan]
+    assert fine and not any(diverged(r) for r in fine if "cuda-graph" not in r.variant)

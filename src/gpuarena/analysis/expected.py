@@ -31,6 +31,7 @@ import math
 import re
 import statistics
 
+from gpuarena.store.flags import diverged
 from gpuarena.analysis import causes as C
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
@@ -157,7 +158,7 @@ def _same_recipe(q: Result, r: Result) -> bool:
             and q.workload == r.workload and q.variant == r.variant
             and q.params == r.params and q.workload_version == r.workload_version
             and q.size != "tiny" and q.gpus == 1
-            and not q.extra.nan)
+            and not diverged(q))
 
 
 def _origin(q: Result):

@@ -8,6 +8,7 @@ one llm-train measured at N ranks (FSDP2, TP ...), not the DDP interconnect mode
 
 from __future__ import annotations
 
+from gpuarena.store.flags import diverged
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.derived import with_derived
 from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, PLAN_SHAPES, model_config
@@ -46,7 +47,7 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[Result], gpus: 
 
 def _llm_train(results: list[Result], precision: str) -> list[Result]:
     return [r for r in results if registry.has(r.workload, physics="decoder-training")
-            and r.status == "ok" and r.precision == precision and not r.extra.nan
+            and r.status == "ok" and r.precision == precision and not diverged(r)
             and 0 < (mfu(r) or 0) <= 1]
 
 

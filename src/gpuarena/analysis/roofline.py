@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuarena.store.flags import diverged
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -119,4 +120,4 @@ def roof(workload: str, g: catalog.GPU, request: str, params: dict) -> Roof:
 def is_finite_result(r) -> bool:
     """A result a decision may rest on: ok, finite output (its typed NaN flag), a finite throughput."""
     return (r.status == "ok" and bool(r.throughput_median) and math.isfinite(r.throughput_median)
-            and not r.extra.nan)
+            and not diverged(r))

@@ -7,7 +7,7 @@ import math
 import re
 
 from gpuarena.data import catalog
-from gpuarena.store.flags import CV_WARN as CV_FLAG, FlagKind  # noqa: F401 (CV_FLAG: the report's notes)
+from gpuarena.store.flags import diverged, CV_WARN as CV_FLAG, FlagKind  # noqa: F401 (CV_FLAG: the report's notes)
 from gpuarena.store.result import Result
 
 
@@ -95,7 +95,7 @@ def flags(r: Result, brief: bool = False) -> list[str]:
 def finite(results: list[Result]) -> list[Result]:
     """The results whose computation stayed finite: the only ones a cost or a record may stand on (an
     H200 ResNet-50 CUDA-graph rung stored 28,634 images/s with non-finite outputs, session 8)."""
-    return [r for r in results if not r.extra.nan]
+    return [r for r in results if not diverged(r)]
 
 
 def finite_first(results: list[Result]) -> list[Result]:

@@ -7,6 +7,7 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from gpuarena.store.flags import diverged
 from gpuarena.analysis import physics as X
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
@@ -184,8 +185,8 @@ def answer(pool, rows: list[Result], jobs: list[str], comparison: Section | None
         best = best_finite(mine)
         dec, result = decision(pool, w, best)
         if best is None:
-            diverged = any(r.extra.nan for r in mine)
-            table.append([w, "no finite result" + (" (the article's recipe diverged)" if diverged else ""),
+            wrong = any(diverged(r) for r in mine)
+            table.append([w, "no finite result" + (" (the article's recipe diverged)" if wrong else ""),
                           "-", "-", dec, "", "", ""])
             continue
         v, text = figure(best)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.store.flags import diverged
 from gpuarena.analysis.compare import verdict as compare_verdict
 from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
@@ -110,7 +111,7 @@ def against_reference(workload: str, rows: list[Result], keys: list[str]) -> Tab
         return None
     out = []
     for ref in reference_rows(registry.get(workload).reference_as):
-        mine = [r for r in rows if r.source != "published" and r.throughput_median and not r.extra.nan
+        mine = [r for r in rows if r.source != "published" and r.throughput_median and not diverged(r)
                 and r.gpus == 1 and getattr(catalog.find(r.device_name or ""), "name", None)
                 == ref["gpu"]]
         if not mine:

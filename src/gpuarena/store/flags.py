@@ -12,6 +12,7 @@ from typing import Union
 from pydantic import BaseModel, ConfigDict
 
 CV_WARN = 0.05    # a spread above 5% of the mean is flagged (measure/stats.py writes the warning)
+WRONG_COSINE = 0.9   # an output whose worst row's cosine with the FP32 reference is below this is wrong, not lossy
 
 
 class FlagKind(str, enum.Enum):
@@ -62,6 +63,27 @@ def flag_of(message: str) -> Flag:
     return Flag(kind=kind, message=message)
 
 
+def wrong_output(r) -> str | None:
+    """Why a stored output is wrong though finite, read from its stored accuracy (the worst row's
+    cosine with the FP32 model's output on the same input, workloads/quant.py), or None.  Lossy
+    rungs keep 0.998 or more (H200, session 8); a CUDA graph replaying over freed weights stored
+    finite logits at cosine 0.00 (session 10)."""
+    acc = r.extra.accuracy if isinstance(r.extra.accuracy, dict) else None
+    if not acc or "cosine_min" not in acc:
+        return None
+    cos = acc["cosine_min"]
+    if cos is None or not cos >= WRONG_COSINE:
+        return "output is wrong: its worst row's cosine with the FP32 reference is " + (
+            f"{cos:.2f}" if cos is not None else "not a number")
+    return None
+
+
+def diverged(r) -> bool:
+    """The computation stopped being right: its output or loss not finite (typed when measured), or
+    its output far from the FP32 reference.  Such a result is no speed record and has no cost."""
+    return bool(r.extra.nan) or wrong_output(r) is not None
+
+
 def flags_of(r) -> list[Flag]:      # r: a store.result.Result (which imports this module)
     """The flags of a result: from its typed fields, then the warnings those fields do not restate."""
     out = []
@@ -72,6 +94,8 @@ def flags_of(r) -> list[Flag]:      # r: a store.result.Result (which imports th
         out.append(Flag(kind=FlagKind.noisy, message=f"CV {thr.cv:.1%}"))
     if r.extra.nan:
         out.append(Flag(kind=FlagKind.nan, message="NaN"))
+    elif (why := wrong_output(r)) is not None:
+        out.append(Flag(kind=FlagKind.nan, message=why))
     if r.extra.processes_disagree:
         out.append(Flag(kind=FlagKind.processes, message="process-dependent"))
     typed = {FlagKind.throttled, FlagKind.noisy, FlagKind.nan, FlagKind.processes}   # restated above

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
-from gpuarena.store.flags import Flag, nan_flag
+from gpuarena.store.flags import WRONG_COSINE, Flag, nan_flag
 
 RUNGS = ("int8-weights", "int8-dynamic", "fp8-dynamic")
 FP8_MIN_CAPABILITY = (8, 9)     # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards
@@ -218,8 +218,6 @@ def agreement(ref: torch.Tensor, out: torch.Tensor, logits: bool) -> dict:
         res["top1_agreement_centered"] = float((co.argmax(-1) == cr.argmax(-1)).float().mean())
     return res
 
-
-WRONG_COSINE = 0.9   # the worst row's cosine with the FP32 reference below which an output is wrong, not lossy
 
 
 def output_flags(ref: torch.Tensor | None, out: torch.Tensor | None, logits: bool) -> list[Flag]:

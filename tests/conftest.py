@@ -42,10 +42,16 @@ sys.dont_write_bytecode = False
 def pytest_collection_modifyitems(config, items):
     """The tests that read the session's smoke run go first, in one block: under pytest-xdist
     (`make test`, --dist worksteal) they are the head of the first worker's share, so that worker builds
-    the run once and the others never wait for it (xdist_group marks do not group under pytest 9)."""
+    the run once and the others never wait for it (xdist_group marks do not group under pytest 9).
+    Then the longest tests, shared out between the workers (tests/order.py), so the last tests a
+    worker runs are short ones."""
     import torch
 
-    items.sort(key=lambda item: not {"smoke_run", "smoke_copy"} & set(getattr(item, "fixturenames", ())))
+    from tests.order import arrange
+
+    wanted = {"smoke_run", "smoke_copy"}
+    items[:] = arrange(items, lambda item: bool(wanted & set(getattr(item, "fixturenames", ()))),
+                       int(getattr(config, "workerinput", {}).get("workercount", 1)))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA")

@@ -10,12 +10,15 @@ Two ways to call the command line:
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -30,6 +33,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # torch.compile's inductor compiles in a pool of worker processes (one per core), each importing torch:
 # in the case's own process instead.  What is compiled, and what is measured, is the same.
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+# Inductor writes its cache folder into os.environ the first time a test compiles in the worker's own
+# process (torch._inductor.runtime.cache_dir_utils.cache_dir); the runner's case server is keyed on the
+# environment children import with, so each worker replaced its server once for that.  The same folder
+# (torch's default_cache_dir), named from the start.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())))
 # Bytecode is cached (in the __pycache__ folders .gitignore leaves out) even where the shell sets
 # PYTHONDONTWRITEBYTECODE: the suite starts a few hundred interpreters (CLI processes, case children,
 # torchrun ranks), each of which would otherwise compile every gpuarena module it imports, and each

@@ -9,8 +9,8 @@ share: one worker builds the session's smoke run, no other waits for it."""
 from __future__ import annotations
 
 # CPU s of each long test and the processes it starts, measured on the 2-core box (2026-12-02, after the
-# cuts of that day); a prefix covers every test it starts.  A test not listed counts as short; a renamed one
-# only loses its place.
+# cuts of that day).  A prefix covers every test it starts, and those stay together in one share (a module
+# fixture is set up once).  A test not listed counts as short; a renamed one only loses its place.
 LONG = {
     "tests/runner/test_torchrun_e2e.py::test_ddp_and_allreduce_end_to_end": 38,
     "tests/workloads/test_llm_train.py::test_fsdp_and_tp_over_gloo": 32,
@@ -31,7 +31,7 @@ LONG = {
     "tests/workloads/test_llm_engine.py::test_new_variants_through_runner": 10,
     "tests/store/test_hostile_results.py::test_a_two_repeat_interval_is_kept_and_marked": 9.5,
     "tests/data/test_evidence.py::test_claims_table_writes_one_row_per_claim_between_its_markers": 8.8,
-    "tests/workloads/test_endpoint_transformers_serve.py::test_completions_and_chat": 8.4,
+    "tests/workloads/test_endpoint_transformers_serve.py::": 13,   # two tests sharing one server (a module fixture)
     "tests/store/test_figures.py::test_figures_round_trip_typed_through_the_runner_and_the_store": 8.3,
     "tests/workloads/test_resnet50_infer.py::test_eager_instances_and_tensorrt": 8.3,
     "tests/runner/test_child_start.py::test_a_signal_or_an_exit_is_stored_crashed": 7.7,
@@ -44,23 +44,27 @@ LONG = {
 SMOKE = 70   # the smoke run (34) and the tests that read it
 
 
-def weight(nodeid: str) -> float:
-    return next((s for prefix, s in LONG.items() if nodeid.startswith(prefix)), 0.0)
+def _group(nodeid: str) -> str | None:
+    return next((prefix for prefix in LONG if nodeid.startswith(prefix)), None)
 
 
 def arrange(items: list, reads_smoke, workers: int) -> list:
     """items in run order: see the module's docstring.  reads_smoke(item) -> bool."""
     first = [it for it in items if reads_smoke(it)]
     rest = [it for it in items if not reads_smoke(it)]
-    long = sorted((it for it in rest if weight(it.nodeid)), key=lambda it: -weight(it.nodeid))
-    short = [it for it in rest if not weight(it.nodeid)]
+    groups: dict[str, list] = {}
+    for it in rest:
+        if _group(it.nodeid):
+            groups.setdefault(_group(it.nodeid), []).append(it)
+    units = sorted(groups.items(), key=lambda kv: -LONG[kv[0]])     # the longest first
+    short = [it for it in rest if not _group(it.nodeid)]
     if workers < 2:
-        return first + long + short
+        return first + [it for _, unit in units for it in unit] + short
     shares, work = [list(first)] + [[] for _ in range(workers - 1)], [SMOKE if first else 0] + [0] * (workers - 1)
-    for it in long:
+    for prefix, unit in units:
         i = work.index(min(work))
-        shares[i].append(it)
-        work[i] += weight(it.nodeid)
+        shares[i] += unit
+        work[i] += LONG[prefix]
     left, out = len(items), []
     for i, share in enumerate(shares):
         size = left // (workers - i)            # what worksteal hands this worker

@@ -135,6 +135,37 @@ def gp(*args: str, cwd: str, env: dict | None = None, timeout: float = 600, pree
                           preexec_fn=preexec_fn or _no_core_dumps)
 
 
+_BATCH = """
+import json, sys
+sys.path.insert(1, sys.argv[3])
+from tests.conftest import gpuarena
+done = [[p.returncode, p.stdout, p.stderr] for p in (gpuarena(*a, env=e) for a, e in json.loads(sys.argv[1]))]
+with open(sys.argv[2], "w") as f:
+    json.dump(done, f)
+"""
+
+
+def gp_batch(*commands: tuple, cwd: str, env: dict | None = None,
+             timeout: float = 600) -> list[subprocess.CompletedProcess]:
+    """Several `gpuarena` commands in ONE fresh interpreter, one after another, each through the real
+    entry point (``tests.conftest.gpuarena``: its own exit code, stdout, stderr, environment).  For a
+    test whose point is what a new process finds at start-up (a plugin on its path), not a process per
+    verb: each `gpuarena` process pays torch's import (~3 CPU s).  A warning a process prints once (a
+    plugin left out) is in the first command's stderr.  A command's last item may be a dict: environment
+    variables for that command alone."""
+    commands = tuple((c[:-1], c[-1]) if c and isinstance(c[-1], dict) else (c, None) for c in commands)
+    out = os.path.join(cwd, f"batch-{os.getpid()}-{time.monotonic_ns()}.json")
+    p = subprocess.run([sys.executable, "-c", _BATCH, json.dumps(commands), out, ROOT], cwd=cwd,
+                       env=cli_env(env), capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=_no_core_dumps)
+    assert p.returncode == 0 and os.path.exists(out), (p.returncode, p.stderr[-3000:])
+    with open(out) as f:
+        done = json.load(f)
+    os.unlink(out)
+    return [subprocess.CompletedProcess(["gpuarena", *args], code, stdout, stderr)
+            for (args, _), (code, stdout, stderr) in zip(commands, done)]
+
+
 def one_line_error(p: subprocess.CompletedProcess, code: int = 2, says: str = "") -> str:
     """Assert the refusal shape: exit code, exactly one line on stderr, no traceback."""
     err = p.stderr

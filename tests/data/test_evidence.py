@@ -14,6 +14,7 @@ from gpuarena.analysis import check, precision
 from gpuarena.data import catalog, evidence
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from tests.conftest import gpuarena
 
 ROOT = Path(__file__).parents[2]
 CLAIMS = evidence.claims()
@@ -117,8 +118,8 @@ def test_claims_table_writes_one_row_per_claim_between_its_markers(tmp_path):
     db = tmp_path / "empty.db"
     env = dict(os.environ, PY=sys.executable, OUT=str(out),
                PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "gpuarena", "import", "--published", "--db", str(db)], cwd=ROOT, env=env,
-                   check=True, capture_output=True, timeout=600)
+    imported = gpuarena("import", "--published", "--db", str(db))   # in process: the script is the point
+    assert imported.returncode == 0, imported.stderr
     for _ in range(2):          # a second run replaces the section instead of appending another
         proc = subprocess.run(["bash", "scripts/claims_table.sh", str(db)], cwd=ROOT, env=env, capture_output=True,
                               text=True, timeout=600)

@@ -13,7 +13,7 @@ import psutil
 
 from gpuarena.store.db import Store
 from tests.procs import TINY as PROCS_TINY
-from tests.procs import ROOT, alive, case_children, gp, one_line_error, start_runner, wait_for
+from tests.procs import ROOT, alive, case_children, gp, gp_batch, one_line_error, start_runner, wait_for
 from tests.workloads.plugins import install
 
 BODY = '''
@@ -111,13 +111,14 @@ SAME = "name: same\n" + PROCS_TINY + """entries:
 def test_server_and_spawn_store_the_same_fields(tmp_path, suite_file):
     """The second ResNet case is forked after the server imported torchvision (learned from the first)."""
     db_server, db_spawn = str(tmp_path / "server.db"), str(tmp_path / "spawn.db")
-    args = ("--suite", suite_file(SAME))
-    assert _run(tmp_path, db_server, *args).returncode == 0
-    server_notes = _notes(tmp_path)
-    assert _run(tmp_path, db_spawn, *args, GPUARENA_CHILD_START="spawn").returncode == 0
-    spawn_notes = _notes(tmp_path)[len(server_notes):]
+    args = ("run", "-q", "--suite", suite_file(SAME))
+    # both runs in one new interpreter that finds the plugin (tests.procs.gp_batch), the second with spawn
+    server, spawn = gp_batch((*args, "--db", db_server), (*args, "--db", db_spawn, {"GPUARENA_CHILD_START": "spawn"}),
+                             cwd=str(tmp_path), env=_env(tmp_path))
+    for p in (server, spawn):
+        assert p.returncode == 0 and "case server is unavailable" not in p.stderr, p.stderr
     # the default forks the case from the server (a child of the runner); spawn starts an interpreter
-    [forked], [fresh] = server_notes, spawn_notes
+    [forked, fresh] = _notes(tmp_path)
     assert forked["comm"] == "gpuarena-case"
     assert fresh["comm"] != "gpuarena-case"
     a, b = Store(db_server), Store(db_spawn)

@@ -94,6 +94,13 @@ def _rank_process(parent: psutil.Process, local_rank: str):
     return None
 
 
+def _in_group(rank: psutil.Process) -> bool:
+    try:
+        return sum(c.status == psutil.CONN_ESTABLISHED for c in rank.net_connections(kind="tcp")) >= 2
+    except psutil.Error:
+        return False
+
+
 def test_a_dying_rank_is_a_crashed_case_and_the_suite_goes_on(tmp_path, db_path):
     suite = tmp_path / "suite.yaml"
     suite.write_text(DYING)
@@ -108,7 +115,10 @@ def test_a_dying_rank_is_a_crashed_case_and_the_suite_goes_on(tmp_path, db_path)
             victim = _rank_process(parent, "1")
             time.sleep(0.2)
         assert victim is not None, "rank 1 never started"
-        time.sleep(8)   # into the timed windows (1000 repeats: it would run for minutes)
+        # Killed once it is in the process group (its store and gloo connections are up): from then on
+        # rank 0 waits on it in every collective (1000 repeats: the case would run for minutes).
+        while not _in_group(victim) and victim.is_running() and time.monotonic() < deadline:
+            time.sleep(0.1)
         victim.send_signal(signal.SIGKILL)
         out, err = proc.communicate(timeout=300)
     finally:

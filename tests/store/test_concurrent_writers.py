@@ -19,7 +19,7 @@ ROWS_PER_THREAD = 60
 def test_parallel_runs_and_threads_share_one_db(tmp_path, suite_file):
     db = str(tmp_path / "shared.db")
     suite = suite_file("name: parallel\n" + TINY.replace("repeats: 2", "repeats: 1")
-                       + "entries:\n  - workload: resnet50-train\n")
+                       + "entries:\n  - workload: matmul\n")
     runners = [start_runner("run", "--suite", suite, "--db", db, "-q", cwd=str(tmp_path)) for _ in range(RUNNERS)]
 
     errors: list[BaseException] = []

@@ -62,7 +62,6 @@ def plugin(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setattr(registry, "_plugins", None)
     monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     yield
     monkeypatch.setattr(registry, "_plugins", None)
 
@@ -75,8 +74,7 @@ def test_every_built_in_workload_declares_its_figures():
         assert set(model.model_fields) <= set(Extra.model_fields), model.__name__
 
 
-def test_figures_round_trip_typed_through_the_runner_and_the_store(tmp_path, monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+def test_figures_round_trip_typed_through_the_runner_and_the_store(tmp_path):
     db = str(tmp_path / "f.db")
     _, outcomes = measure(db, [{"workload": "matmul", "params": {"dtype": "fp32"}}, {"workload": "h2d"}])
     assert [o.refused for o in outcomes] == [None, None]

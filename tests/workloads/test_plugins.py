@@ -8,7 +8,7 @@ import json
 import os
 import textwrap
 
-from tests.conftest import run_cli
+from tests.procs import gp_batch
 
 TOY = textwrap.dedent('''
     """A plugin workload: y += a * x over n floats."""
@@ -66,9 +66,13 @@ def install_plugin(site) -> dict:
 
 def test_plugin_workload_in_list_run_and_report(tmp_path):
     env = install_plugin(tmp_path / "site")
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "..", "src"),
-                                         env["PYTHONPATH"]])
-    listed = run_cli("list", "-f", "json", env=env)
+    db, out = str(tmp_path / "plugin.db"), tmp_path / "report.md"
+    # the four verbs in one new interpreter that finds the plugins at start-up (see tests.procs.gp_batch)
+    listed, ran, shown, rep = gp_batch(
+        ("list", "-f", "json"),
+        ("run", "-w", "toy-axpy", "--device", "cpu", "-r", "2", "--db", db, "-q"),
+        ("results", "--db", db, "-f", "json"),
+        ("report", "--db", db, "-f", "md", "-o", str(out)), cwd=str(tmp_path), env=env)
     assert listed.returncode == 0, listed.stderr
     workloads = {w["name"]: w for w in json.loads(listed.stdout)["workloads"]}
     assert workloads["toy-axpy"]["plugin"] and workloads["toy-axpy"]["kind"] == "micro"
@@ -79,14 +83,10 @@ def test_plugin_workload_in_list_run_and_report(tmp_path):
     assert any("'toy-missing'" in w and "ModuleNotFoundError" in w for w in warned)
     assert any("'toy-wrong'" in w and "not a gpuarena.workloads.base.Workload" in w for w in warned)
 
-    db = str(tmp_path / "plugin.db")
-    ran = run_cli("run", "-w", "toy-axpy", "--device", "cpu", "-r", "2", "--db", db, "-q", env=env)
     assert ran.returncode == 0, ran.stderr
-    rows = json.loads(run_cli("results", "--db", db, "-f", "json", env=env).stdout)
+    rows = json.loads(shown.stdout)
     assert [(r["workload"], r["status"]) for r in rows] == [("toy-axpy", "ok")], rows
     assert rows[0]["tflops"] > 0 and rows[0]["code_hash"] and rows[0]["throughput"]["unit"] == "elements/s"
 
-    out = tmp_path / "report.md"
-    rep = run_cli("report", "--db", db, "-f", "md", "-o", str(out), env=env)
     assert rep.returncode == 0, rep.stderr
     assert "toy-axpy" in out.read_text()

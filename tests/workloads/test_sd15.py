@@ -90,7 +90,7 @@ print(json.dumps(wl.search_info))
 
 
 def test_max_batch_search_under_a_real_memory_cap():
-    env = dict(os.environ, OMP_NUM_THREADS="2", PYTHONPATH=os.path.join(ROOT, "src"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.path.join(ROOT, "src"))
     out = subprocess.run([sys.executable, "-c", CAPPED_SEARCH], capture_output=True, text=True, env=env,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from gpuarena.data import catalog
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT
+from tests.procs import gp_batch
 
 DOC = Path(ROOT) / "docs" / "workloads.md"
 HEADING = "## Worked example: a DDP-wrappable training workload with published rows"
@@ -55,9 +56,8 @@ def install(site: Path) -> dict:
     return {"PYTHONPATH": os.pathsep.join([str(Path(ROOT) / "src"), str(site), os.environ.get("PYTHONPATH", "")])}
 
 
-def ok(*args: str, env: dict) -> str:
-    p = run_cli(*args, env=env, timeout=400)
-    assert p.returncode == 0, (args, p.stderr[-3000:])
+def ok(p) -> str:
+    assert p.returncode == 0, (p.args, p.stderr[-3000:])
     assert "left out" not in p.stderr, p.stderr      # the plugin loaded cleanly
     return p.stdout
 
@@ -65,14 +65,28 @@ def ok(*args: str, env: dict) -> str:
 def test_worked_example_through_every_verb(tmp_path):
     env = install(tmp_path / "site")
     db = str(tmp_path / "mlp.db")
-    listed = {w["name"]: w for w in json.loads(ok("list", "-f", "json", env=env))["workloads"]}
-    assert listed["mlp-train"]["plugin"] and listed["mlp-train"]["kind"] == "training"
-
-    ok("import", "--published", "--db", db, env=env)            # its own rows beside the shipped ones
     suite = tmp_path / "suite.yaml"      # run it, and ddp-train wrapping it on 2 gloo ranks, in one command
     suite.write_text(SUITE)
-    ok("run", "--suite", str(suite), "--device", "cpu", "--db", db, "-q", env=env)
-    shown = run_cli("results", "--db", db, "-f", "json", env=env, timeout=400)
+    claim = ("check", "--gpu", "A100 80GB SXM4", "-w", "mlp-train", "--precision", "tf32", "--batch-size", "256",
+             "-f", "json")
+    peak = 156.0e12 / (48 * 1024 ** 2)                            # samples/s at the A100's TF32 peak
+    # every verb in one new interpreter that finds the plugin at start-up (a process per verb would
+    # import torch nine times)
+    (listed, imported, ran, shown, compared, fine, above, scaled, advice) = gp_batch(
+        ("list", "-f", "json"),
+        ("import", "--published", "--db", db),                  # its own rows beside the shipped ones
+        ("run", "--suite", str(suite), "--device", "cpu", "--db", db, "-q"),
+        ("results", "--db", db, "-f", "json"),
+        ("compare", "-b", "A100 80GB SXM4", "-w", "mlp-train", "--db", db),
+        (*claim, "--throughput", f"{0.5 * peak:.0f}"),
+        (*claim, "--throughput", f"{2 * peak:.0f}"),
+        ("whatif", "-w", "mlp-train", "--gpu", "A100 80GB SXM4", "--n", "2,8", "--throughput", "10000", "-f", "json"),
+        ("advise", "-w", "mlp-train", "--db", db, "-f", "json"),
+        cwd=str(tmp_path), env=env, timeout=600)
+    listed = {w["name"]: w for w in json.loads(ok(listed))["workloads"]}
+    assert listed["mlp-train"]["plugin"] and listed["mlp-train"]["kind"] == "training"
+    ok(imported)
+    ok(ran)
     assert shown.returncode == 0 and "declare" not in shown.stderr, shown.stderr   # every figure declared
     rows = json.loads(shown.stdout)
     mine = [(r["workload"], r["gpus"], r["status"], (r.get("params") or {}).get("model")) for r in rows
@@ -84,18 +98,11 @@ def test_worked_example_through_every_verb(tmp_path):
                 and (r["workload"] == "mlp-train" or (r.get("params") or {}).get("model") == "mlp")]
     assert len(measured) == 2 and all(isinstance(r["extra"]["loss_last"], float) for r in measured), measured
 
-    compared = ok("compare", "-b", "A100 80GB SXM4", "-w", "mlp-train", "--db", db, env=env)
-    assert "H100" in compared
-
-    claim = ("check", "--gpu", "A100 80GB SXM4", "-w", "mlp-train", "--precision", "tf32", "--batch-size", "256",
-             "-f", "json")
-    peak = 156.0e12 / (48 * 1024 ** 2)                            # samples/s at the A100's TF32 peak
-    fine = json.loads(ok(*claim, "--throughput", f"{0.5 * peak:.0f}", env=env))
-    above = json.loads(ok(*claim, "--throughput", f"{2 * peak:.0f}", env=env))
+    assert "H100" in ok(compared)
+    fine, above = json.loads(ok(fine)), json.loads(ok(above))
     assert [fine[0]["verdict"], above[0]["verdict"]] == ["plausible", "impossible"], (fine, above)
 
-    scaled = json.loads(ok("whatif", "-w", "mlp-train", "--gpu", "A100 80GB SXM4", "--n", "2,8",
-                           "--throughput", "10000", "-f", "json", env=env))
+    scaled = json.loads(ok(scaled))
     assert [r["n"] for r in scaled["rows"]] == [2, 8] and scaled["grad_bytes"] > 0
-    advice = json.loads(ok("advise", "-w", "mlp-train", "--db", db, "-f", "json", env=env))
+    advice = json.loads(ok(advice))
     assert {"NVIDIA A100 80GB SXM4", "NVIDIA H100 80GB SXM5"} <= {r["gpu"] for r in advice["rows"]}

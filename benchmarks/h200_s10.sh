@@ -9,18 +9,8 @@
 #   cd .serve && bash benchmarks/h200_s10.sh e       # the same rung driven as the runner drives it, step by step
 # One case per process; each case has its own time limit (timeout_s) below the outer one, so a case that runs
 # long is stored as a timeout with its stderr.  The first request of a process holds compilation.
-set -u
-OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-. benchmarks/wheels.sh
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
-PART=${1:-a}
-DB=$OUT/h200-s10-$PART.db
-python3 -m gpuarena env > "$OUT/env.json"
-L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
-NAME=h200-s10-$PART
+SESSION=s10 PART=${1:-a}
 . benchmarks/serve_calls.sh
-END=$(( $(date +%s) + ${BUDGET_S:-575} ))
-left() { echo $(( END - $(date +%s) - ${1:-0} )); }   # seconds left in this call, less a margin
 quiet() { grep -v -E "Warning|^(STAGE|USDT|ERROR:)|warn\(" ; }
 if [ "$PART" = a ]; then
   echo "### ResNet-50 stem ($(date +%T))"; timeout 100 python3 benchmarks/resnet_stem.py 2>&1 | quiet | tail -12

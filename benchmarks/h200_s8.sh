@@ -9,16 +9,8 @@
 # Every llm-serve case compiles from cold caches in its own process (side-by-side cold compiles of
 # llama3-8b ran past their limits in session 7); the first request of a process holds compilation
 # and is left out of the figures.  torchao and pydantic travel as wheels in .whl/.
-set -u
-OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-. benchmarks/wheels.sh
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
-PART=${1:-quant}
-DB=$OUT/h200-s8-$PART.db
-python3 -m gpuarena env > "$OUT/env.json"
-L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+SESSION=s8 PART=${1:-quant}
 CL=bf16+channels-last+cudnn-benchmark+cudnn-fused
-NAME=h200-s8-$PART
 . benchmarks/serve_calls.sh
 if [ "$PART" = quant ]; then
   t 70 -w resnet50-infer --set batch_size=256 -v $CL -v $CL+cuda-graph -r 5 --set timeout_s=30

@@ -6,19 +6,9 @@
 # One case per process (each gpuarena run is its own process and each case its own child); every case has its
 # own time limit (timeout_s) below the outer one, so a case that runs long is stored as a timeout with its
 # stderr.  The first request of a process holds compilation and is left out of the figures.
-set -u
-OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
-. benchmarks/wheels.sh
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
-PART=${1:-flex}
-DB=$OUT/h200-s9-$PART.db
-python3 -m gpuarena env > "$OUT/env.json"
-L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+SESSION=s9 PART=${1:-flex}
 ATTN=${ATTN:-flex}
-NAME=h200-s9-$PART
 . benchmarks/serve_calls.sh
-END=$(( $(date +%s) + ${BUDGET_S:-580} ))
-left() { echo $(( END - $(date +%s) - ${1:-0} )); }   # seconds left in this call, less a margin
 if [ "$PART" = flex ]; then   # what ran first: every case timed out compiling from cold caches (165-200 s limits)
   t 40 -w membw -r 3 --set timeout_s=30
   t 175 $L8B -v compile+fused-proj --set batch_size=1 --set profile=1 -r 3 --set timeout_s=165

@@ -1,7 +1,21 @@
-# Sourced by the H200 call scripts (h200_s8.sh, h200_s9.sh) after they set OUT, DB and NAME:
+# Sourced by the H200 call scripts (h200_s8.sh, h200_s9.sh, h200_s10.sh) after they set SESSION (s8, ...) and
+# PART (the call's part): the output folder ($OUT), the carried wheels (wheels.sh), the environment, the call's
+# database ($DB, exported to $OUT/$NAME.json), the machine's fingerprint ($OUT/env.json), llama3-8b's llm-serve
+# arguments ($L8B), and
 #   t LIMIT ARGS...  one `gpuarena run -q --db $DB ARGS` under an outer time limit, its status lines
 #                    printed, the database exported to $OUT/$NAME.json after each (a call cut short keeps them)
+#   left [MARGIN]    seconds left of the call's BUDGET_S (default 580), less MARGIN
 #   summary          every stored result a line: throughput, llm-serve's decode figures and its kernel profile
+set -u
+OUT=${OUT:-./gpu-out}; mkdir -p "$OUT"
+. benchmarks/wheels.sh
+export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 COLUMNS=200
+NAME=h200-$SESSION-$PART
+DB=$OUT/$NAME.db
+python3 -m gpuarena env > "$OUT/env.json"
+L8B="-w llm-serve --set shape=llama3-8b --set prompt_len=512 --set new_tokens=128 --set warmup=1 --set steps=1"
+END=$(( $(date +%s) + ${BUDGET_S:-580} ))
+left() { echo $(( END - $(date +%s) - ${1:-0} )); }
 t() { local limit=$1; shift; echo "### $* ($(date +%T))"; timeout "$limit" python3 -m gpuarena run -q --db "$DB" "$@" 2>&1 \
       | grep -E '^\s+(ok|skipped|error|failed|timeout|crashed)|^run |^warning|rror' | tail -${TAIL:-8}
       python3 -m gpuarena export --db "$DB" -o "$OUT/$NAME.json" >/dev/null 2>&1; }

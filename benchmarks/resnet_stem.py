@@ -4,8 +4,8 @@ convolution over 3 input channels as an Ampere `sm80_xmma_..._indexed` kernel at
 TFLOP/s), cuDNN's input padding at 173 us and the 3x3 max pool at 838 us (0.6 TB/s): 31% of an
 8,808 us step for 3% of the FLOPs. Each formulation below gives the same output (checked).
 
-    python3 benchmarks/resnet_stem.py            # on the GPU: a table of us per formulation
-    python3 benchmarks/resnet_stem.py --check    # on a CPU, small: every formulation matches
+    PYTHONPATH=src python3 benchmarks/resnet_stem.py    # on the GPU: a table of us per formulation
+    PYTHONPATH=src python3 benchmarks/resnet_stem.py --check    # on a CPU, small: every formulation matches
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from gpuarena.workloads.convfuse import space_to_depth, space_to_depth_weight
 
 
 def conv_relu(x, w, b):
@@ -28,24 +30,6 @@ def pad_channels(t, c):
     return F.pad(t, (0, 0, 0, 0, 0, c - t.shape[1])).contiguous(memory_format=torch.channels_last)
 
 
-def space_to_depth_weight(w, c):
-    """The 7x7 stride-2 kernel over 3 channels as a 4x4 stride-1 kernel over 12 (2x2 blocks of the
-    input), zero-padded to 8x8 and to ``c`` channels (MLPerf ResNet's space-to-depth stem)."""
-    o = w.shape[0]
-    w8 = F.pad(w, (0, 1, 0, 1))                                   # [o, 3, 8, 8]
-    w8 = w8.reshape(o, 3, 4, 2, 4, 2).permute(0, 3, 5, 1, 2, 4).reshape(o, 12, 4, 4)
-    return pad_channels(w8, c)
-
-
-def space_to_depth(x, c):
-    """x padded by 3 and cut in 2x2 blocks: [n, 12, 115, 115], zero channels up to ``c``."""
-    n, ch, h, w = x.shape
-    xp = F.pad(x, (3, 3, 3, 3))
-    hh, ww = xp.shape[2] // 2, xp.shape[3] // 2
-    s = xp.reshape(n, ch, hh, 2, ww, 2).permute(0, 3, 5, 1, 2, 4).reshape(n, 4 * ch, hh, ww)
-    return pad_channels(s, c)
-
-
 def s2d_conv_relu(s, w, b):
     if s.is_cuda:
         return torch.cudnn_convolution_relu(s, w, b, (1, 1), (0, 0), (1, 1), 1)
@@ -55,7 +39,8 @@ def s2d_conv_relu(s, w, b):
 def formulations(w, b):
     """name -> (prepare the input once, per-call function); the input preparation is timed too where
     a pipeline would pay it per batch (the ``+ pad`` rows)."""
-    w4, w8, ws = pad_channels(w, 4), pad_channels(w, 8), space_to_depth_weight(w, 16)
+    w4, w8 = pad_channels(w, 4), pad_channels(w, 8)
+    ws = space_to_depth_weight(w, 16).contiguous(memory_format=torch.channels_last)
     pool = lambda y: F.max_pool2d(y, 3, 2, 1)      # noqa: E731
     cpool = torch.compile(pool, fullgraph=True)
     return {

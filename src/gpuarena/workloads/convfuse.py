@@ -84,6 +84,14 @@ def space_to_depth(x: torch.Tensor, channels: int) -> torch.Tensor:
     return F.pad(s, (0, 0, 0, 0, 0, channels - 4 * c)).contiguous(memory_format=fmt)
 
 
+def space_to_depth_weight(w: torch.Tensor, channels: int) -> torch.Tensor:
+    """A 7x7 kernel over c channels [o, c, 7, 7] as the 4x4 kernel over ``space_to_depth``'s 4c
+    channels: zero-padded to 8x8, its 2x2 blocks made channels, zero channels up to ``channels``."""
+    o, c = w.shape[:2]
+    w8 = F.pad(w, (0, 1, 0, 1)).reshape(o, c, 4, 2, 4, 2).permute(0, 3, 5, 1, 2, 4).reshape(o, 4 * c, 4, 4)
+    return F.pad(w8, (0, 0, 0, 0, 0, channels - 4 * c)).contiguous()
+
+
 class SpaceToDepthStem(nn.Module):
     """The stem's 7x7 stride-2 convolution (padding 3) over 3 channels as a 4x4 stride-1 convolution
     over the input's 2x2 blocks, 12 channels zero-padded to 16 (MLPerf ResNet's space-to-depth
@@ -94,10 +102,7 @@ class SpaceToDepthStem(nn.Module):
 
     def __init__(self, stem: FusedConv, channels: int = 16):
         super().__init__()
-        w = stem.weight.detach()
-        o = w.shape[0]
-        w8 = F.pad(w, (0, 1, 0, 1)).reshape(o, 3, 4, 2, 4, 2).permute(0, 3, 5, 1, 2, 4).reshape(o, 12, 4, 4)
-        self.weight = nn.Parameter(F.pad(w8, (0, 0, 0, 0, 0, channels - 12)).contiguous(), requires_grad=False)
+        self.weight = nn.Parameter(space_to_depth_weight(stem.weight.detach(), channels), requires_grad=False)
         self.bias = stem.bias
         self.channels = channels
 

@@ -63,19 +63,21 @@ def flag_of(message: str) -> Flag:
     return Flag(kind=kind, message=message)
 
 
-def wrong_output(r) -> str | None:
-    """Why a stored output is wrong though finite, read from its stored accuracy (the worst row's
-    cosine with the FP32 model's output on the same input, workloads/quant.py), or None.  Lossy
-    rungs keep 0.998 or more (H200, session 8); a CUDA graph replaying over freed weights stored
-    finite logits at cosine 0.00 (session 10)."""
-    acc = r.extra.accuracy if isinstance(r.extra.accuracy, dict) else None
-    if not acc or "cosine_min" not in acc:
+def wrong_cosine(cos: float | None) -> str | None:
+    """Why an output whose worst row has cosine ``cos`` with the FP32 model's output on the same input
+    is wrong rather than lossy, or None.  Lossy rungs keep 0.998 or more (H200, session 8); a CUDA graph
+    replaying over freed weights stored finite logits at cosine 0.00 (session 10)."""
+    if cos is not None and cos >= WRONG_COSINE:
         return None
-    cos = acc["cosine_min"]
-    if cos is None or not cos >= WRONG_COSINE:
-        return "output is wrong: its worst row's cosine with the FP32 reference is " + (
-            f"{cos:.2f}" if cos is not None else "not a number")
-    return None
+    shown = f"{cos:.2f}" if cos is not None else "not a number"
+    return f"output is wrong: its worst row's cosine with the FP32 reference is {shown} (< {WRONG_COSINE})"
+
+
+def wrong_output(r) -> str | None:
+    """``wrong_cosine`` of a stored result, read from its stored accuracy (workloads/quant.py), or None
+    where no accuracy was stored."""
+    acc = r.extra.accuracy if isinstance(r.extra.accuracy, dict) else None
+    return wrong_cosine(acc["cosine_min"]) if acc and "cosine_min" in acc else None
 
 
 def diverged(r) -> bool:

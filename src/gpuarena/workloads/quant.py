@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
-from gpuarena.store.flags import WRONG_COSINE, Flag, nan_flag
+from gpuarena.store.flags import Flag, nan_flag, wrong_cosine
 
 RUNGS = ("int8-weights", "int8-dynamic", "fp8-dynamic")
 FP8_MIN_CAPABILITY = (8, 9)     # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards
@@ -219,7 +219,6 @@ def agreement(ref: torch.Tensor, out: torch.Tensor, logits: bool) -> dict:
     return res
 
 
-
 def output_flags(ref: torch.Tensor | None, out: torch.Tensor | None, logits: bool) -> list[Flag]:
     """An inference workload's check(): its output not finite, or far from the FP32 model's on the same
     input.  Lossy rungs stay close (H200, session 8: FP8 0.9986, int8 0.9997 worst-row cosine); a wrong
@@ -229,9 +228,6 @@ def output_flags(ref: torch.Tensor | None, out: torch.Tensor | None, logits: boo
         return []
     if not torch.isfinite(out.float()).all().item():
         return [nan_flag("output has NaN/inf")]
-    if ref is not None:
-        cos = agreement(ref, out, logits)["cosine_min"]
-        if not cos >= WRONG_COSINE:
-            return [nan_flag(f"output is wrong: its worst row's cosine with the FP32 reference is {cos:.2f} "
-                             f"(< {WRONG_COSINE})")]
+    if ref is not None and (why := wrong_cosine(agreement(ref, out, logits)["cosine_min"])):
+        return [nan_flag(why)]
     return []

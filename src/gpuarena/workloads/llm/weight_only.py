@@ -83,11 +83,6 @@ class Int4WeightOnlyLinear(nn.Module):
         self.register_buffer("weight", packed)
         self.group, self.in_features, self.out_features = group, k, n
 
-    def dequantized(self) -> torch.Tensor:
-        """The weight tinygemm multiplies by, [out, in], for tests: the product with the identity."""
-        eye = torch.eye(self.in_features, device=self.weight.device, dtype=self.scales_and_zeros.dtype)
-        return self._mm(eye).t()
-
     def _mm(self, x2d):
         op = (torch.ops.aten._weight_int4pack_mm if x2d.is_cuda else torch.ops.aten._weight_int4pack_mm_for_cpu)
         return op(x2d, self.weight, self.group, self.scales_and_zeros)

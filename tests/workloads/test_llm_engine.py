@@ -112,9 +112,10 @@ def test_int8_composes_with_fused_projections():
 
 
 def test_realised_input_is_the_input_eager_and_compiled():
-    """int8's input is written by a kernel of its own under compile; the value is unchanged."""
+    """int8's input is written by a kernel of its own under compile on a GPU; the value is unchanged.
+    On the CPU (no matrix-vector decomposition to keep apart) it is the input itself."""
     x = torch.randn(3, 5)
-    assert torch.equal(weight_only.realised(x), x)
+    assert weight_only.realised(x) is x
     f = torch.compile(lambda a: weight_only.realised(torch.nn.functional.silu(a)) * 2, fullgraph=True)
     assert torch.allclose(f(x), torch.nn.functional.silu(x) * 2)
 

@@ -2,13 +2,14 @@
 
 torchtitan's way: FP8 is a converter applied to a built model, not a second model.
 
-- ``require``: FP8 needs a CUDA GPU of compute capability 8.9+ (precision.FP8_MIN_CAPABILITY) and
+- ``require``: training's FP8 needs a CUDA GPU of compute capability 8.9+ (precision.FP8_MIN_CAPABILITY) and
   torchao; otherwise the case is stored as skipped with the reason, never run at another precision.
 - training (llm-train ``fp8``): ``convert_training`` swaps the eligible linears for torchao's
   ``Float8Linear`` (dynamic tensorwise scaling); ``tp_styles`` are its tensor-parallel plans;
   ``precompute_fsdp_scales`` does the one all-reduce of the weight scales FSDP2's FP8 all-gather needs.
-- serving (llm-serve ``fp8-weights``): ``quantize_weights``, torchao's dynamic-activation,
-  FP8-weight recipe with row-wise scales on every linear.
+- serving (llm-serve ``fp8-weights``): ``require_serving`` here; the weights are
+  ``weight_only.Fp8Linear`` (PyTorch's own ``torch._scaled_mm``, no torchao: weight-only in a
+  batch-1 decode step, FP8 tensor cores with dynamic row-wise activation scales elsewhere).
 """
 
 from __future__ import annotations
@@ -78,18 +79,19 @@ def precompute_fsdp_scales(model) -> None:
 
 # --- serving --------------------------------------------------------------------------
 
-def quantize_weights(model) -> str:
-    """torchao's FP8 dynamic-activation, FP8-weight recipe with row-wise scales on every linear;
-    returns the recipe's name (stored with the result)."""
-    from torchao.quantization import quantize_
+def require_serving(device) -> None:
+    """Skip (with the reason) where the serving recipe cannot run: a CUDA GPU below sm_89, or a
+    PyTorch whose FP8 matmul (``torch._scaled_mm``) does not run on this device."""
+    import torch
 
+    if device.type == "cuda" and tuple(torch.cuda.get_device_capability(device)) < FP8_MIN_CAPABILITY:
+        cap = torch.cuda.get_device_capability(device)
+        raise WorkloadSkipped(f"fp8-weights needs a CUDA GPU of compute capability {FP8_MIN_CAPABILITY[0]}."
+                              f"{FP8_MIN_CAPABILITY[1]}+ (Ada, Hopper or newer); this GPU is {cap[0]}.{cap[1]}")
+    a = torch.zeros(16, 16, device=device).to(torch.float8_e4m3fn)
+    one = torch.ones(16, 1, device=device)
     try:
-        from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow
-
-        recipe = Float8DynamicActivationFloat8WeightConfig(granularity=PerRow())
-    except ImportError:     # torchao before 0.9 names the recipe as a function
-        from torchao.quantization import PerRow, float8_dynamic_activation_float8_weight
-
-        recipe = float8_dynamic_activation_float8_weight(granularity=PerRow())
-    quantize_(model, recipe)
-    return type(recipe).__name__
+        torch._scaled_mm(a, a.t(), scale_a=one, scale_b=one.t(), out_dtype=torch.float32)
+    except (RuntimeError, NotImplementedError, AttributeError) as e:
+        raise WorkloadSkipped(f"fp8-weights: this PyTorch has no row-wise FP8 matmul on {device.type}: "
+                              f"{str(e).splitlines()[0][:160]}") from None

@@ -9,9 +9,10 @@ times do not perturb the decode; on a CPU the marks are perf_counter readings (i
 synchronous).  The first request of a process is left out of these figures: it holds compilation and
 CUDA-graph recording.
 
-Variants: see ``variants`` (llm/engine.py says why each matters).  Version 2 (issue 23): the compiled
-prefill, the tuning; 3: quantised weights keep an eager prefill; 4: a compiled decode attends through
-FlexAttention (``decode_attention=auto``); 5: int8 weights read a realised input, ``int4-weights``.
+Variants: see ``variants`` (llm/engine.py says why).  Version 2 (issue 23): the compiled prefill, the
+tuning; 3: quantised weights keep an eager prefill; 4: a compiled decode attends through FlexAttention
+(``decode_attention=auto``); 5: int8 reads a realised input, ``int4-weights``; 6: ``fp8-weights``
+is weight-only in a batch-1 decode (weight_only.Fp8Linear), no torchao.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gpuarena.errors import UserError
 from gpuarena.measure.stats import nearest_rank
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import search_max_batch
-from gpuarena.workloads.llm import engine, fp8, weight_only
+from gpuarena.workloads.llm import engine, weight_only
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_flops
 from gpuarena.workloads.llm.model import build
@@ -36,7 +37,7 @@ from gpuarena.store.workload_figures import LLMServeFigures
 class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
-    version = 5
+    version = 6
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -76,8 +77,8 @@ class LLMServe(Workload):
                         "input realised before the product; activations and arithmetic stay bf16",
         "int4-weights": "weight-only int4 of every linear layer (groups of 128 with a scale and zero each, "
                         "gpt-fast's recipe on PyTorch's tinygemm kernel, sm_80+); activations stay bf16",
-        "fp8-weights": "torchao FP8 dynamic-activation FP8-weight quantisation of every linear layer "
-                       "(row-wise scales), static cache; skipped without torchao or an sm_89+ GPU",
+        "fp8-weights": "FP8 e4m3 weights (per-channel scales) in every linear layer: weight-only in a compiled "
+                       "batch-1 decode, FP8 tensor cores with per-row activation scales elsewhere; sm_89+",
     }
     exclusive = (frozenset({"fp8-weights", "int8-weights", "int4-weights"}),)
     default_warmup = 1
@@ -122,9 +123,7 @@ class LLMServe(Workload):
     # --- building ----------------------------------------------------------------
     def setup(self) -> None:
         v = self.ctx.variants
-        if "fp8-weights" in v:
-            fp8.require(self.device, "fp8-weights")   # before building 16 GB of weights
-        weight_only.require(self.device, v)
+        weight_only.require(self.device, v)     # before building 16 GB of weights
         self.cfg = cfg = self.config(self.p)
         cuda = self.device.type == "cuda"
         self.dtype = torch.bfloat16 if cuda else torch.float32
@@ -133,7 +132,7 @@ class LLMServe(Workload):
             self.model = build(cfg, self.device, self.dtype).eval()
         if "fused-proj" in v:
             engine.fuse_projections(self.model)
-        self.quant = fp8.quantize_weights(self.model) if "fp8-weights" in v else weight_only.for_variants(self.model, v)
+        self.quant = weight_only.for_variants(self.model, v)
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
             torch.cuda.empty_cache()
         self.weights_bytes = (torch.cuda.memory_allocated(self.device) - before if cuda else

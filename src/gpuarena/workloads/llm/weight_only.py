@@ -21,8 +21,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpuarena.errors import UserError
+from gpuarena.workloads.llm import fp8
 
 INT8 = "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear); input realised"
+FP8 = ("FP8 e4m3 weights, one scale per output channel; one row under compile (a batch-1 decode step): "
+       "weight-only, upcast inside the matrix-vector product; more rows: FP8 tensor cores "
+       "(torch._scaled_mm), activations scaled per row when they arrive")
+E4M3_MAX = 448.0
 INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero point each, asymmetric "
         "(gpt-fast WeightOnlyInt4Linear, PyTorch's tinygemm kernel)")
 
@@ -30,8 +35,10 @@ INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero p
 def realised(x: torch.Tensor) -> torch.Tensor:
     """``x`` written to memory by a kernel of its own: inductor lowers a foreach op as its own
     kernel, so the matrix-vector reduction that follows reads the activation once instead of
-    recomputing its producer for every output row.  The value is ``x`` exactly."""
-    return torch._foreach_add([x], 0)[0]
+    recomputing its producer for every output row.  The value is ``x`` exactly.  A CPU tensor is
+    returned as it is: inductor decomposes the product into a reduction only on a GPU (and its CPU
+    FlexAttention template, torch 2.14, refuses the foreach as an epilogue)."""
+    return torch._foreach_add([x], 0)[0] if x.is_cuda else x
 
 
 class Int8WeightOnlyLinear(nn.Module):
@@ -48,6 +55,37 @@ class Int8WeightOnlyLinear(nn.Module):
 
     def forward(self, x):
         return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales
+
+
+def per_row_fp8(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``t`` (2-d) as e4m3 with one float32 scale a row: (values, scales [rows, 1])."""
+    scales = t.abs().amax(dim=1, keepdim=True).float().clamp(min=1e-12) / E4M3_MAX
+    return (t.float() / scales).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn), scales
+
+
+class Fp8Linear(nn.Module):
+    """FP8 (e4m3) weights with one scale per output channel, read two ways:
+    - one row under torch.compile (a batch-1 decode step): the weight is upcast to the activation's
+      dtype inside inductor's matrix-vector reduction, as int8's is (weight-only: 1 byte a weight
+      read, bf16 arithmetic).  cuBLAS's FP8 GEMM on one row, behind the activation's own scaling
+      kernels, decoded at 0.88x bf16 on the H200 (torchao's recipe, session 9);
+    - more rows (the prefill, a batched decode): the FP8 tensor cores, ``torch._scaled_mm`` with the
+      activation scaled per row when it arrives (torchao's dynamic-activation FP8-weight recipe,
+      row-wise scales)."""
+
+    def __init__(self, lin: nn.Linear):
+        super().__init__()
+        q, scales = per_row_fp8(lin.weight.detach())
+        self.register_buffer("weight", q)
+        self.register_buffer("scales", scales.t().contiguous())          # [1, out], float32
+        self.in_features, self.out_features = lin.in_features, lin.out_features
+
+    def forward(self, x):
+        if x.numel() == self.in_features and torch.compiler.is_compiling():
+            return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales.to(x.dtype)
+        xq, xs = per_row_fp8(x.reshape(-1, self.in_features))
+        y = torch._scaled_mm(xq, self.weight.t(), scale_a=xs, scale_b=self.scales, out_dtype=x.dtype)
+        return y.reshape(*x.shape[:-1], self.out_features)
 
 
 def int4_layout(in_features: int, out_features: int) -> tuple[int, int] | None:
@@ -92,7 +130,7 @@ class Int4WeightOnlyLinear(nn.Module):
         return self._mm(x.reshape(-1, self.in_features)).reshape(*lead, self.out_features)
 
 
-def _replace(model: nn.Module, make) -> int:
+def replace_linears(model: nn.Module, make) -> int:
     """Every ``nn.Linear`` (the output head too, as gpt-fast does) replaced by ``make(linear)``
     where that returns a module; the count replaced."""
     n = 0
@@ -105,18 +143,27 @@ def _replace(model: nn.Module, make) -> int:
 
 
 def require(device: torch.device, variants) -> None:
-    """``int4-weights``: tinygemm's CUDA kernel needs sm80+; a clear refusal before 16 GB of weights
-    are built."""
+    """``int4-weights``: tinygemm's CUDA kernel needs sm80+; ``fp8-weights``: sm89+ and PyTorch's
+    row-wise FP8 matmul (skipped otherwise, fp8.require_serving).  Before 16 GB of weights are built."""
+    if "fp8-weights" in variants:
+        fp8.require_serving(device)
     if "int4-weights" in variants and device.type == "cuda" and torch.cuda.get_device_capability(device) < (8, 0):
         raise UserError("int4-weights: PyTorch's int4 kernel (tinygemm) needs an sm_80+ GPU (A100 or newer)")
 
 
 @torch.no_grad()
 def quantize(model: nn.Module, kind: str) -> str:
-    """Quantise every linear layer of ``model`` in place; ``kind`` is ``int8`` or ``int4``.
-    Returns the description stored with the result."""
+    """Quantise every linear layer of ``model`` in place; ``kind`` is ``int8``, ``int4`` or ``fp8``
+    (the layers whose dimensions divide by 16, the FP8 GEMM's rule).  Returns the description
+    stored with the result."""
+    if kind == "fp8":
+        total = sum(type(m) is nn.Linear for m in model.modules())
+        done = replace_linears(model, lambda lin: Fp8Linear(lin) if lin.in_features % 16 == 0 == lin.out_features % 16
+                               else None)
+        return FP8 + (f"; {total - done} linear layer(s) left in their dtype (dimensions not multiples of 16)"
+                      if done < total else "")
     if kind == "int8":
-        _replace(model, Int8WeightOnlyLinear)
+        replace_linears(model, Int8WeightOnlyLinear)
         return INT8
     groups: set[int] = set()
 
@@ -128,12 +175,13 @@ def quantize(model: nn.Module, kind: str) -> str:
         return None
 
     total = sum(type(m) is nn.Linear for m in model.modules())
-    done = _replace(model, int4)
+    done = replace_linears(model, int4)
     left = f"; {total - done} linear layer(s) left in their dtype (shape not a tinygemm layout)" if done < total else ""
     return INT4.format(g="/".join(str(g) for g in sorted(groups, reverse=True)) or "-") + left
 
 
 def for_variants(model: nn.Module, variants) -> str | None:
-    """llm-serve's ``int8-weights`` or ``int4-weights`` applied to ``model``; None for neither."""
-    kind = "int8" if "int8-weights" in variants else "int4" if "int4-weights" in variants else None
+    """llm-serve's ``int8-weights``, ``int4-weights`` or ``fp8-weights`` applied to ``model``; None for
+    none of them."""
+    kind = next((k for k in ("int8", "int4", "fp8") if f"{k}-weights" in variants), None)
     return quantize(model, kind) if kind else None

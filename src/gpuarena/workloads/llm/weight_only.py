@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpuarena.errors import UserError
+from gpuarena.workloads.llm.precisions import int4_layout  # the layout rule, shared with analysis's bytes
 
 INT8 = "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear); input realised"
 INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero point each, asymmetric "
@@ -48,16 +49,6 @@ class Int8WeightOnlyLinear(nn.Module):
 
     def forward(self, x):
         return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales
-
-
-def int4_layout(in_features: int, out_features: int) -> tuple[int, int] | None:
-    """(group size, inner k tiles) for tinygemm, or None when the layer does not fit it: the
-    input dimension a multiple of the group size and of 16 x the inner k tiles, the output of 8."""
-    if out_features % 8:
-        return None
-    group = next((g for g in (128, 64, 32) if in_features % g == 0), None)
-    tiles = next((t for t in (8, 4, 2) if in_features % (16 * t) == 0), None)
-    return (group, tiles) if group and tiles else None
 
 
 class Int4WeightOnlyLinear(nn.Module):

@@ -119,7 +119,8 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
                 and registry.has(r.workload, physics="serving") and _setting(r) == key]
         slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
-        out.append({"gpu": gpu, "variant": variant, "attention": attention, "model": model,
+        out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(next(iter(by_batch.values()))),
+                    "attention": attention, "model": model,
                     "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,

@@ -171,7 +171,8 @@ def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float
         return "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
                               f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
     if thr > bound["tokens_per_s"] * (1 + 1e-6):
-        return "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
+        over = thr / bound["tokens_per_s"]          # 1.02x, not a rounded 1.0x, just above the bound
+        return "impossible", f"{head}; the claim is {over:.{2 if over < 1.1 else 1}f}x that"
     if thr > credible["tokens_per_s"] * (1 + spread):
         return "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "

@@ -198,3 +198,15 @@ def test_parse_sets_normalises_names():
     assert S.parse_sets(["precision=BF16"])["precision"] == "bf16"
     with pytest.raises(UserError, match="int8, int4"):
         S.parse_sets(["precision=nf4"])
+
+
+def test_a_csv_of_claims_names_the_weights_by_precision_or_variant(s10, tmp_path):
+    csv = tmp_path / "claims.csv"
+    csv.write_text("gpu,workload,precision,batch_size,throughput,model,prompt_len,new_tokens,source\n"
+                   "H200,llm-serve,int4-weights,1,196.84,llama3-8b,512,128,session 10\n"
+                   "H200,llm-serve,int8,1,2000,llama3-8b,512,128,above the int8 bound\n")
+    out = gpuarena("check", "--csv", str(csv), "--db", s10[0], "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [(r["executed"], r["verdict"]) for r in rows] == [("int4", "plausible"), ("int8", "impossible")]
+    assert 600 < rows[1]["bound_tokens_per_s"] < 630          # 7.5 GB of int8 weights a token at 4.8 TB/s

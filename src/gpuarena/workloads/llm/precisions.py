@@ -18,6 +18,8 @@ The RMSNorm weights and the embedding table stay in the model's dtype (a lookup 
 
 from __future__ import annotations
 
+from gpuarena.workloads.llm.flops import param_counts
+
 SERVING_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "int4")
 # the precision of the arithmetic, whose peak bounds a compute-bound step
 COMPUTE = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "bf16", "int4": "bf16"}
@@ -25,7 +27,7 @@ COMPUTE = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "bf16", "int4":
 VARIANT_PRECISION = {"fp8-weights": "fp8", "int8-weights": "int8", "int4-weights": "int4"}
 # what a claim or a flag may say for each precision
 ALIASES = {"bfloat16": "bf16", "amp-bf16": "bf16", "float16": "fp16", "half": "fp16", "amp-fp16": "fp16",
-           "fp8-e4m3": "fp8", "e4m3": "fp8", "w8": "int8", "w4": "int4", **{v: p for v, p in VARIANT_PRECISION.items()}}
+           **VARIANT_PRECISION}
 SCALE_BYTES = {"fp8": 4, "int8": 2}       # one scale per output channel
 INT4_GROUPS = (128, 64, 32)               # the group sizes tried, largest first (along the input)
 INT4_GROUP_BYTES = 4                      # a 2-byte scale and a 2-byte zero point per group
@@ -87,6 +89,4 @@ def dense_bytes(cfg, precision: str) -> float:
 def bytes_per_weight(cfg, precision: str) -> float:
     """The mean bytes a dense parameter takes at ``precision`` (2 for bf16; ~1.0 for int8;
     ~0.53 for int4 at groups of 128)."""
-    from gpuarena.workloads.llm.flops import param_counts
-
     return dense_bytes(cfg, precision) / param_counts(cfg)[1]

@@ -17,6 +17,7 @@ from gpuarena.analysis.physics import spread as run_spread
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
+from gpuarena.workloads.llm import precisions as W
 from gpuarena.workloads.llm.flops import flops_per_token
 from gpuarena.workloads.llm.shapes import resolve_shape
 
@@ -109,25 +110,36 @@ def check_serving(claim: dict, store=None) -> dict:
         raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
     results = store.results(workload=cls.name) if store is not None else []
     bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
-    ceil = M.ceiling(results)
+    ceil = M.ceiling(results, prec)
     # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
     credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
     need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
     fpi = cls.flops(params)
     implied = thr / tp * fpi / 1e12
-    bw_per_tok = bound["bytes_per_step_per_gpu"] / b
+    bw_per_tok, peak = bound["bytes_per_step_per_gpu"] / b, g.peaks[W.COMPUTE[prec]]
     at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
     head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
             f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
-            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {g.peaks[prec]:g} TFLOP/s "
+            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {peak:g} TFLOP/s "
             f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
     v, reason = _serving_verdict(store, cls.name, head, g, thr, need, bound, credible, ceil)
     return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
-            "executed_as": f"{prec} weights", "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
+            "executed_as": f"{prec} weights" + ("" if W.COMPUTE[prec] == prec else f", {W.COMPUTE[prec]} arithmetic"),
+            "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
             "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
-            "verdict": v, "implied_tflops": implied, "peak_tflops": g.peaks[prec],
-            "share_of_peak": implied / g.peaks[prec], "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
+            "verdict": v, "implied_tflops": implied, "peak_tflops": peak,
+            "share_of_peak": implied / peak, "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
             "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
+
+
+def serving_precision(given) -> str:
+    """The weights' precision a serving claim states (workloads/llm/precisions.py), or a UserError
+    listing the ones the serving model knows."""
+    prec = W.normalise(str(given))
+    if prec is None:
+        raise UserError(f"llm-serve claim precision {given!r}: the weights' precision is one of "
+                        f"{', '.join(W.SERVING_PRECISIONS)}")
+    return prec
 
 
 def _serving_claim(claim: dict) -> tuple:
@@ -137,10 +149,7 @@ def _serving_claim(claim: dict) -> tuple:
         raise UserError(f"llm-serve claim: {', '.join(unused)} mean nothing to a serving claim (give the model, "
                         "prompt_len, new_tokens, batch and --gpus for tensor parallel)")
     g = catalog.match(claim["gpu"])
-    prec = {"bf16": "bf16", "bfloat16": "bf16", "amp-bf16": "bf16", "fp16": "fp16", "float16": "fp16",
-            "half": "fp16", "fp8": "fp8"}.get(str(claim.get("precision")).strip().lower())
-    if prec is None:
-        raise UserError(f"llm-serve claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 weights")
+    prec = serving_precision(claim.get("precision"))
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     if claim.get("model") not in (None, "") and "hf_config" not in given:
         given.setdefault("shape", claim["model"])
@@ -162,7 +171,8 @@ def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float
         return "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
                               f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
     if thr > bound["tokens_per_s"] * (1 + 1e-6):
-        return "impossible", f"{head}; the claim is {thr / bound['tokens_per_s']:.1f}x that"
+        over = thr / bound["tokens_per_s"]          # 1.02x, not a rounded 1.0x, just above the bound
+        return "impossible", f"{head}; the claim is {over:.{2 if over < 1.1 else 1}f}x that"
     if thr > credible["tokens_per_s"] * (1 + spread):
         return "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
@@ -243,14 +253,14 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
     cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
-    prec = str(claim.get("precision") or "bf16").strip().lower()
+    prec = serving_precision(claim.get("precision") or "bf16")
     a, b = catalog.match(gpu), catalog.match(vs)
     for g in (a, b):
         why = M.refusal(g, prec, cfg, tp)
         if why:
             raise UserError(f"ratio claim on {g.short}: {why}")
     conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
-    ceil = M.ceiling(store.results(workload=cls.name) if store is not None else [])
+    ceil = M.ceiling(store.results(workload=cls.name) if store is not None else [], prec)
     bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
     cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
     r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]

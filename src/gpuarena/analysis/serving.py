@@ -23,7 +23,8 @@ from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: 
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes
+from gpuarena.workloads.llm.flops import flops_per_token, kv_cache_bytes
+from gpuarena.workloads.llm.precisions import normalise
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.spec.suite import set_pairs
 from gpuarena.store.result import Result
@@ -51,8 +52,7 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
                      precision: str = "bf16", bandwidth_share: float = 1.0) -> dict:
     """Roofline of one decode step at ``batch`` sequences of ``context`` tokens: the bytes it
     reads over the bandwidth reached (datasheet x share) against its FLOPs over the peak."""
-    per_weight = 1.0 if precision == "fp8" else 2.0
-    moved = decode_bytes_per_step(cfg, batch, context, per_weight)
+    moved = M.decode_bytes(cfg, precision, batch, context)
     t_mem = moved / (bandwidth_gbs * 1e9 * bandwidth_share)
     t_flop = batch * flops_per_token(cfg, context, training=False) / (peak_tflops * 1e12) if peak_tflops else 0.0
     t = max(t_mem, t_flop)
@@ -119,7 +119,8 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
                 and registry.has(r.workload, physics="serving") and _setting(r) == key]
         slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
-        out.append({"gpu": gpu, "variant": variant, "attention": attention, "model": model,
+        out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(next(iter(by_batch.values()))),
+                    "attention": attention, "model": model,
                     "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
@@ -151,8 +152,11 @@ def parse_sets(items: list[str]) -> dict:
         raise UserError("--set prompt and output must be >= 1 (context > output) and batch >= 0")
     if not 0 <= out["overhead"] < 1:
         raise UserError("--set overhead is a fraction of memory in [0, 1)")
-    if out["precision"] not in M.PRECISIONS:
-        raise UserError(f"--set precision={out['precision']!r}: bf16, fp16 or fp8")
+    prec = normalise(out["precision"])
+    if prec is None:
+        raise UserError(f"--set precision={out['precision']!r}: the weights' precision is one of "
+                        f"{', '.join(M.PRECISIONS)}")
+    out["precision"] = prec
     return out
 
 
@@ -196,7 +200,7 @@ def advise(results: list[Result], sets: list[str], min_memory: float | None = No
     if not 1 <= gpus <= M.MAX_TP:
         raise UserError(f"--gpus {gpus}: llm-serve is modelled as tensor parallel within one node (1-{M.MAX_TP})")
     cfg = resolve_shape(s["shape"], s["hf_config"])
-    sh = M.shares(results)
+    sh = M.shares(results, s["precision"])
     rows, excluded = [], ([] if include_consumer else catalog.consumer_excluded())
     for g in catalog.priced(overrides, "cloud", include_consumer):
         if min_memory and g.memory_gb < min_memory:

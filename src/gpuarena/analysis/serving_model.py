@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.workloads.llm.flops import (decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts,
-                                          prefill_flops)
+from gpuarena.workloads.llm import precisions as W
+from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts, prefill_flops
+from gpuarena.workloads.llm.shapes import resolve_shape
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 from gpuarena.store.result import Result
 
@@ -38,13 +39,23 @@ DEFAULT_DECODE_SHARE = (1397.31 / 2039, "default: gpt-fast's Llama-2-7B bf16 bat
 # The best share gpt-fast publishes (same README, Llama-2-70B bf16 at TP=2): 1,481.87 GB/s of 2,039.
 DECODE_CEILING = (1481.87 / 2039, "gpt-fast's Llama-2-70B bf16 TP=2 batch-1 decode on A100-80GBs, 1,482 GB/s "
                   "of 2,039 (github.com/pytorch-labs/gpt-fast README)")
+# Weight-only int8 and int4 (groups of 32) of the same README, one A100-80GB: Llama-2-7B decodes at 1,069.20
+# and 862.69 GB/s (the default share); Llama-2-70B's 1,322.58 and 1,097.66 (8 GPUs) are the best it reaches.
+_GPT_FAST = "(github.com/pytorch-labs/gpt-fast README)"
+DEFAULT_SHARES = {
+    "int8": (1069.20 / 2039, f"default: gpt-fast's Llama-2-7B int8 batch-1 decode on an A100-80GB, 1,069 GB/s of "
+                             f"2,039 {_GPT_FAST}"),
+    "int4": (862.69 / 2039, f"default: gpt-fast's Llama-2-7B int4 (groups of 32) batch-1 decode on an A100-80GB, "
+                            f"863 GB/s of 2,039 {_GPT_FAST}")}
+CEILINGS = {"int8": (1322.58 / 2039, f"gpt-fast's Llama-2-70B int8 batch-1 decode, 1,323 GB/s of 2,039 {_GPT_FAST}"),
+            "int4": (1097.66 / 2039, f"gpt-fast's Llama-2-70B int4 batch-1 decode, 1,098 GB/s of 2,039 {_GPT_FAST}")}
 # gpuarena's own eager prefill (BENCHMARKS.md, llm-serve on one H200, session 5): 492 TFLOP/s of 989.
 DEFAULT_PREFILL_MFU = (0.497, "default: gpuarena's eager prefill, llama3-8b batch 64 on one H200, 492 TFLOP/s "
                        "(BENCHMARKS.md, session 5)")
 # BENCHMARKS.md, two NVLinked H200s: an all-reduce of up to 512 KiB costs a fixed 30-60 us a call.
 ALLREDUCE_LATENCY_S = 30e-6
 FP8_MIN_CC, BF16_MIN_CC = float("%d.%d" % FP8_MIN_CAPABILITY), 8.0
-PRECISIONS = ("bf16", "fp16", "fp8")
+PRECISIONS = W.SERVING_PRECISIONS      # the weights' precision: workloads/llm/precisions.py
 MAX_TP = 8                     # one node's NVLink domain; beyond it TP is not modelled
 
 
@@ -74,14 +85,17 @@ def refusal(g: catalog.GPU, precision: str, cfg=None, tp: int = 1) -> str | None
     """Why this GPU cannot serve at this precision and TP degree, or None."""
     cc = capability(g)
     if precision not in PRECISIONS:
-        return f"precision {precision!r}: llm-serve serves bf16, fp16 or fp8 weights"
+        return f"precision {precision!r}: llm-serve serves {', '.join(PRECISIONS)} weights"
     if precision == "fp8" and cc < FP8_MIN_CC:
         return (f"FP8 weights need FP8 tensor cores (compute capability 8.9+: Ada, Hopper, Blackwell); "
                 f"the {g.short} is {cc:g} ({g.architecture})")
+    if precision in ("int8", "int4") and cc < BF16_MIN_CC:
+        return (f"{precision} weight-only dequantises into bf16 (int4 on PyTorch's tinygemm kernel, sm_80+); the "
+                f"{g.short} ({g.architecture}, compute capability {cc:g}) has no BF16")
     if precision == "bf16" and cc < BF16_MIN_CC:
         return f"the {g.short} ({g.architecture}, compute capability {cc:g}) has no BF16; serve it in fp16"
-    if not g.peaks.get(precision):
-        return f"no {precision} peak for the {g.short} in the catalog"
+    if not g.peaks.get(W.COMPUTE[precision]):
+        return f"no {W.COMPUTE[precision]} peak for the {g.short} in the catalog"
     if not g.memory_bandwidth_gbs:
         return "no memory bandwidth in the catalog"
     if tp > MAX_TP:
@@ -91,14 +105,18 @@ def refusal(g: catalog.GPU, precision: str, cfg=None, tp: int = 1) -> str | None
     return None
 
 
-def weight_bytes_per_param(precision: str) -> float:
-    return 1.0 if precision == "fp8" else 2.0
-
-
 def weights_bytes(cfg, precision: str = "bf16") -> float:
-    """Bytes of the weights: every linear layer at the precision, the embedding table in bf16."""
+    """Bytes of the weights: every linear layer at the precision with its scales, the norms and the
+    embedding table in bf16 (workloads/llm/precisions.py)."""
     total, dense = param_counts(cfg)
-    return dense * weight_bytes_per_param(precision) + (total - dense) * 2
+    return W.dense_bytes(cfg, precision) + (total - dense) * W.DTYPE_BYTES
+
+
+def decode_bytes(cfg, precision: str, batch: int, context: int, tp: int = 1, kv_bytes: int = 2) -> float:
+    """Bytes one decode step reads per GPU: the weights at the precision (tensor parallel splits
+    them) and each sequence's KV cache at the context (split over at most n_kv_heads ranks)."""
+    weights = decode_bytes_per_step(cfg, batch, context, W.bytes_per_weight(cfg, precision), 0)
+    return weights / tp + kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
 
 
 def memory_per_gpu(cfg, precision: str, tp: int, batch: int, context: int, kv_bytes: int = 2) -> float:
@@ -126,10 +144,10 @@ def allreduce_s(cfg, g: catalog.GPU, tp: int, tokens: int, latency: float = ALLR
 def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, context: int,
                 share: float, flops_eff: float = 1.0, latency: float = ALLREDUCE_LATENCY_S,
                 kv_bytes: int = 2) -> dict:
-    moved = decode_bytes_per_step(cfg, batch, context, weight_bytes_per_param(precision), 0) / tp \
-        + kv_cache_bytes(cfg, batch, context, kv_bytes) / min(tp, cfg.n_kv_heads)
+    moved = decode_bytes(cfg, precision, batch, context, tp, kv_bytes)
     t_mem = moved / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
-    t_flop = batch * flops_per_token(cfg, context, training=False) / tp / (g.peaks[precision] * 1e12 * flops_eff)
+    peak = g.peaks[W.COMPUTE[precision]]
+    t_flop = batch * flops_per_token(cfg, context, training=False) / tp / (peak * 1e12 * flops_eff)
     t_comm = allreduce_s(cfg, g, tp, batch, latency)
     t = max(t_mem, t_flop) + t_comm
     return {"s": t, "bytes_per_gpu": moved, "comm_s": t_comm,
@@ -139,7 +157,7 @@ def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, contex
 def prefill_s(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, mfu: float,
               share: float = 1.0, latency: float = ALLREDUCE_LATENCY_S) -> float:
     flops = batch * prefill_flops(cfg, prompt) / tp
-    t_flop = flops / (g.peaks[precision] * 1e12 * min(mfu, 1.0))
+    t_flop = flops / (g.peaks[W.COMPUTE[precision]] * 1e12 * min(mfu, 1.0))
     t_mem = weights_bytes(cfg, precision) / tp / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
     return max(t_flop, t_mem) + allreduce_s(cfg, g, tp, batch * prompt, latency)
 
@@ -171,49 +189,85 @@ def _ok(results: list[Result]) -> list[Result]:
             and r.size != "tiny" and r.extra.tpot_ms_median]
 
 
+def _kind(precision: str) -> str:
+    """Precisions whose engines read weights alike: bf16 and fp16 (2 bytes, the same kernels)."""
+    return "bf16" if precision in ("bf16", "fp16") else precision
+
+
+def weight_precision(r: Result) -> str:
+    """The weights' precision of a stored llm-serve result (int4-weights -> int4; else what it stored)."""
+    return W.of_variant(r.variant, r.precision)
+
+
+def decode_bandwidth_gbs(r: Result) -> float | None:
+    """A result's decode tokens/s times the bytes this model counts for a step at the result's weight
+    precision, batch and mean context: the bandwidth a projection at that share gives back exactly.
+    The stored figure where the model's shape or precision cannot be read here."""
+    e, p, prec = r.extra, r.params, weight_precision(r)
+    try:
+        cfg = resolve_shape(p.get("shape") or "", p.get("hf_config") or "")
+    except UserError:       # an imported result's hf_config names a file of another machine
+        cfg = None
+    if cfg is None or prec not in PRECISIONS or not e.decode_tokens_per_s or not e.batch \
+            or type(p.get("prompt_len")) is not int or type(p.get("new_tokens")) is not int:
+        return e.decode_bandwidth_gbs
+    context = round(p["prompt_len"] + p["new_tokens"] / 2)      # the mean live context (flops.decode_figures)
+    return decode_bytes(cfg, prec, int(e.batch), context) * e.decode_tokens_per_s / int(e.batch) / 1e9
+
+
 def prefill_mfu(r: Result) -> float | None:
-    """Prefill model FLOP/s over the catalog's dense peak of the result's precision (read time)."""
+    """Prefill model FLOP/s over the catalog's dense peak of the result's arithmetic (read time)."""
     g = catalog.find(r.device_name or "")
     got = r.extra.prefill_tflops
     try:
-        peak = g.peak(r.precision or "") if g and got else None
+        peak = g.peak(W.COMPUTE.get(weight_precision(r), r.precision or "")) if g and got else None
     except UserError:          # a precision the catalog has no column for
         return None
     return got / peak if peak else None
 
 
-def measured_bandwidth_share(results: list[Result]) -> tuple[float, str, str] | None:
-    """The best decode bandwidth over its GPU's datasheet bandwidth among full-size results,
-    capped at 1: (share, where it came from, the GPU's catalog name)."""
+def measured_bandwidth_share(results: list[Result], precision: str = "bf16") -> tuple[float, str, str] | None:
+    """The best decode bandwidth over its GPU's datasheet bandwidth among full-size results with
+    weights of this precision, capped at 1: (share, where it came from, the GPU's catalog name)."""
     best = None
     for r in _ok(results):
         g = catalog.find(r.device_name or "")
-        got = r.extra.decode_bandwidth_gbs
-        if not g or not g.memory_bandwidth_gbs or not got:
+        if not g or not g.memory_bandwidth_gbs or _kind(weight_precision(r)) != _kind(precision):
             continue
-        share = min(1.0, got / g.memory_bandwidth_gbs)
-        if best is None or share > best[0]:
+        got = decode_bandwidth_gbs(r)
+        share = min(1.0, got / g.memory_bandwidth_gbs) if got else None
+        if share and (best is None or share > best[0]):
             best = (share, f"measured: {g.short}, llm-serve {r.variant}, batch {r.extra.batch}, "
                            f"result {r.id}", g.name)
     return best
 
 
-def shares(results: list[Result]) -> Shares:
-    dec = measured_bandwidth_share(results)
+def _best_prefill(results: list[Result], precision: str):
     mfus = [(min(1.0, m), r) for r in _ok(results) if (m := prefill_mfu(r))]
-    pre = max(mfus, key=lambda x: x[0]) if mfus else None
-    return Shares(decode=dec[0] if dec else DEFAULT_DECODE_SHARE[0],
-                  decode_from=dec[1] if dec else DEFAULT_DECODE_SHARE[1],
+    mine = [x for x in mfus if _kind(weight_precision(x[1])) == _kind(precision)]
+    return max(mine or mfus, key=lambda x: x[0]) if mfus else None
+
+
+def shares(results: list[Result], precision: str = "bf16") -> Shares:
+    """The decode share measured at this weight precision, else its published default (int8, int4) or
+    the bf16 engine's (fp8: no published share of its own); the prefill MFU likewise, else any."""
+    dec = measured_bandwidth_share(results, precision)
+    if dec is None and precision not in DEFAULT_SHARES and _kind(precision) != "bf16":
+        dec = measured_bandwidth_share(results, "bf16")
+        dec = dec and (dec[0], f"{dec[1]} (bf16 weights, carried to {precision})", dec[2])
+    default = DEFAULT_SHARES.get(precision, DEFAULT_DECODE_SHARE)
+    pre = _best_prefill(results, precision)
+    return Shares(decode=dec[0] if dec else default[0], decode_from=dec[1] if dec else default[1],
                   prefill=pre[0] if pre else DEFAULT_PREFILL_MFU[0],
                   prefill_from=(f"measured: {catalog.match(pre[1].device_name).short}, llm-serve "
                                 f"{pre[1].variant}, result {pre[1].id}") if pre else DEFAULT_PREFILL_MFU[1],
                   origin_gpu=dec[2] if dec else None)
 
 
-def ceiling(results: list[Result]) -> Shares:
-    """The best shares credibly reached: the measured ones or the published ones, whichever is higher."""
-    s = shares(results)
-    return Shares(max(s.decode, DECODE_CEILING[0]),
-                  s.decode_from if s.decode >= DECODE_CEILING[0] else DECODE_CEILING[1],
+def ceiling(results: list[Result], precision: str = "bf16") -> Shares:
+    """The best shares credibly reached at this weight precision: the measured ones or the published
+    ones, whichever is higher."""
+    s, top = shares(results, precision), CEILINGS.get(precision, DECODE_CEILING)
+    return Shares(max(s.decode, top[0]), s.decode_from if s.decode >= top[0] else top[1],
                   max(s.prefill, DEFAULT_PREFILL_MFU[0]),
                   s.prefill_from if s.prefill >= DEFAULT_PREFILL_MFU[0] else DEFAULT_PREFILL_MFU[1])

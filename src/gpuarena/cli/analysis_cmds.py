@@ -84,7 +84,8 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metava
 @app.command()
 def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="GPU the claim is about (see `gpuarena gpus`)"), workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
           precision: Optional[str] = typer.Option(None, "--precision",
-                                                  help="default/fp32 (PyTorch defaults), fp32-ieee, tf32, bf16, fp16, fp8", metavar="PRECISION"),
+                                                  help="default/fp32 (PyTorch defaults), fp32-ieee, tf32, bf16, fp16, fp8; "
+                                                  "llm-serve: the weights' bf16, fp16, fp8, int8, int4", metavar="PRECISION"),
           batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="items per step of the claim"),
           throughput: Optional[float] = typer.Option(None, "--throughput", help="claimed items/s (all GPUs together)", metavar="ITEMS_PER_S"),
           latency: Optional[float] = typer.Option(None, "--latency", help="claimed seconds per item", metavar="SECONDS"),
@@ -192,6 +193,8 @@ def _check_claim_input(c: dict) -> None:
         finite(v, k, cap=MAX_THROUGHPUT)
     if not 1 <= bs <= 1_000_000:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
+    if registry.has(c.get("workload"), physics="serving"):     # the weights' precision: bf16 ... int4
+        from gpuarena.analysis.llm_claims import serving_precision as request_of
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
     if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs

@@ -5,6 +5,7 @@ concurrency of the catalog's GPUs at the measured context (analysis/serving.py).
 from __future__ import annotations
 
 from gpuarena.analysis import serving as S
+from gpuarena.analysis.serving_model import PRECISIONS
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
@@ -76,8 +77,9 @@ def section(rows: list[dict], pool=None) -> Section | None:
 def kv_section(c: dict, rows: list[dict]) -> Section:
     """The catalog's GPUs serving the measured model at its measured context, by the model."""
     context = c["prompt_len"] + c["new_tokens"]
-    adv = S.advise(rows, S.sets_for(c["model"], context))
-    sec = Section("serving-kv", f"KV-cache concurrency at {context:,} tokens, by GPU (model)")
+    prec = c["precision"] if c["precision"] in PRECISIONS else "bf16"     # the measured weights' precision
+    adv = S.advise(rows, S.sets_for(c["model"], context) + [f"precision={prec}"])
+    sec = Section("serving-kv", f"KV-cache concurrency at {context:,} tokens, by GPU (model, {prec} weights)")
     sec.paragraphs.append(adv["explanation"])
     here = catalog.identity(c["gpu"])
     sec.tables.append(Table("serving-kv-table", [("GPU", TEXT), ("memory GB", NUMERIC), ("max sequences", NUMERIC),

@@ -16,5 +16,6 @@ def render(result: dict, fmt: str) -> str:
         return as_json(result)
     notes = [result["explanation"]] + [f"not ranked: {e['gpu']}: {e['reason']}" for e in result["excluded"]]
     return table(COLUMNS, result["rows"], fmt, notes=notes,
-                 title=f"GPUs for serving {result['model']}: {result['prompt']:,} + {result['output']:,} tokens"
+                 title=f"GPUs for serving {result['model']} ({result['precision']} weights): {result['prompt']:,} + "
+                       f"{result['output']:,} tokens"
                  + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else ""))

@@ -22,6 +22,7 @@ from torch import nn
 
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm import fp8
+from gpuarena.workloads.llm.precisions import int4_layout  # the layout rule, shared with analysis's bytes
 
 INT8 = "int8 weight-only, per-channel symmetric scales (gpt-fast WeightOnlyInt8Linear); input realised"
 FP8 = ("FP8 e4m3 weights, one scale per output channel; one row under compile (a batch-1 decode step): "
@@ -86,16 +87,6 @@ class Fp8Linear(nn.Module):
         xq, xs = per_row_fp8(x.reshape(-1, self.in_features))
         y = torch._scaled_mm(xq, self.weight.t(), scale_a=xs, scale_b=self.scales, out_dtype=x.dtype)
         return y.reshape(*x.shape[:-1], self.out_features)
-
-
-def int4_layout(in_features: int, out_features: int) -> tuple[int, int] | None:
-    """(group size, inner k tiles) for tinygemm, or None when the layer does not fit it: the
-    input dimension a multiple of the group size and of 16 x the inner k tiles, the output of 8."""
-    if out_features % 8:
-        return None
-    group = next((g for g in (128, 64, 32) if in_features % g == 0), None)
-    tiles = next((t for t in (8, 4, 2) if in_features % (16 * t) == 0), None)
-    return (group, tiles) if group and tiles else None
 
 
 class Int4WeightOnlyLinear(nn.Module):

@@ -6,7 +6,9 @@
 #                                                # batch 1 with the compiled prefill (cold: >250 s of compilation)
 #   cd .serve && bash benchmarks/h200_s11.sh b   # llama3-8b batch 1: fp8-weights (v6: FP8 weights upcast inside
 #                                                # the decode's matrix-vector products) and bf16, eager prefill
-#   cd .serve && bash benchmarks/h200_s11.sh c   # fp8-weights and int8 at batch 64, flex (the prefill on FP8 cores)
+#   cd .serve && bash benchmarks/h200_s11.sh c   # fp8-weights and bf16 at batch 64, eager prefill (FP8's decode on the
+#                                                # FP8 tensor cores: 64 rows)
+#   cd .serve && bash benchmarks/h200_s11.sh d   # fp8-weights at batch 64 and 1 with the compiled prefill (FP8 cores)
 # One case per process; each case has its own time limit (timeout_s) below the outer one.
 SESSION=s11 PART=${1:-a}
 . benchmarks/serve_calls.sh
@@ -21,6 +23,11 @@ if [ "$PART" = b ]; then
 fi
 if [ "$PART" = c ]; then
   t 280 $L8B -v compile+fused-proj+fp8-weights --set batch_size=64 -r 3 --set timeout_s=270
-  t $(left) $L8B -v compile+fused-proj+int8-weights --set batch_size=64 -r 3 --set timeout_s=$(left 12)
+  t $(left) $L8B -v compile+fused-proj --set batch_size=64 --set prefill=eager -r 3 --set timeout_s=$(left 12)
+fi
+if [ "$PART" = d ]; then
+  t 300 $L8B -v compile+fused-proj+fp8-weights --set batch_size=64 --set prefill=compile -r 3 --set timeout_s=290
+  [ "$(left)" -gt 150 ] && t $(left) $L8B -v compile+fused-proj+fp8-weights --set batch_size=1 --set prefill=compile \
+        -r 3 --set timeout_s=$(left 12)
 fi
 summary | tee "$OUT/summary.txt"

@@ -87,7 +87,7 @@ def test_fp8_weights_through_runner(db_path):
     assert fp8.extra.decode_tokens_per_s > 0
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.gpu
 def test_fp8_weights_on_the_gpu_one_row_and_many():
     lin = torch.nn.Linear(4096, 4096, bias=False, device="cuda", dtype=torch.bfloat16)
     q = weight_only.Fp8Linear(lin)

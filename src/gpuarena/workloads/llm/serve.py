@@ -29,6 +29,7 @@ from gpuarena.workloads.llm import engine, weight_only
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_flops
 from gpuarena.workloads.llm.model import build
+from gpuarena.workloads.llm.precisions import VARIANT_PRECISION
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.store.flags import nan_flag
 from gpuarena.store.workload_figures import LLMServeFigures
@@ -80,7 +81,7 @@ class LLMServe(Workload):
         "fp8-weights": "FP8 e4m3 weights (per-channel scales) in every linear layer: weight-only in a compiled "
                        "batch-1 decode, FP8 tensor cores with per-row activation scales elsewhere; sm_89+",
     }
-    exclusive = (frozenset({"fp8-weights", "int8-weights", "int4-weights"}),)
+    exclusive = (frozenset(VARIANT_PRECISION),)      # one precision of the weights (precisions.py)
     default_warmup = 1
     default_steps = 1
     tiny_warmup = 1

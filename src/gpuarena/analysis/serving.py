@@ -86,12 +86,19 @@ def decode_share(r: Result, results: list[Result]) -> float | None:
 
 
 def _setting(r: Result) -> tuple:
-    """The engine recipe a curve is of: the variant and the decode attention it ran (a result from
-    before llm-serve stored it ran SDPA's), on one GPU, model and request shape."""
+    """The engine recipe a curve is of: the variant, the decode attention it ran (a result from
+    before llm-serve stored it ran SDPA's) and whether its prefill was compiled, on one GPU, model
+    and request shape."""
     p = r.params
     model = p.get("hf_config") or p.get("shape")
     attention = r.extra.decode_attention or "sdpa"
-    return (R.gpu_of(r), r.variant, attention, model, p.get("prompt_len"), p.get("new_tokens"))
+    prefill = "compiled" if str(r.extra.prefill or "").startswith("torch.compile") else "eager"
+    return (R.gpu_of(r), r.variant, attention, prefill, model, p.get("prompt_len"), p.get("new_tokens"))
+
+
+def _but_prefill(setting: tuple) -> tuple:
+    """A setting without its prefill mode: a result that ran out of memory in setup stored none."""
+    return setting[:3] + setting[4:]
 
 
 def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[dict]:
@@ -103,7 +110,7 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
         groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
     out = []
     for key, by_batch in groups.items():
-        gpu, variant, attention, model, prompt, new = key
+        gpu, variant, attention, prefill, model, prompt, new = key
         points = []
         for b in sorted(by_batch):
             r = by_batch[b]
@@ -116,11 +123,11 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
                            "decode_share_of_membw": decode_share(r, ceilings),
                            "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
         ooms = [int(r.params["batch_size"]) for r in results if r.status == "oom"
-                and registry.has(r.workload, physics="serving") and _setting(r) == key]
+                and registry.has(r.workload, physics="serving") and _but_prefill(_setting(r)) == _but_prefill(key)]
         slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(next(iter(by_batch.values()))),
-                    "attention": attention, "model": model,
+                    "attention": attention, "prefill": prefill, "model": model,
                     "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,

@@ -33,8 +33,8 @@ def section(rows: list[dict], pool=None) -> Section | None:
         "measured on the same GPU is the share of the memory ceiling decode reaches.")
     table, series, capacity = [], [], []
     for c in sets:
-        label = (f"{c['gpu']} · {c['variant']}, {c['attention']} decode attention · {c['model']} · "
-                 f"prompt {c['prompt_len']} + {c['new_tokens']}")
+        label = (f"{c['gpu']} · {c['variant']}, {c['attention']} decode attention, {c['prefill']} prefill · "
+                 f"{c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}")
         for p in c["points"]:
             table.append([label, str(p["batch"]), _ms(p["ttft_ms"]), fmt_num(p["prefill_tokens_per_s"]),
                           pct(p["prefill_mfu"]), _ms(p["tpot_ms_median"]), _ms(p["tpot_ms_p99"]),

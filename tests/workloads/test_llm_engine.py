@@ -237,11 +237,13 @@ def test_variant_rules():
 
 def test_quantised_weights_keep_the_prefill_eager_under_compile():
     """On the H200 the compiled dynamic-length prefill over int8 weights ran at 0.93 TFLOP/s (a 7.9 s
-    TTFT, session 8): `prefill=auto` compiles it only over unquantised weights; a user can force either."""
+    TTFT, session 8): `prefill=auto` compiles it unless int8/int4 weights are upcast in it (FP8's runs
+    on the FP8 tensor cores); a user can force either."""
     from gpuarena.workloads.llm.serve import LLMServe
 
-    assert LLMServe.prefill_compiled("auto", quantised=False)
-    assert not LLMServe.prefill_compiled("auto", quantised=True)
-    assert LLMServe.prefill_compiled("compile", quantised=True)
-    assert not LLMServe.prefill_compiled("eager", quantised=False)
+    assert LLMServe.prefill_compiled("auto", upcast=False)
+    assert not LLMServe.prefill_compiled("auto", upcast=True)
+    assert LLMServe.prefill_compiled("compile", upcast=True)
+    assert not LLMServe.prefill_compiled("eager", upcast=False)
+    assert weight_only.UPCAST_EVERY_ROW == {"int8-weights", "int4-weights"}
     assert LLMServe.resolve_params({"prefill": "auto"}, "tiny")["prefill"] == "auto"

@@ -12,7 +12,7 @@ CUDA-graph recording.
 Variants: see ``variants`` (llm/engine.py says why).  Version 2 (issue 23): the compiled prefill, the
 tuning; 3: quantised weights keep an eager prefill; 4: a compiled decode attends through FlexAttention
 (``decode_attention=auto``); 5: int8 reads a realised input, ``int4-weights``; 6: ``fp8-weights``
-is weight-only in a batch-1 decode (weight_only.Fp8Linear), no torchao.
+is weight-only in a batch-1 decode (weight_only.Fp8Linear), no torchao; 7: its prefill compiled.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from gpuarena.store.workload_figures import LLMServeFigures
 class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
-    version = 6
+    version = 7
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -64,8 +64,8 @@ class LLMServe(Workload):
         Param("decode_attention", str, "auto", "decode attention: SDPA's kernel; FlexAttention's split-KV decode "
               "(flex); inductor's own reductions; auto = flex under compile (H200: 1.12x SDPA at batch 1), else sdpa",
               choices=("auto", "sdpa", "flex", "reduction")),
-        Param("prefill", str, "auto", "with compile: the prefill compiled or eager; auto compiles it unless weights "
-              "are quantised (H200: compiled over int8, 0.93 TFLOP/s)", choices=("auto", "compile", "eager")),
+        Param("prefill", str, "auto", "with compile: the prefill compiled or eager; auto compiles it unless int8/int4"
+              " weights are upcast in it (H200, int8: 0.93 TFLOP/s)", choices=("auto", "compile", "eager")),
         Param("profile", int, 0, "1: profile one more request's decode, store its costliest kernels", min=0, max=1),
     )
     variants = {
@@ -170,11 +170,11 @@ class LLMServe(Workload):
         self.ttft, self.tpot, self.requests, self.finite, self.kv_bytes = [], [], 0, None, 0   # seconds each
 
     def _prefill_compiled(self) -> bool:
-        return self.prefill_compiled(self.p["prefill"], self.quant is not None)
+        return self.prefill_compiled(self.p["prefill"], bool(weight_only.UPCAST_EVERY_ROW & set(self.ctx.variants)))
 
     @staticmethod
-    def prefill_compiled(choice: str, quantised: bool) -> bool:   # the ``prefill`` param, under compile
-        return choice == "compile" or (choice == "auto" and not quantised)
+    def prefill_compiled(choice: str, upcast: bool) -> bool:   # the ``prefill`` param, under compile
+        return choice == "compile" or (choice == "auto" and not upcast)
 
     def _new_cache(self, batch: int):
         if not self.static:

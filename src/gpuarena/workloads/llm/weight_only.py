@@ -29,6 +29,10 @@ FP8 = ("FP8 e4m3 weights, one scale per output channel; one row under compile (a
        "weight-only, upcast inside the matrix-vector product; more rows: FP8 tensor cores "
        "(torch._scaled_mm), activations scaled per row when they arrive")
 E4M3_MAX = 448.0
+# the rungs whose weights are upcast inside every product, the prefill's too: inductor's compiled
+# dynamic-length prefill over them ran at 0.93 TFLOP/s (int8, H200, session 8).  FP8's prefill runs
+# on the FP8 tensor cores: compiled, 992 TFLOP/s at batch 64 (session 11)
+UPCAST_EVERY_ROW = frozenset({"int8-weights", "int4-weights"})
 INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero point each, asymmetric "
         "(gpt-fast WeightOnlyInt4Linear, PyTorch's tinygemm kernel)")
 

@@ -79,19 +79,31 @@ def precompute_fsdp_scales(model) -> None:
 
 # --- serving --------------------------------------------------------------------------
 
+def scaled_mm_works(device, rowwise: bool) -> str | None:
+    """None where this PyTorch's FP8 GEMM (``torch._scaled_mm``) runs on ``device`` with one scale a
+    row (``rowwise``) or one a tensor; else the first line of its error.  Row-wise scales need
+    Hopper (sm_90), Ada from torch 2.7, and not every Blackwell build has them."""
+    import torch
+
+    a = torch.zeros(16, 16, device=device).to(torch.float8_e4m3fn)
+    ones = (torch.ones(16, 1, device=device), torch.ones(1, 16, device=device)) if rowwise else \
+        (torch.ones((), device=device), torch.ones((), device=device))
+    try:
+        torch._scaled_mm(a, a.t(), scale_a=ones[0], scale_b=ones[1], out_dtype=torch.float32)
+    except (RuntimeError, NotImplementedError, AttributeError, TypeError) as e:
+        return str(e).splitlines()[0][:160] if str(e) else type(e).__name__
+    return None
+
+
 def require_serving(device) -> None:
     """Skip (with the reason) where the serving recipe cannot run: a CUDA GPU below sm_89, or a
-    PyTorch whose FP8 matmul (``torch._scaled_mm``) does not run on this device."""
+    PyTorch whose FP8 matmul (``torch._scaled_mm``) does not run on this device at all."""
     import torch
 
     if device.type == "cuda" and tuple(torch.cuda.get_device_capability(device)) < FP8_MIN_CAPABILITY:
         cap = torch.cuda.get_device_capability(device)
         raise WorkloadSkipped(f"fp8-weights needs a CUDA GPU of compute capability {FP8_MIN_CAPABILITY[0]}."
                               f"{FP8_MIN_CAPABILITY[1]}+ (Ada, Hopper or newer); this GPU is {cap[0]}.{cap[1]}")
-    a = torch.zeros(16, 16, device=device).to(torch.float8_e4m3fn)
-    one = torch.ones(16, 1, device=device)
-    try:
-        torch._scaled_mm(a, a.t(), scale_a=one, scale_b=one.t(), out_dtype=torch.float32)
-    except (RuntimeError, NotImplementedError, AttributeError) as e:
-        raise WorkloadSkipped(f"fp8-weights: this PyTorch has no row-wise FP8 matmul on {device.type}: "
-                              f"{str(e).splitlines()[0][:160]}") from None
+    why = scaled_mm_works(device, rowwise=False)
+    if why:
+        raise WorkloadSkipped(f"fp8-weights: this PyTorch has no FP8 matmul on {device.type}: {why}")

@@ -76,20 +76,26 @@ class Fp8Linear(nn.Module):
       kernels, decoded at 0.88x bf16 on the H200 (torchao's recipe, session 9);
     - more rows (the prefill, a batched decode): the FP8 tensor cores, ``torch._scaled_mm`` with the
       activation scaled per row when it arrives (torchao's dynamic-activation FP8-weight recipe,
-      row-wise scales)."""
+      row-wise scales).  ``rowwise=False`` where this PyTorch's GEMM takes one scale a tensor only
+      (fp8.scaled_mm_works): unit scales in the GEMM, the row and channel scales on its FP32 output."""
 
-    def __init__(self, lin: nn.Linear):
+    def __init__(self, lin: nn.Linear, rowwise: bool = True):
         super().__init__()
         q, scales = per_row_fp8(lin.weight.detach())
         self.register_buffer("weight", q)
         self.register_buffer("scales", scales.t().contiguous())          # [1, out], float32
-        self.in_features, self.out_features = lin.in_features, lin.out_features
+        self.register_buffer("unit", torch.ones((), device=q.device))
+        self.in_features, self.out_features, self.rowwise = lin.in_features, lin.out_features, rowwise
 
     def forward(self, x):
         if x.numel() == self.in_features and torch.compiler.is_compiling():
             return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales.to(x.dtype)
         xq, xs = per_row_fp8(x.reshape(-1, self.in_features))
-        y = torch._scaled_mm(xq, self.weight.t(), scale_a=xs, scale_b=self.scales, out_dtype=x.dtype)
+        if self.rowwise:
+            y = torch._scaled_mm(xq, self.weight.t(), scale_a=xs, scale_b=self.scales, out_dtype=x.dtype)
+        else:
+            y = torch._scaled_mm(xq, self.weight.t(), scale_a=self.unit, scale_b=self.unit, out_dtype=torch.float32)
+            y = (y * xs * self.scales).to(x.dtype)
         return y.reshape(*x.shape[:-1], self.out_features)
 
 
@@ -152,11 +158,7 @@ def quantize(model: nn.Module, kind: str) -> str:
     (the layers whose dimensions divide by 16, the FP8 GEMM's rule).  Returns the description
     stored with the result."""
     if kind == "fp8":
-        total = sum(type(m) is nn.Linear for m in model.modules())
-        done = replace_linears(model, lambda lin: Fp8Linear(lin) if lin.in_features % 16 == 0 == lin.out_features % 16
-                               else None)
-        return FP8 + (f"; {total - done} linear layer(s) left in their dtype (dimensions not multiples of 16)"
-                      if done < total else "")
+        return _fp8(model)
     if kind == "int8":
         replace_linears(model, Int8WeightOnlyLinear)
         return INT8
@@ -173,6 +175,18 @@ def quantize(model: nn.Module, kind: str) -> str:
     done = replace_linears(model, int4)
     left = f"; {total - done} linear layer(s) left in their dtype (shape not a tinygemm layout)" if done < total else ""
     return INT4.format(g="/".join(str(g) for g in sorted(groups, reverse=True)) or "-") + left
+
+
+def _fp8(model: nn.Module) -> str:
+    total = sum(type(m) is nn.Linear for m in model.modules())
+    device = next(model.parameters()).device
+    rowwise = fp8.scaled_mm_works(device, rowwise=True) is None
+    done = replace_linears(model, lambda lin: Fp8Linear(lin, rowwise)
+                           if lin.in_features % 16 == 0 == lin.out_features % 16 else None)
+    return (FP8 + ("" if rowwise else "; this PyTorch's FP8 GEMM takes one scale a tensor here: row and channel "
+                   "scales applied to its FP32 output")
+            + (f"; {total - done} linear layer(s) left in their dtype (dimensions not multiples of 16)"
+               if done < total else ""))
 
 
 def for_variants(model: nn.Module, variants) -> str | None:

@@ -34,7 +34,8 @@ from gpuarena.store.result import Result
 OVERHEAD_FRACTION = 0.10
 DEFAULT_CONTEXT = 8192
 DEFAULT_OUTPUT = 128           # llm-serve's new_tokens default
-ADVISE_KEYS = {"context": int, "prompt": int, "output": int, "shape": str, "hf_config": str, "precision": str, "batch": int, "overhead": float}
+ADVISE_KEYS = {"context": int, "prompt": int, "output": int, "shape": str, "hf_config": str, "precision": str,
+               "batch": int, "overhead": float, "slo_ms": float}
 
 
 def kv_concurrency(cfg, memory_bytes: float, context: int, precision: str = "bf16",
@@ -139,9 +140,11 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
 
 def parse_sets(items: list[str]) -> dict:
     """advise --set KEY=VALUE for llm-serve: context, prompt, output, shape, hf_config, precision,
-    batch, overhead.  context = prompt + output (output defaults to llm-serve's 128 new tokens)."""
+    batch, overhead, slo_ms (the time per output token a batch must keep: the largest batch that
+    keeps it, not the largest that fits).  context = prompt + output (output defaults to llm-serve's
+    128 new tokens)."""
     out = {"context": None, "prompt": None, "output": DEFAULT_OUTPUT, "shape": "llama3-8b", "hf_config": "",
-           "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION}
+           "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION, "slo_ms": 0.0}
     for k, v in set_pairs(items):
         if k not in ADVISE_KEYS:
             raise UserError(f"--set {k}={v}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
@@ -159,6 +162,8 @@ def parse_sets(items: list[str]) -> dict:
         raise UserError("--set prompt and output must be >= 1 (context > output) and batch >= 0")
     if not 0 <= out["overhead"] < 1:
         raise UserError("--set overhead is a fraction of memory in [0, 1)")
+    if not (0 <= out["slo_ms"] < math.inf):
+        raise UserError("--set slo_ms is a time per output token in ms (> 0; 0 = no SLO)")
     prec = normalise(out["precision"])
     if prec is None:
         raise UserError(f"--set precision={out['precision']!r}: the weights' precision is one of "
@@ -184,8 +189,13 @@ def _row(cfg, g, s: dict, tp: int, sh: M.Shares, excluded: list[dict]) -> dict |
     if why:
         excluded.append({"gpu": g.name, "reason": why})
         return None
-    batch = s["batch"] or most
     args = (cfg, g, s["precision"], tp)
+    batch = s["batch"] or (_slo_batch(args, s, sh, most) if s["slo_ms"] else most)
+    if not batch:
+        tpot = M.request(*args, 1, s["prompt"], s["output"], sh.decode, sh.prefill)["tpot_ms"]
+        excluded.append({"gpu": g.name, "reason": f"{tpot:.1f} ms per output token at batch 1, over the "
+                                                  f"{s['slo_ms']:g} ms SLO"})
+        return None
     full = M.request(*args, batch, s["prompt"], s["output"], sh.decode, sh.prefill)
     one = M.request(*args, 1, s["prompt"], s["output"], sh.decode, sh.prefill)
     usd = g.cloud.usd * tp if g.cloud.usd else None
@@ -196,6 +206,18 @@ def _row(cfg, g, s: dict, tp: int, sh: M.Shares, excluded: list[dict]) -> dict |
             "comm_ms": full["comm_ms"], "tokens_per_s_batch1": one["decode_tokens_per_s"],
             "tpot_ms_batch1": one["tpot_ms"], "usd_per_hour": usd,
             "tokens_per_usd": full["tokens_per_s"] * 3600 / usd if usd else None, "note": sh.carried(g)}
+
+
+def _slo_batch(args: tuple, s: dict, sh: M.Shares, most: int) -> int:
+    """The largest batch up to ``most`` whose time per output token keeps ``slo_ms`` (0 if none):
+    a step's time grows with the batch, so a bisection finds it."""
+    def keeps(b: int) -> bool:
+        return M.request(*args, b, s["prompt"], s["output"], sh.decode, sh.prefill)["tpot_ms"] <= s["slo_ms"]
+    lo, hi = 0, most
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if keeps(mid) else (lo, mid - 1)
+    return lo
 
 
 def advise(results: list[Result], sets: list[str], min_memory: float | None = None, gpus: int = 1,
@@ -225,7 +247,8 @@ def advise(results: list[Result], sets: list[str], min_memory: float | None = No
     return {"workload": registry.named(physics="serving")[0], "model": s["hf_config"] or s["shape"],
             "context": s["context"],
             "prompt": s["prompt"], "output": s["output"], "gpus": gpus,
-            "precision": s["precision"], "overhead_fraction": s["overhead"], "bandwidth_share": sh.decode,
+            "precision": s["precision"], "slo_ms": s["slo_ms"] or None, "overhead_fraction": s["overhead"],
+            "bandwidth_share": sh.decode,
             "bandwidth_share_from": sh.decode_from, "prefill_mfu": sh.prefill, "prefill_mfu_from": sh.prefill_from,
             "rows": rows, "excluded": excluded, "explanation": explain(rows, s, sh, cfg, gpus)}
 
@@ -240,6 +263,9 @@ def explain(rows: list[dict], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
             f"{s['output']:,} output tokens, needs {per_seq:.2f} GB of KV cache per sequence. The {top['gpu']} "
             f"sustains the most tokens/s ({top['tokens_per_s']:,.0f} at batch {top['batch']}, prefill included; "
             f"TTFT {top['ttft_s']:.2f} s for the batch, {top['ttft_s_batch1'] * 1e3:,.0f} ms alone).")
+    if s["slo_ms"] and not s["batch"]:
+        text += (f" Each GPU's batch is the largest whose time per output token keeps the {s['slo_ms']:g} ms "
+                 "SLO (at most what fits).")
     if most is not top:
         text += f" The {most['gpu']} holds the most sequences ({most['max_batch']})."
     if fast1 is not top:

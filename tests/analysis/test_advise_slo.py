@@ -71,6 +71,8 @@ def test_an_slo_no_gpu_keeps_and_bad_values(shipped):
     for bad in ("-3", "inf", "fast"):
         with pytest.raises(UserError, match="slo_ms"):
             S.parse_sets([f"slo_ms={bad}"])
+    out = gpuarena("advise", "-w", "llm-serve", "--set", "slo_ms=50", "--db", path)
+    assert out.returncode == 0 and "within 50 ms per output token" in out.stdout
     out = gpuarena("advise", "-w", "llm-serve", "--set", "slo_ms=-1", "--db", path)
     assert out.returncode == 2 and "slo_ms" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     # an explicit batch is kept as asked

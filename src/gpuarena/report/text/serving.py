@@ -18,4 +18,5 @@ def render(result: dict, fmt: str) -> str:
     return table(COLUMNS, result["rows"], fmt, notes=notes,
                  title=f"GPUs for serving {result['model']} ({result['precision']} weights): {result['prompt']:,} + "
                        f"{result['output']:,} tokens"
-                 + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else ""))
+                 + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else "")
+                 + (f", within {result['slo_ms']:g} ms per output token" if result.get("slo_ms") else ""))

@@ -8,40 +8,44 @@ share: one worker builds the session's smoke run, no other waits for it."""
 
 from __future__ import annotations
 
-# CPU s of each long test and the processes it starts, measured on the 2-core box (2026-12-02, after the
-# cuts of that day).  A prefix covers every test it starts, and those stay together in one share (a module
-# fixture is set up once).  A test not listed counts as short; a renamed one only loses its place.
+# CPU s of each long test and the processes it starts, measured on the 2-core box on the first run of a
+# fresh clone (2026-12-02: an empty inductor cache, so a test that compiles pays its C++ compiles).  A prefix
+# covers every test it starts, and those stay together in one share (a module fixture is set up once).  A
+# test not listed counts as short; a renamed one only loses its place.
 LONG = {
-    "tests/runner/test_torchrun_e2e.py::test_ddp_and_allreduce_end_to_end": 38,
-    "tests/workloads/test_llm_train.py::test_fsdp_and_tp_over_gloo": 32,
-    "tests/runner/test_child_start.py::test_server_and_spawn_store_the_same_fields": 31,
-    "tests/workloads/test_worked_example.py::": 25,
-    "tests/workloads/test_resnet50_infer.py::test_aot_inductor_package": 25,
-    "tests/runner/test_torchrun_e2e.py::test_a_dying_rank": 24,
-    "tests/store/test_concurrent_writers.py::test_parallel_runs_and_threads_share_one_db": 21,
-    "tests/runner/test_faults.py::test_oom_crash_timeout_then_ok": 20,
-    "tests/test_packaging.py::": 19,
-    "tests/report/test_browser.py::test_reader_view_of_the_shipped_bundles": 10,
-    "tests/runner/test_two_nodes.py::": 16,
-    "tests/runner/test_kill_resume.py::": 16,
-    "tests/workloads/test_sd15.py::test_max_batch_search_under_a_real_memory_cap": 15,
-    "tests/store/test_many_results.py::test_work_grows_linearly_with_the_rows[report]": 13,
-    "tests/runner/test_child_start.py::test_a_server_that_cannot_fork_safely_falls_back": 11,
-    "tests/workloads/test_plugins.py::": 10,
-    "tests/workloads/test_llm_engine.py::test_new_variants_through_runner": 10,
-    "tests/store/test_hostile_results.py::test_a_two_repeat_interval_is_kept_and_marked": 9.5,
-    "tests/data/test_evidence.py::test_claims_table_writes_one_row_per_claim_between_its_markers": 8.8,
+    "tests/runner/test_torchrun_e2e.py::test_ddp_and_allreduce_end_to_end": 40,
+    "tests/workloads/test_llm_train.py::test_fsdp_and_tp_over_gloo": 33,
+    "tests/workloads/test_resnet50_infer.py::test_aot_inductor_package": 26,
+    "tests/runner/test_child_start.py::test_server_and_spawn_store_the_same_fields": 25,
+    "tests/workloads/test_bert.py::test_compiled_training_through_runner": 24,
+    "tests/workloads/test_worked_example.py::": 20,
+    "tests/runner/test_torchrun_e2e.py::test_a_dying_rank": 20,
+    "tests/store/test_concurrent_writers.py::test_parallel_runs_and_threads_share_one_db": 19,
+    "tests/workloads/test_llm_engine.py::test_flex_decode_attention_gives_sdpa_tokens_eager_and_compiled": 12,
+    "tests/runner/test_faults.py::test_oom_crash_timeout_then_ok": 17,
     "tests/workloads/test_endpoint_transformers_serve.py::": 13,   # two tests sharing one server (a module fixture)
-    "tests/store/test_figures.py::test_figures_round_trip_typed_through_the_runner_and_the_store": 8.3,
-    "tests/workloads/test_resnet50_infer.py::test_eager_instances_and_tensorrt": 8.3,
-    "tests/runner/test_child_start.py::test_a_signal_or_an_exit_is_stored_crashed": 7.7,
-    "tests/runner/test_child_start.py::test_a_hang_is_killed_at_its_limit": 7.2,
-    "tests/workloads/test_llm_serve.py::test_max_sweep_stops_at_the_first_oom": 6.5,
-    "tests/cli/test_hostile_cli.py::test_two_resumes_at_once_measure_each_case_once": 6.4,
-    "tests/cli/test_doctor.py::test_doctor_runs_on_the_cpu_at_tiny_sizes": 6.4,
-    "tests/test_spine.py::test_the_report_path_is_one_line_on_a_narrow_terminal": 6.4,
+    "tests/runner/test_two_nodes.py::": 13,
+    "tests/workloads/test_llm_engine.py::test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths": 12,
+    "tests/workloads/test_sd15.py::test_max_batch_search_under_a_real_memory_cap": 11.5,
+    "tests/store/test_many_results.py::test_work_grows_linearly_with_the_rows[report]": 11,
+    "tests/runner/test_kill_resume.py::": 11,
+    "tests/runner/test_child_start.py::test_a_server_that_cannot_fork_safely_falls_back": 10.4,
+    "tests/test_packaging.py::": 10.3,
+    "tests/report/test_browser.py::test_reader_view_of_the_shipped_bundles": 9.5,
+    "tests/workloads/test_bert.py::test_bert_through_runner": 6.5,
+    "tests/store/test_hostile_results.py::test_a_two_repeat_interval_is_kept_and_marked": 6.3,
+    "tests/workloads/test_llm_serve.py::test_max_sweep_stops_at_the_first_oom": 6.2,
+    "tests/workloads/test_llm_engine.py::test_new_variants_through_runner": 5.7,
+    "tests/workloads/test_resnet50_infer.py::test_eager_instances_and_tensorrt": 5.6,
+    "tests/cli/test_hostile_cli.py::test_two_resumes_at_once_measure_each_case_once": 5.5,
+    "tests/runner/test_child_start.py::test_a_hang_is_killed_at_its_limit": 5.4,
+    "tests/workloads/test_plugins.py::": 5.3,
+    "tests/runner/test_child_start.py::test_a_signal_or_an_exit_is_stored_crashed": 5.2,
+    "tests/data/test_evidence.py::test_claims_table_writes_one_row_per_claim_between_its_markers": 5.1,
+    "tests/workloads/test_hostile_plugins.py::test_a_plugin_that_exits_at_import_does_not_end_run_or_report": 5.0,
+    "tests/test_spine.py::test_the_report_path_is_one_line_on_a_narrow_terminal": 4.8,
 }
-SMOKE = 70   # the smoke run (34) and the tests that read it
+SMOKE = 99   # the smoke run (30) and the tests that read it (the compiled llm-serve case: 50)
 
 
 def _group(nodeid: str) -> str | None:

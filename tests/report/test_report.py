@@ -182,3 +182,25 @@ def test_ratio_text_keeps_a_real_difference_visible():
     assert ratio_text(1.0001) == "1.00x"
     assert ratio_text(3.129) == "3.13x"
     assert ratio_text(float("nan")) == "-"
+
+
+def test_only_a_report_that_draws_imports_the_charts(cli, report_db, tmp_path, monkeypatch):
+    """The charts module loads matplotlib (0.4 CPU s in each `gpuarena run` process, whose report often
+    draws nothing: one matmul, a toy workload): render imports it only for a report with a chart."""
+    import json
+    import sys
+
+    from gpuarena.report.build import gather
+    from gpuarena.report.html import render
+    from tests.procs import make_bundle
+
+    (tmp_path / "one.json").write_text(json.dumps(make_bundle(1)))     # one result: nothing to draw
+    assert cli("import", str(tmp_path / "one.json"), "--db", str(tmp_path / "one.db")).returncode == 0
+    plain, drawn = gather(Store(str(tmp_path / "one.db"))), gather(Store(report_db))
+    import gpuarena.report
+
+    monkeypatch.setitem(sys.modules, "gpuarena.report.charts", None)    # importing it now fails
+    monkeypatch.delattr(gpuarena.report, "charts", raising=False)
+    assert "<svg" not in render(plain) and "<html" in render(plain)
+    with pytest.raises(ImportError):
+        render(drawn)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torchvision
 
 from gpuarena.errors import UserError
 from gpuarena.workloads import convfuse, quant
@@ -13,6 +12,8 @@ from gpuarena.workloads.resnet50_infer import ResNet50Infer
 
 
 def _resnet_with_real_statistics():
+    import torchvision   # here, not at collection: every pytest worker collects this module (1.5 CPU s)
+
     torch.manual_seed(0)
     m = torchvision.models.resnet50().eval()
     for bn in (x for x in m.modules() if isinstance(x, torch.nn.BatchNorm2d)):   # fresh ones fold to nothing
@@ -41,6 +42,8 @@ def test_fused_resnet50_matches_the_unfused_model(channels_last):
 
 
 def test_folding_needs_eval_mode_and_the_rung_stands_apart_from_compile():
+    import torchvision
+
     with pytest.raises(ValueError, match="eval"):
         convfuse.fuse_resnet(torchvision.models.resnet18().train())
     for spec in ("cudnn-fused+compile", "cudnn-fused+int8-dynamic", "cudnn-fused+tensorrt"):

@@ -79,12 +79,12 @@ def _all_charts(sections: list[Section]):
 
 
 def render(report: Report, db: str = "") -> str:
-    from gpuarena.report import charts
+    svgs, wanted = {}, list(_all_charts(report.sections))
+    if wanted:   # matplotlib's import (0.9 CPU s) only for a report that draws: a run's report often does not
+        from gpuarena.report import charts
 
-    svgs = {}
-    for c in _all_charts(report.sections):
-        fn = getattr(charts, c.kind)
-        svgs[c.id] = Markup(fn(c.id, **c.args))
+        for c in wanted:
+            svgs[c.id] = Markup(getattr(charts, c.kind)(c.id, **c.args))
     return _env().get_template("report.html.j2").render(report=report, svgs=svgs, version=_version(), db=db)
 
 

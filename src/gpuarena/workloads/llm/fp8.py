@@ -1,4 +1,4 @@
-"""FP8 for llm-train and llm-serve: torchao's recipes on FP8 tensor cores, in one place.
+"""FP8 for llm-train and llm-serve, in one place: torchao's recipe for training, PyTorch's own FP8 GEMM for serving.
 
 torchtitan's way: FP8 is a converter applied to a built model, not a second model.
 

@@ -115,8 +115,10 @@ def test_without_a_result_of_that_precision_the_published_share_stands(s10):
 @pytest.mark.parametrize("gpu", ["H200", "A100 80GB SXM4", "L40S", "H100 80GB PCIe"])
 def test_a_projected_decode_never_outruns_bandwidth_over_the_bytes_of_its_precision(prec, gpu, s10):
     g = catalog.match(gpu)
-    if M.refusal(g, prec, LLAMA3_8B):
-        pytest.skip(M.refusal(g, prec, LLAMA3_8B))
+    why = M.refusal(g, prec, LLAMA3_8B)
+    if why:     # the one pair refused: FP8 weights on a GPU without FP8 tensor cores
+        assert (prec, gpu) == ("fp8", "A100 80GB SXM4") and "compute capability 8.9+" in why
+        return
     results = s10[1].results(workload="llm-serve")
     for batch in (1, 64):
         total, dense = W.dense_bytes(LLAMA3_8B, prec), LLAMA3_8B.dim * batch * W.bytes_per_weight(LLAMA3_8B, prec)

@@ -131,21 +131,25 @@ class Int4WeightOnlyLinear(nn.Module):
         return self._mm(x.reshape(-1, self.in_features)).reshape(*lead, self.out_features)
 
 
-def replace_linears(model: nn.Module, make) -> int:
+def replace_linears(model: nn.Module, make, why: str = "") -> str:
     """Every ``nn.Linear`` (the output head too, as gpt-fast does) replaced by ``make(linear)``
-    where that returns a module; the count replaced."""
-    n = 0
+    where that returns a module; what the stored description adds for those left (``why`` they
+    were), or "" when none was."""
+    left = 0
     for _name, mod in list(model.named_modules()):
         for child_name, child in list(mod.named_children()):
-            if type(child) is nn.Linear and (new := make(child)) is not None:
-                setattr(mod, child_name, new)
-                n += 1
-    return n
+            if type(child) is nn.Linear:
+                new = make(child)
+                if new is None:
+                    left += 1
+                else:
+                    setattr(mod, child_name, new)
+    return f"; {left} linear layer(s) left in their dtype ({why})" if left else ""
 
 
 def require(device: torch.device, variants) -> None:
-    """``int4-weights``: tinygemm's CUDA kernel needs sm80+; ``fp8-weights``: sm89+ and PyTorch's
-    row-wise FP8 matmul (skipped otherwise, fp8.require_serving).  Before 16 GB of weights are built."""
+    """``int4-weights``: tinygemm's CUDA kernel needs sm80+; ``fp8-weights``: sm89+ and an FP8
+    matmul in this PyTorch (skipped otherwise, fp8.require_serving).  Before 16 GB of weights are built."""
     if "fp8-weights" in variants:
         fp8.require_serving(device)
     if "int4-weights" in variants and device.type == "cuda" and torch.cuda.get_device_capability(device) < (8, 0):
@@ -171,22 +175,17 @@ def quantize(model: nn.Module, kind: str) -> str:
             return Int4WeightOnlyLinear(lin, *layout)
         return None
 
-    total = sum(type(m) is nn.Linear for m in model.modules())
-    done = replace_linears(model, int4)
-    left = f"; {total - done} linear layer(s) left in their dtype (shape not a tinygemm layout)" if done < total else ""
+    left = replace_linears(model, int4, "shape not a tinygemm layout")
     return INT4.format(g="/".join(str(g) for g in sorted(groups, reverse=True)) or "-") + left
 
 
 def _fp8(model: nn.Module) -> str:
-    total = sum(type(m) is nn.Linear for m in model.modules())
-    device = next(model.parameters()).device
-    rowwise = fp8.scaled_mm_works(device, rowwise=True) is None
-    done = replace_linears(model, lambda lin: Fp8Linear(lin, rowwise)
-                           if lin.in_features % 16 == 0 == lin.out_features % 16 else None)
+    rowwise = fp8.scaled_mm_works(next(model.parameters()).device, rowwise=True) is None
+    left = replace_linears(model, lambda lin: Fp8Linear(lin, rowwise)
+                           if lin.in_features % 16 == 0 == lin.out_features % 16 else None,
+                           "dimensions not multiples of 16")
     return (FP8 + ("" if rowwise else "; this PyTorch's FP8 GEMM takes one scale a tensor here: row and channel "
-                   "scales applied to its FP32 output")
-            + (f"; {total - done} linear layer(s) left in their dtype (dimensions not multiples of 16)"
-               if done < total else ""))
+                   "scales applied to its FP32 output") + left)
 
 
 def for_variants(model: nn.Module, variants) -> str | None:

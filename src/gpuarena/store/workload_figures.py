@@ -165,6 +165,7 @@ class LLMServeFigures(Capacity):
     inductor: Record = None
     dtype: Name = None
     quantization: Text = None
+    matvec: Text = None        # the gemv variant: which layers llm/gemv.py's kernel took
     params: Annotated[Optional[float], _within(0.0, 1e15)] = None     # the model's parameter count
     weights_bytes: Bytes = None
     kv_cache_bytes: Bytes = None

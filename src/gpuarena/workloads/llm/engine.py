@@ -27,6 +27,7 @@ from torch import nn
 
 from gpuarena.measure.profile import kernel_table
 from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
+from gpuarena.workloads.llm.weight_only import realised
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:
@@ -60,7 +61,13 @@ class FusedFeedForward(FeedForward):
 
     def forward(self, x):
         gate, up = self.w13(x).chunk(2, dim=-1)
-        return self.w2(F.silu(gate) * up)
+        h = F.silu(gate) * up
+        if type(self.w2) is nn.Linear and h.shape[:-1].numel() == 1:
+            # a one-row step: inductor would recompute the SwiGLU product for every output row of the
+            # down projection's reduction.  H200, llama3-8b (benchmarks/gemv.py, session 12): 45.6 us
+            # fused, 29.3 us realised first.  (A quantised w2 realises its own input.)
+            h = realised(h)
+        return self.w2(h)
 
 
 @torch.no_grad()
@@ -170,6 +177,20 @@ def compile_prefill(fn):
         return compiled(tokens, cache)
 
     return prefill
+
+
+@torch.inference_mode()
+def profile_request(prefill, decode, prompts, positions, cache, steps: int) -> dict:
+    """One request's prefill, then its ``steps`` decode steps under the profiler (decode_profile)."""
+    _, tok = prefill(prompts, cache)
+
+    def run():
+        t = tok
+        for i in range(steps):
+            t = decode(t, positions[i], cache).clone()
+        return steps
+
+    return decode_profile(run)
 
 
 def decode_profile(run, top: int = 8) -> dict:

@@ -9,23 +9,24 @@ times do not perturb the decode; on a CPU the marks are perf_counter readings (i
 synchronous).  The first request of a process is left out of these figures: it holds compilation and
 CUDA-graph recording.
 
-Variants: see ``variants`` (llm/engine.py says why).  Version 2 (issue 23): the compiled prefill, the
-tuning; 3: quantised weights keep an eager prefill; 4: a compiled decode attends through FlexAttention
-(``decode_attention=auto``); 5: int8 reads a realised input, ``int4-weights``; 6: ``fp8-weights``
-is weight-only in a batch-1 decode (weight_only.Fp8Linear), no torchao; 7: its prefill compiled.
+Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): 2 the compiled prefill, the
+tuning; 3 quantised weights keep an eager prefill; 4 FlexAttention decode; 5 int8 reads a realised input,
+``int4-weights``; 6 ``fp8-weights`` weight-only in a batch-1 decode; 7 its prefill compiled; 8 a one-row
+decode realises the SwiGLU product before the down projection (engine.FusedFeedForward), ``gemv``.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 
 import torch
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, WorkloadSkipped
 from gpuarena.measure.stats import nearest_rank
 from gpuarena.workloads.base import Param, Workload
 from gpuarena.workloads.capacity import search_max_batch
-from gpuarena.workloads.llm import engine, weight_only
+from gpuarena.workloads.llm import engine, gemv, weight_only
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_flops
 from gpuarena.workloads.llm.model import build
@@ -38,7 +39,7 @@ from gpuarena.store.workload_figures import LLMServeFigures
 class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
-    version = 7
+    version = 8
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"
@@ -80,12 +81,21 @@ class LLMServe(Workload):
                         "gpt-fast's recipe on PyTorch's tinygemm kernel, sm_80+); activations stay bf16",
         "fp8-weights": "FP8 e4m3 weights (per-channel scales) in every linear layer: weight-only in a compiled "
                        "batch-1 decode, FP8 tensor cores with per-row activation scales elsewhere; sm_89+",
+        "gemv": gemv.DESCRIPTION + " (with compile; not int4's packed weights)",
     }
-    exclusive = (frozenset(VARIANT_PRECISION),)      # one precision of the weights (precisions.py)
+    # one precision of the weights (precisions.py); the kernel reads no packed int4
+    exclusive = (frozenset(VARIANT_PRECISION), frozenset({"gemv", "int4-weights"}))
     default_warmup = 1
     default_steps = 1
     tiny_warmup = 1
     tiny_steps = 1
+
+    @classmethod
+    def parse_variant(cls, spec: str) -> frozenset[str]:
+        chosen = super().parse_variant(spec)
+        if "gemv" in chosen and "compile" not in chosen:
+            raise UserError("llm-serve: gemv replaces a compiled decode's one-row products: add compile")
+        return chosen
 
     @classmethod
     def config(cls, params: dict):
@@ -125,6 +135,8 @@ class LLMServe(Workload):
     def setup(self) -> None:
         v = self.ctx.variants
         weight_only.require(self.device, v)     # before building 16 GB of weights
+        if "gemv" in v and gemv.available(self.device):
+            raise WorkloadSkipped(gemv.available(self.device))
         self.cfg = cfg = self.config(self.p)
         cuda = self.device.type == "cuda"
         self.dtype = torch.bfloat16 if cuda else torch.float32
@@ -134,6 +146,7 @@ class LLMServe(Workload):
         if "fused-proj" in v:
             engine.fuse_projections(self.model)
         self.quant = weight_only.for_variants(self.model, v)
+        self.matvec = f"{gemv.use(self.model)} layers: {gemv.DESCRIPTION}" if "gemv" in v else None
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
             torch.cuda.empty_cache()
         self.weights_bytes = (torch.cuda.memory_allocated(self.device) - before if cuda else
@@ -169,12 +182,10 @@ class LLMServe(Workload):
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
         self.ttft, self.tpot, self.requests, self.finite, self.kv_bytes = [], [], 0, None, 0   # seconds each
 
-    def _prefill_compiled(self) -> bool:
+    def _prefill_compiled(self) -> bool:   # the ``prefill`` param, under compile
         return self.prefill_compiled(self.p["prefill"], bool(weight_only.UPCAST_EVERY_ROW & set(self.ctx.variants)))
 
-    @staticmethod
-    def prefill_compiled(choice: str, upcast: bool) -> bool:   # the ``prefill`` param, under compile
-        return choice == "compile" or (choice == "auto" and not upcast)
+    prefill_compiled = staticmethod(lambda choice, upcast: choice == "compile" or (choice == "auto" and not upcast))
 
     def _new_cache(self, batch: int):
         if not self.static:
@@ -210,8 +221,6 @@ class LLMServe(Workload):
         del cache
 
     def step(self) -> None:
-        import time
-
         n = self.p["new_tokens"]
         cache = self.cache if self.static else self._new_cache(self.batch)
         stamps = [0.0] * (n + 1)
@@ -260,7 +269,7 @@ class LLMServe(Workload):
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
                "decode_attention": self.attention, "inductor": self.inductor,
-               "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant,
+               "dtype": str(self.dtype).replace("torch.", ""), "quantization": self.quant, "matvec": self.matvec,
                "params": param_counts(cfg)[0], "weights_bytes": self.weights_bytes,
                "kv_cache_bytes": self.kv_bytes, "requests_measured": len(self.ttft), "slo_ms": self.p["slo_ms"]}
         out.update(self.search_info)
@@ -284,17 +293,8 @@ class LLMServe(Workload):
             out["decode_profile"] = self.kernel_profile
         return out
 
-    @torch.inference_mode()
     def _profile_decode(self) -> dict:
         """One more request after the timed ones: its decode steps under the profiler."""
         cache = self.cache if self.static else self._new_cache(self.batch)
-        _, tok = self.prefill(self.prompts[:self.batch], cache)
-        steps = self.p["new_tokens"] - 1
-
-        def run():
-            t = tok
-            for i in range(steps):
-                t = self.decode(t, self.positions[i], cache).clone()
-            return steps
-
-        return engine.decode_profile(run)
+        return engine.profile_request(self.prefill, self.decode, self.prompts[:self.batch], self.positions, cache,
+                                      self.p["new_tokens"] - 1)

@@ -22,6 +22,7 @@ LONG = {
     "tests/runner/test_torchrun_e2e.py::test_a_dying_rank": 20,
     "tests/store/test_concurrent_writers.py::test_parallel_runs_and_threads_share_one_db": 19,
     "tests/workloads/test_llm_engine.py::test_flex_decode_attention_gives_sdpa_tokens_eager_and_compiled": 12,
+    "tests/workloads/test_llm_gemv.py::test_gemv_through_runner": 17,     # two compiled cases (session 12, warm)
     "tests/runner/test_faults.py::test_oom_crash_timeout_then_ok": 17,
     "tests/workloads/test_endpoint_transformers_serve.py::": 13,   # two tests sharing one server (a module fixture)
     "tests/runner/test_two_nodes.py::": 13,

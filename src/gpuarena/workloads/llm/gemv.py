@@ -45,7 +45,8 @@ def config(n: int, k: int, itemsize: int) -> tuple[int, int, int, int]:
     """(BLOCK_N, BLOCK_K, num_warps, num_stages): the fastest of 60 tile configurations on the H200
     for llama3-8b's narrow matrices (benchmarks/gemv.py, session 12): 8 rows of 1,024 one-byte
     weights a program (the output and down projections in FP8), 2 rows of 1,024 two-byte ones (the
-    QKV projection in bf16).  ``BLOCK_K`` halves until it divides ``k``."""
+    QKV projection in bf16).  ``BLOCK_K`` halves until it divides ``k`` (16 at least: the kernel
+    masks the last chunk)."""
     block_n, block_k = (8, 1024) if itemsize == 1 else (2, 1024)
     while block_k > 16 and k % block_k:
         block_k //= 2
@@ -122,6 +123,8 @@ def use(model: nn.Module) -> int:
     (bf16/fp16/fp32, int8 or FP8; not int4's packed one) wrapped in ``OneRowLinear``; how many."""
     wrapped = 0
     for mod in list(model.modules()):
+        if isinstance(mod, OneRowLinear):
+            continue                    # its layer is wrapped already
         for name, child in list(mod.named_children()):
             w = getattr(child, "weight", None)
             shape = (getattr(child, "out_features", -1), getattr(child, "in_features", -1))

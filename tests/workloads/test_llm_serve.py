@@ -141,6 +141,10 @@ def test_report_serving_section(db_path, tmp_path):
     # one engine recipe: the SLO table names it (variant and decode attention) and its capacity
     (cap,) = slo.rows
     assert "seed, sdpa decode attention" in cap[0] and cap[1:] == ["1000", "2", "2", "-"]
+    # and the engine's version: a curve never joins batches timed by two versions of the engine
+    assert cap[0].endswith(f" · llm-serve v{rs[0].workload_version}")
+    older = rs[1].model_copy(update={"workload_version": rs[1].workload_version - 1})
+    assert sorted(len(c["points"]) for c in S.curves([rs[0], older])) == [1, 1]
     assert sec.charts
     assert "Throughput and latency by batch" in markdown.render(report)
     # a full-size llama3-8b setting on an H200: the catalog's GPUs at its context, by the model

@@ -88,13 +88,15 @@ def decode_share(r: Result, results: list[Result]) -> float | None:
 
 def _setting(r: Result) -> tuple:
     """The engine recipe a curve is of: the variant, the decode attention it ran (a result from
-    before llm-serve stored it ran SDPA's) and whether its prefill was compiled, on one GPU, model
-    and request shape."""
+    before llm-serve stored it ran SDPA's), whether its prefill was compiled and the engine's version
+    (one recipe runs faster from one version to the next: llm-serve 8's bf16 decode), on one GPU,
+    model and request shape."""
     p = r.params
     model = p.get("hf_config") or p.get("shape")
     attention = r.extra.decode_attention or "sdpa"
     prefill = "compiled" if str(r.extra.prefill or "").startswith("torch.compile") else "eager"
-    return (R.gpu_of(r), r.variant, attention, prefill, model, p.get("prompt_len"), p.get("new_tokens"))
+    return (R.gpu_of(r), r.variant, attention, prefill, model, p.get("prompt_len"), p.get("new_tokens"),
+            r.workload_version)
 
 
 def _but_prefill(setting: tuple) -> tuple:
@@ -111,7 +113,7 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
         groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
     out = []
     for key, by_batch in groups.items():
-        gpu, variant, attention, prefill, model, prompt, new = key
+        gpu, variant, attention, prefill, model, prompt, new, version = key
         points = []
         for b in sorted(by_batch):
             r = by_batch[b]
@@ -128,7 +130,7 @@ def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[di
         slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
         meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
         out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(next(iter(by_batch.values()))),
-                    "attention": attention, "prefill": prefill, "model": model,
+                    "attention": attention, "prefill": prefill, "model": model, "version": version,
                     "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,

@@ -34,7 +34,8 @@ def section(rows: list[dict], pool=None) -> Section | None:
     table, series, capacity = [], [], []
     for c in sets:
         label = (f"{c['gpu']} · {c['variant']}, {c['attention']} decode attention, {c['prefill']} prefill · "
-                 f"{c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}")
+                 f"{c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}"
+                 + (f" · llm-serve v{c['version']}" if c["version"] is not None else ""))
         for p in c["points"]:
             table.append([label, str(p["batch"]), _ms(p["ttft_ms"]), fmt_num(p["prefill_tokens_per_s"]),
                           pct(p["prefill_mfu"]), _ms(p["tpot_ms_median"]), _ms(p["tpot_ms_p99"]),

@@ -36,6 +36,10 @@ for n, k, cfg in ((37, 80, (4, 32, 4, 1)), (48, 96, None), (16, 2048, (8, 1024, 
         gemv.launch(x, w, s, y, cfg)
         ref = gemv.reference(x, w, s).float()
         out[f"{n}x{k} {name}"] = ((y.float() - ref).norm() / ref.norm()).item()
+try:
+    gemv.launch(torch.randn(32), torch.randn(32, 16).t(), None, torch.empty(16))
+except ValueError as e:
+    out["strided"] = str(e)
 print(json.dumps(out))
 """
 
@@ -43,10 +47,12 @@ print(json.dumps(out))
 def test_the_kernel_is_the_reference_product():
     """Rows and inputs that the tiles do not divide (37 x 80 in tiles of 4 x 32), the default tiles,
     and the H200's FP8 tiles; weights in FP32, bf16, FP8 and int8 with a scale a row."""
+    pytest.importorskip("triton")       # PyTorch's Linux wheels bring it; elsewhere the op is the reference
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join(sys.path))
     done = subprocess.run([sys.executable, "-c", INTERPRETED], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     errors = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "strided" in errors.pop("strided")        # a transposed weight is refused, not misread
     assert len(errors) == 12
     for case, err in errors.items():
         # the kernel sums in FP32 as the reference does; bf16 outputs round to 8 bits of mantissa
@@ -82,6 +88,9 @@ def test_use_wraps_the_narrow_plain_layers_only():
     assert isinstance(model[0], gemv.OneRowLinear) and isinstance(model[4], gemv.OneRowLinear)
     # the embedding, int4's packed weight and a matrix wider than NARROW stay as they are
     assert type(model[1]) is torch.nn.Embedding and model[2] is packed and model[3] is wide
+    strided = torch.nn.Linear(64, 32, bias=False)
+    strided.weight = torch.nn.Parameter(torch.randn(64, 32).t())      # a transposed view: not row-major
+    assert gemv.use(torch.nn.Sequential(strided)) == 0
     tiny = engine.fuse_projections(tiny_model())
     weight_only.quantize(tiny, "fp8")
     n_linear = sum(isinstance(m, weight_only.Fp8Linear) for m in tiny.modules())

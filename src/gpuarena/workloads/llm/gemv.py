@@ -75,6 +75,8 @@ if triton is not None:
     def launch(x, weight, scale, y, cfg=None):
         """The kernel on ``x`` [K] (contiguous), ``weight`` [N, K] (contiguous), into ``y`` [N]; ``cfg``
         overrides ``config`` (benchmarks/gemv.py sweeps it)."""
+        if not weight.is_contiguous() or (scale is not None and not scale.is_contiguous()):
+            raise ValueError("gemv: the kernel reads a row-major weight and scale; this one is strided")
         n, k = weight.shape
         bn, bk, warps, stages = cfg or config(n, k, weight.element_size())
         kernel = torch.library.wrap_triton(_matvec_kernel)
@@ -119,7 +121,7 @@ class OneRowLinear(nn.Module):
 
 
 def use(model: nn.Module) -> int:
-    """Every linear layer of ``model`` with at most ``NARROW`` outputs and a plain 2-d weight
+    """Every linear layer of ``model`` with at most ``NARROW`` outputs and a plain 2-d row-major weight
     (bf16/fp16/fp32, int8 or FP8; not int4's packed one) wrapped in ``OneRowLinear``; how many."""
     wrapped = 0
     for mod in list(model.modules()):
@@ -129,7 +131,8 @@ def use(model: nn.Module) -> int:
             w = getattr(child, "weight", None)
             shape = (getattr(child, "out_features", -1), getattr(child, "in_features", -1))
             if (isinstance(w, torch.Tensor) and not isinstance(child, (nn.Embedding, OneRowLinear))
-                    and tuple(w.shape) == shape and shape[0] <= NARROW and w.dtype in KERNEL_DTYPES):
+                    and tuple(w.shape) == shape and shape[0] <= NARROW and w.dtype in KERNEL_DTYPES
+                    and w.is_contiguous()):
                 setattr(mod, name, OneRowLinear(child))
                 wrapped += 1
     return wrapped

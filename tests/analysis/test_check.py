@@ -109,3 +109,15 @@ def test_multi_gpu_allreduce_ratio():
     r = ratio.check_multi_gpu_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 8, 1.4, 1.6,
                                     "allreduce", 2410, 256)
     assert r["modelled"] == pytest.approx(1.5) and r["verdict"] == "plausible"
+
+
+def test_an_implausible_claim_below_its_precisions_peak_names_no_other_precision():
+    # 4,000 images/s of FP16 ResNet-50 training on an A100 40GB is 31% of the FP16 peak: implausible
+    # (above the credible attainment), but FP16 tensor cores could do it; "would need INT8 tensor cores"
+    # (printed before the fix) was wrong: nothing about it needs INT8
+    r = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408, throughput=4000)
+    assert r["verdict"] == "implausible" and r["share_of_peak"] < 1
+    assert "would need" not in r["reason"]
+    above = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408,
+                  throughput=14000)
+    assert above["verdict"] == "impossible" and "would need INT8 tensor cores" in above["reason"]

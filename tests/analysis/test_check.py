@@ -121,3 +121,15 @@ def test_an_implausible_claim_below_its_precisions_peak_names_no_other_precision
     above = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408,
                   throughput=14000)
     assert above["verdict"] == "impossible" and "would need INT8 tensor cores" in above["reason"]
+
+
+@pytest.mark.parametrize("gpus", ["0.5", "2.7", "-1"])
+def test_a_fractional_gpu_count_is_refused_not_divided_by(gpus):
+    # --csv with gpus=0.5 was an internal error (ZeroDivisionError); 2.7 was silently judged as 2 GPUs
+    for workload, extra in (("resnet50-train", {}), ("llm-serve", {"precision": "bf16"})):
+        claim = {"gpu": "H200", "workload": workload, "precision": "bf16", "batch_size": 8, "throughput": 500,
+                 "gpus": gpus, **extra}
+        with pytest.raises(UserError, match="gpus"):
+            judge(**claim)
+    assert judge(gpu="H200", workload="resnet50-train", precision="bf16", batch_size=256, throughput=5000,
+                 gpus="2")["gpus"] == 2

@@ -77,7 +77,7 @@ def _check_one(claim: dict, store=None) -> dict:
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")
     params = X.workload_params(workload, claim)
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    n = int(_num(claim, "gpus") or 1)
+    n = X.claim_gpus(claim)
     scaling = _num(claim, "scaling")
     if thr is None and lat is not None:
         thr = params["batch_size"] / lat

@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpuarena.analysis import llm_plan as P
 from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
-from gpuarena.analysis.physics import claim_number as _num
+from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -96,7 +96,7 @@ def check_serving(claim: dict, store=None) -> dict:
     above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
     g, prec, cls, params, open_batch = _serving_claim(claim)
     cfg = cls.config(params)
-    tp = int(_num(claim, "gpus") or 1)
+    tp = claim_gpus(claim)
     why = M.refusal(g, prec, cfg, tp)
     if why:
         raise UserError(f"claim on {g.short}: {why}")
@@ -209,7 +209,7 @@ def check_training(claim: dict, store=None) -> dict:
     cfg = P.PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
     cfg = cfg or resolve_shape(shape or "llama-1b", claim.get("hf_config") or "")
     seq = int(_num(claim, "seq_len") or 2048)
-    n = int(_num(claim, "gpus") or 1)
+    n = claim_gpus(claim)
     thr = _num(claim, "throughput")
     peak = g.peaks.get(prec)
     if thr is None or not peak:
@@ -252,7 +252,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
-    cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
+    cfg, tp = cls.config(params), claim_gpus(claim)
     prec = serving_precision(claim.get("precision") or "bf16")
     a, b = catalog.match(gpu), catalog.match(vs)
     for g in (a, b):

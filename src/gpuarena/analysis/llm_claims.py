@@ -9,6 +9,8 @@ verdict says whether the claim is consistent, understated, or cannot hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpuarena.analysis import llm_plan as P
 from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
@@ -192,6 +194,19 @@ TRAIN_CEILING = (0.611, "torchtitan's Llama 2 13B on 64 A100s, FSDP2, no recompu
                         "(github.com/pytorch/torchtitan docs/performance.md)")
 
 
+def _memory_short(cfg, g: catalog.GPU, n: int, seq: int) -> str:
+    """'' when some layout holds a training step on n of these cards (FSDP, or Megatron TP x PP where it
+    divides; activation checkpointing, one sequence per GPU), else why not (offloading aside)."""
+    lays = [P.fsdp_layout(cfg, n, g.memory_gb, seq, n, True), *P.megatron_candidates(cfg, n, g.memory_gb, seq, n, True)]
+    need = min(P.memory_per_gpu(cfg, replace(x, micro_batch=1))["total"] for x in lays)
+    if need <= g.memory_gb * 1e9 * P.USABLE_MEMORY:
+        return ""
+    return (f"a training step needs at least {need / 1e9:,.0f} GB per GPU ({sum(P.BYTES.values())} bytes per "
+            f"parameter for weights, gradients and AdamW state, FSDP or Megatron over {n} GPU(s), activation "
+            f"checkpointing, one sequence of {seq} per GPU); the {g.short} has {g.memory_gb:g} GB, "
+            f"{P.USABLE_MEMORY:.0%} usable: only offloading to host memory would run it")
+
+
 def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
@@ -227,8 +242,9 @@ def check_training(claim: dict, store=None) -> dict:
         src = "a stored llm-train result"
     head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
-    if mfu > 1:
-        v, reason = "impossible", f"{head}: above the peak"
+    short = _memory_short(cfg, g, n, seq)
+    if mfu > 1 or short:
+        v, reason = "impossible", f"{head}: " + ("above the peak" if mfu > 1 else short)
     elif ceil is None:
         v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
     elif mfu > ceil * (1 + spread):

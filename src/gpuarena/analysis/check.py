@@ -72,6 +72,9 @@ def _check_one(claim: dict, store=None) -> dict:
         return (check_serving if physics == "serving" else check_training)(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
+    if registry.fact(workload, "device_figure"):
+        raise UserError(f"{workload}: check judges claims about model workloads (`gpuarena list`); "
+                        f"for {workload} see {registry.advised_by(workload)}")
     request = P.request_of(claim["precision"])
     if claim.get("batch_size") in (None, ""):
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")

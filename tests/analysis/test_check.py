@@ -109,3 +109,41 @@ def test_multi_gpu_allreduce_ratio():
     r = ratio.check_multi_gpu_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 8, 1.4, 1.6,
                                     "allreduce", 2410, 256)
     assert r["modelled"] == pytest.approx(1.5) and r["verdict"] == "plausible"
+
+
+def test_an_implausible_claim_below_its_precisions_peak_names_no_other_precision():
+    # 4,000 images/s of FP16 ResNet-50 training on an A100 40GB is 31% of the FP16 peak: implausible
+    # (above the credible attainment), but FP16 tensor cores could do it; "would need INT8 tensor cores"
+    # (printed before the fix) was wrong: nothing about it needs INT8
+    r = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408, throughput=4000)
+    assert r["verdict"] == "implausible" and r["share_of_peak"] < 1
+    assert "would need" not in r["reason"]
+    above = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408,
+                  throughput=14000)
+    assert above["verdict"] == "impossible" and "would need INT8 tensor cores" in above["reason"]
+
+
+@pytest.mark.parametrize("gpus", ["0.5", "2.7", "-1"])
+def test_a_fractional_gpu_count_is_refused_not_divided_by(gpus):
+    # --csv with gpus=0.5 was an internal error (ZeroDivisionError); 2.7 was silently judged as 2 GPUs
+    for workload, extra in (("resnet50-train", {}), ("llm-serve", {"precision": "bf16"})):
+        claim = {"gpu": "H200", "workload": workload, "precision": "bf16", "batch_size": 8, "throughput": 500,
+                 "gpus": gpus, **extra}
+        with pytest.raises(UserError, match="gpus"):
+            judge(**claim)
+    assert judge(gpu="H200", workload="resnet50-train", precision="bf16", batch_size=256, throughput=5000,
+                 gpus="2")["gpus"] == 2
+
+
+@pytest.mark.parametrize("workload,figure", [("matmul", "compute peak"), ("membw", "memory bandwidth"),
+                                             ("h2d", "host link")])
+def test_micro_benchmarks_are_refused_by_check_and_advise_with_where_to_look(workload, figure):
+    # before: advise -w membw said "precision 'n/a': choose one of default, fp32, ..." (no precision was
+    # given) and check / advise -w matmul "matmul has no batch_size condition (it takes: )"
+    from gpuarena.analysis import advise
+
+    with pytest.raises(UserError, match=f"its {figure} figure beside the catalog's") as exc:
+        judge(gpu="H200", workload=workload, precision="bf16", batch_size=1, throughput=5000)
+    assert "it takes: )" not in str(exc.value)
+    with pytest.raises(UserError, match=f"{workload} is not ranked .* its {figure} figure"):
+        advise.advise(None, workload)

@@ -287,3 +287,15 @@ def test_llm_claims_from_a_csv(tmp_path, cli):
                     "H100 80GB SXM5,llm-train,bf16,1,50000,8,llama3-8b,,\n")
     p = cli("check", "--csv", str(path), "--format", "json")
     assert p.returncode == 0 and p.stdout.count('"verdict": "plausible"') == 2 and '"impossible"' in p.stdout
+
+
+def test_a_training_claim_that_fits_on_no_layout_is_impossible():
+    """llama3-8b trained on one H100 (80 GB) at 9,000 tokens/s: MFU 53% looked plausible, but its weights,
+    gradients and AdamW state alone are 128 GB; the 175B claim's check already judged memory, this one did not.
+    Eight H100s (FSDP) hold it, and one H200 still does not (activations and logits on top of 128 GB)."""
+    row = _train("H100 80GB SXM5", "llama3-8b", 1, 9000, 8192)
+    assert row["verdict"] == "impossible" and "GB per GPU" in row["reason"] and "offloading" in row["reason"]
+    assert row["share_of_peak"] < 0.6
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 9000, 8192)["verdict"] == "plausible"
+    assert _train("H200", "llama3-8b", 1, 9000, 8192)["verdict"] == "impossible"
+    assert _train("H200", "llama-1b", 1, 30000, 2048)["verdict"] == "plausible"

@@ -235,3 +235,28 @@ def test_best_is_taken_among_finite_results(tmp_path):
     only_nan = [r for r in s.results() if r.extra.nan]
     assert best_finite(only_nan) is None
     s.close()
+
+
+def test_cost_uses_no_energy_figure_that_implies_an_unphysical_power(tmp_path):
+    """A bundle's 0.0001 J per image at ~2,400 images/s is 0.24 W on a 400 W A100: cost printed
+    items/J 10,000 from it; an energy figure implying 4 kW is as wrong. Both fall back, and say so."""
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "e.db"))
+    steps = [0.1062, 0.1060, 0.1065]
+    s.add_result(result("NVIDIA A100-SXM4-40GB", 256, steps, power_w_mean=380.0, energy_j_per_item=0.0001,
+                        energy_source="nvml_energy_counter"))
+    s.add_result(result("NVIDIA A800-SXM4-40GB", 256, steps, power_w_mean=9000.0, energy_j_per_item=1.7,
+                        energy_source="nvml_energy_counter"))
+    s.add_result(result("NVIDIA H100 80GB HBM3", 256, steps, power_w_mean=600.0, energy_j_per_item=0.25,
+                        energy_source="nvml_energy_counter"))
+    rows = {r["gpu"]: r for r in cost.cost_table(s, workload="resnet50-train")["rows"]}
+    thr = 256 / 0.1062
+    a100, a800, h100 = (rows[f"NVIDIA {n}"] for n in ("A100 40GB SXM4", "A800 40GB SXM4", "H100 80GB SXM5"))
+    assert a100["items_per_joule"] == pytest.approx(thr / 400.0)
+    assert a100["energy_basis"].startswith("TDP; the measured 0.0001 J per item")
+    assert a800["items_per_joule"] == pytest.approx(thr / 400.0)      # 9 kW mean power is not physical either
+    assert a800["energy_basis"].startswith("TDP; the measured 1.7 J") and a800["power_basis"] == "TDP"
+    assert h100["items_per_joule"] == pytest.approx(4.0) and h100["energy_basis"].startswith("measured (nvml")
+    s.close()

@@ -82,6 +82,8 @@ ABSURD = [
     ("gpus", {"gpus": 10**9}, "gpus"),
     ("throughput-inf-ish", {"throughput_median": 1e300}, "throughput_median"),
     ("power", {"power_w_mean": 1e6}, "power_w_mean"),
+    # 5,000 W mean beside its own 702.6 W largest sample (an H200 bundle, edited): imported before
+    ("power-mean-above-max", {"power_w_mean": 5000.0, "power_w_max": 702.59}, "above the result's own power_w_max"),
     ("temperature", {"temp_c_max": 5000}, "temp_c_max"),
     ("long-warning", {"warnings": ["x" * 5000]}, "warning"),
     ("long-error", {"error": "e" * 10_000}, "error"),

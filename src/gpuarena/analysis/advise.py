@@ -126,7 +126,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     "other_classes": [...], "explanation"}.  Rows are sorted fastest first.
     """
     _check_options(gpus, budget, hours, min_memory)
-    own = registry.get(workload).advised_by    # registry.get: the UserError with a suggestion
+    own = registry.advised_by(workload)    # registry.get's UserError (with a suggestion) for a bad name
     if own:
         raise UserError(f"{workload} is not ranked by per-item compute and traffic scaling; see {own}")
     cands = candidates(store, workload)

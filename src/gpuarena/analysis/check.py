@@ -72,12 +72,15 @@ def _check_one(claim: dict, store=None) -> dict:
         return (check_serving if physics == "serving" else check_training)(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
+    if registry.fact(workload, "device_figure"):
+        raise UserError(f"{workload}: check judges claims about model workloads (`gpuarena list`); "
+                        f"for {workload} see {registry.advised_by(workload)}")
     request = P.request_of(claim["precision"])
     if claim.get("batch_size") in (None, ""):
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")
     params = X.workload_params(workload, claim)
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    n = int(_num(claim, "gpus") or 1)
+    n = X.claim_gpus(claim)
     scaling = _num(claim, "scaling")
     if thr is None and lat is not None:
         thr = params["batch_size"] / lat
@@ -99,13 +102,14 @@ def _check_one(claim: dict, store=None) -> dict:
     per_gpu = thr / n
     v, reason = X.judge(lim, per_gpu)
     reason += f"; executed as {row['executed_as']}"
-    if v != "plausible" and _would_need(per_gpu * fpi / 1e12, g, prec).startswith("would need"):
-        reason += f"; {_would_need(per_gpu * fpi / 1e12, g, prec)}"
+    implied = per_gpu * fpi / 1e12
+    if implied > lim.roof.peak_tflops and _would_need(implied, g, prec).startswith("would need"):
+        reason += f"; {_would_need(implied, g, prec)}"    # only a claim above its precision's peak needs another
     c = lim.ceiling
     ceil = None if c is None else {"attainment": c.best.attainment, "share": c.best.share_of_peak,
                                    "gpu": c.best.gpu, "generation": c.best.generation, "borrowed": c.borrowed,
                                    "engine": c.best.engine, "source": c.best.source}
-    return {**row, "verdict": v, "implied_tflops": per_gpu * fpi / 1e12, "peak_tflops": lim.roof.peak_tflops,
+    return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": lim.roof.peak_tflops,
             "share_of_peak": lim.roof.share_of_peak(per_gpu), "attainment": lim.roof.attainment(per_gpu),
             "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil, "reason": reason}
 

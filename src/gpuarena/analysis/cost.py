@@ -8,7 +8,8 @@ total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
 power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
 the measured mean where the result has one, else the catalog TDP (said in
 `power_basis`).  Items per joule likewise come from measured energy where there
-is some, else throughput / TDP.  With a baseline GPU, perf per dollar and
+is some and the mean power it implies is physical for the card (5-125% of its TDP), else
+throughput / TDP.  With a baseline GPU, perf per dollar and
 items/J are also given relative to it: that is the article's
 "performance/price 1.0x vs 1.18x" table.
 
@@ -133,19 +134,40 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
                 if len(results) < len(ok) else [])}
 
 
+# The mean power per GPU a measured energy figure may imply, as shares of the card's TDP: below 5% no
+# GPU is running a workload (the H200 in docs/data/h200-s6-doctor-2026-12-01.json read 134.6 W, 19%,
+# before its timed window), above 125% the board's power cap (700 W on an H200; NVML's max power
+# sample reads a few W over it, 702.6 W there) would have throttled it first.
+POWER_BAND = (0.05, 1.25)
+
+
+def _physical_power(watts: float | None, g: catalog.GPU) -> bool:
+    lo, hi = POWER_BAND
+    return bool(watts) and (not g.tdp_w or lo * g.tdp_w <= watts <= hi * g.tdp_w)
+
+
+def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple[float | None, str]:
+    """Items per joule and its basis: the measured energy where the mean power it implies is physical
+    for the card, else throughput / TDP (the basis says which, and why)."""
+    energy, why = r.energy_j_per_item, ""
+    if energy:
+        implied = energy * r.throughput_median / n_dev
+        if _physical_power(implied, g):
+            return 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
+        why = (f"; the measured {energy:.3g} J per item at {thr:,.4g}/s implies {implied:,.3g} W per GPU "
+               f"on a {g.tdp_w:g} W card, not used")
+    if g.tdp_w:
+        return thr / g.tdp_w, "TDP" + why
+    return None, "unknown" + why
+
+
 def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
          hosting: float) -> dict:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r.throughput_median / n_dev            # per GPU
-    measured_power = r.power_w_mean
+    measured_power = r.power_w_mean if _physical_power(r.power_w_mean, g) else None
     power = measured_power if measured_power else g.tdp_w
-    energy = r.energy_j_per_item
-    if energy:
-        ipj, ebasis = 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
-    elif g.tdp_w:
-        ipj, ebasis = thr / g.tdp_w, "TDP"
-    else:
-        ipj, ebasis = None, "unknown"
+    ipj, ebasis = _items_per_joule(r, g, thr, n_dev)
     price = g.price(basis)
     usd = price.usd
     row = {

@@ -9,10 +9,12 @@ verdict says whether the claim is consistent, understated, or cannot hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpuarena.analysis import llm_plan as P
 from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
-from gpuarena.analysis.physics import claim_number as _num
+from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -96,7 +98,7 @@ def check_serving(claim: dict, store=None) -> dict:
     above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
     g, prec, cls, params, open_batch = _serving_claim(claim)
     cfg = cls.config(params)
-    tp = int(_num(claim, "gpus") or 1)
+    tp = claim_gpus(claim)
     why = M.refusal(g, prec, cfg, tp)
     if why:
         raise UserError(f"claim on {g.short}: {why}")
@@ -192,6 +194,19 @@ TRAIN_CEILING = (0.611, "torchtitan's Llama 2 13B on 64 A100s, FSDP2, no recompu
                         "(github.com/pytorch/torchtitan docs/performance.md)")
 
 
+def _memory_short(cfg, g: catalog.GPU, n: int, seq: int) -> str:
+    """'' when some layout holds a training step on n of these cards (FSDP, or Megatron TP x PP where it
+    divides; activation checkpointing, one sequence per GPU), else why not (offloading aside)."""
+    lays = [P.fsdp_layout(cfg, n, g.memory_gb, seq, n, True), *P.megatron_candidates(cfg, n, g.memory_gb, seq, n, True)]
+    need = min(P.memory_per_gpu(cfg, replace(x, micro_batch=1))["total"] for x in lays)
+    if need <= g.memory_gb * 1e9 * P.USABLE_MEMORY:
+        return ""
+    return (f"a training step needs at least {need / 1e9:,.0f} GB per GPU ({sum(P.BYTES.values())} bytes per "
+            f"parameter for weights, gradients and AdamW state, FSDP or Megatron over {n} GPU(s), activation "
+            f"checkpointing, one sequence of {seq} per GPU); the {g.short} has {g.memory_gb:g} GB, "
+            f"{P.USABLE_MEMORY:.0%} usable: only offloading to host memory would run it")
+
+
 def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
@@ -209,7 +224,7 @@ def check_training(claim: dict, store=None) -> dict:
     cfg = P.PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
     cfg = cfg or resolve_shape(shape or "llama-1b", claim.get("hf_config") or "")
     seq = int(_num(claim, "seq_len") or 2048)
-    n = int(_num(claim, "gpus") or 1)
+    n = claim_gpus(claim)
     thr = _num(claim, "throughput")
     peak = g.peaks.get(prec)
     if thr is None or not peak:
@@ -227,8 +242,9 @@ def check_training(claim: dict, store=None) -> dict:
         src = "a stored llm-train result"
     head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
-    if mfu > 1:
-        v, reason = "impossible", f"{head}: above the peak"
+    short = _memory_short(cfg, g, n, seq)
+    if mfu > 1 or short:
+        v, reason = "impossible", f"{head}: " + ("above the peak" if mfu > 1 else short)
     elif ceil is None:
         v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
     elif mfu > ceil * (1 + spread):
@@ -252,7 +268,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
-    cfg, tp = cls.config(params), int(claim.get("gpus") or 1)
+    cfg, tp = cls.config(params), claim_gpus(claim)
     prec = serving_precision(claim.get("precision") or "bf16")
     a, b = catalog.match(gpu), catalog.match(vs)
     for g in (a, b):

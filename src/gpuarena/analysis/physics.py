@@ -34,7 +34,7 @@ from gpuarena.analysis import precision as P
 from gpuarena.analysis.credible import (CEILINGS_CSV, DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE,  # noqa: F401 - API
                                         Ceiling, Evidence, ceiling, evidence, measured_evidence,
                                         published_evidence, spread)
-from gpuarena.analysis.roofline import (CONDITIONS, ELEMENT_BYTES, Roof, claim_number,  # noqa: F401 - API
+from gpuarena.analysis.roofline import (CONDITIONS, ELEMENT_BYTES, Roof, claim_gpus, claim_number,  # noqa: F401 - API
                                         is_finite_result, precision_class, roof, workload_params)
 from gpuarena.data import catalog
 

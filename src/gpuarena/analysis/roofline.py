@@ -69,6 +69,16 @@ def claim_number(claim: dict, key: str, positive: bool = True) -> float | None:
     return x
 
 
+def claim_gpus(claim: dict) -> int:
+    """A claim's GPU count: 1 when absent, else a whole number >= 1 (0.5 divided by zero, 2.7 became 2)."""
+    x = claim_number(claim, "gpus")
+    if x is None:
+        return 1
+    if x != int(x) or x < 1:
+        raise UserError(f"claim gpus {claim.get('gpus')!r}: must be a whole number of GPUs, at least 1")
+    return int(x)
+
+
 @dataclass(frozen=True)
 class Roof:
     """The roofline of one workload at given parameters and request on one GPU."""

@@ -117,6 +117,10 @@ def read(path: str) -> Bundle:
         if r.env_id is not None and r.env_id not in env_ids:
             raise UserError(f"{path}: refused, nothing imported: results.{i}.env_id {r.env_id} "
                             "is not among the bundle's environments")
+        if r.power_w_mean is not None and r.power_w_max is not None and r.power_w_mean > r.power_w_max + 0.5:
+            raise UserError(f"{path}: refused, nothing imported: results.{i}.power_w_mean {r.power_w_mean:g} W "
+                            f"is above the result's own power_w_max {r.power_w_max:g} W (a mean is never "
+                            "above its largest sample)")
         if r.source == "published":
             raise UserError(f"{path}: refused, nothing imported: results.{i}.source: published rows come "
                             "from `gpuarena import --published`, not from a bundle")

@@ -191,6 +191,16 @@ def fact(name: str | None, attr: str, default=None):
     return default if cls is None else getattr(cls, attr)
 
 
+def advised_by(name: str) -> str | None:
+    """Where a workload's buying advice lives when it is not the roofline's ranking (``advise``): its
+    class's ``advised_by``, or for a micro-benchmark or collective the device ceiling it measures."""
+    cls = get(name)
+    if cls.advised_by or not cls.device_figure:
+        return cls.advised_by
+    return (f"its {cls.device_figure.replace('-', ' ')} figure beside the catalog's in `gpuarena results`, "
+            "`gpuarena doctor` and the report: it measures a device ceiling, not a job to buy a GPU for")
+
+
 def is_device_probe(name: str) -> bool:
     """Micro-benchmarks and collectives measure the device, not a job one buys a GPU for;
     multi-GPU wrappers (ddp-train) have their own report section."""

@@ -130,9 +130,9 @@ def use(model: nn.Module) -> int:
         for name, child in list(mod.named_children()):
             w = getattr(child, "weight", None)
             shape = (getattr(child, "out_features", -1), getattr(child, "in_features", -1))
-            if (isinstance(w, torch.Tensor) and not isinstance(child, (nn.Embedding, OneRowLinear))
-                    and tuple(w.shape) == shape and shape[0] <= NARROW and w.dtype in KERNEL_DTYPES
-                    and w.is_contiguous()):
+            # an embedding has no in/out_features and a wrapper no weight: neither matches
+            if (isinstance(w, torch.Tensor) and tuple(w.shape) == shape and shape[0] <= NARROW
+                    and w.dtype in KERNEL_DTYPES and w.is_contiguous()):
                 setattr(mod, name, OneRowLinear(child))
                 wrapped += 1
     return wrapped

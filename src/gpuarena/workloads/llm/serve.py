@@ -135,8 +135,8 @@ class LLMServe(Workload):
     def setup(self) -> None:
         v = self.ctx.variants
         weight_only.require(self.device, v)     # before building 16 GB of weights
-        if "gemv" in v and gemv.available(self.device):
-            raise WorkloadSkipped(gemv.available(self.device))
+        if why := (gemv.available(self.device) if "gemv" in v else None):
+            raise WorkloadSkipped(why)
         self.cfg = cfg = self.config(self.p)
         cuda = self.device.type == "cuda"
         self.dtype = torch.bfloat16 if cuda else torch.float32

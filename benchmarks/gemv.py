@@ -1,13 +1,14 @@
 """llama3-8b's one-token products on the GPU, four ways (issue 23, session 12): inductor's own
 reduction with the input's producer fused (what llm-serve's bf16 decode runs), inductor's with the
 input realised first (int8's and FP8's), gpuarena's Triton kernel (workloads/llm/gemv.py) behind the
-producer, and that kernel alone over a sweep of its tile configurations.
+producer, that kernel with the RMSNorm folded in (session 13, llm-serve version 9), and the kernel alone
+over a sweep of its tile configurations.
 
 Every case runs inside one CUDA graph over enough copies of the weights (>= 512 MB) that none is
 still in the 50 MB L2 cache when it is read again, as in a decode step.  Prints one line per case:
 microseconds a call and the weights' GB/s.
 
-    PYTHONPATH=src python3 benchmarks/gemv.py [--quick]
+    PYTHONPATH=src python3 benchmarks/gemv.py [--quick] [--only wqkv,wo] [--tiles 1,1024,4,3/2,1024,4,1]
 """
 
 from __future__ import annotations
@@ -58,16 +59,20 @@ def producer(kind: str, dim: int):
                             .to(src.dtype) * nw)
 
 
-def main(quick: bool) -> None:
+def main(args: list[str]) -> None:
     engine.tune_inductor()
     configs = [c for c in itertools.product((1, 2, 4, 8), (256, 512, 1024, 2048), (4, 8), (1, 3))
                if c[0] * c[1] <= 8192]
-    if quick:
+    if "--quick" in args:
         configs = configs[:4]
+    if "--tiles" in args:
+        configs = [tuple(int(v) for v in c.split(",")) for c in args[args.index("--tiles") + 1].split("/")]
+    only = args[args.index("--only") + 1].split(",") if "--only" in args else list(SHAPES)
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {len(configs)} tile configurations")
     for name, (n, k) in SHAPES.items():
         for wdt in ("bf16", "fp8"):
-            case(name, n, k, wdt, configs)
+            if name in only:
+                case(name, n, k, wdt, configs)
 
 
 def case(name: str, n: int, k: int, wdt: str, configs) -> None:
@@ -96,11 +101,16 @@ def case(name: str, n: int, k: int, wdt: str, configs) -> None:
     def kern(src, w, nw):
         return gemv.matvec(prod(src, nw)[None], w, s)
 
+    def folded(src, w, nw):
+        return gemv.matvec(src[None], w, s, nw, 1e-5)
+
     x = prod(src, nw).contiguous()
     ref = gemv.reference(x, w0, s).float()
     out = {}
-    for label, fn in (("inductor, producer fused", fused), ("inductor, input realised", real),
-                      ("triton kernel after the producer", kern)):
+    ways = [("inductor, producer fused", fused), ("inductor, input realised", real),
+            ("triton kernel after the producer", kern)] + ([("triton kernel, the norm folded in", folded)]
+                                                           if kind == "rmsnorm" else [])
+    for label, fn in ways:
         torch._dynamo.reset()
         c = torch.compile(fn, fullgraph=True)
         got = c(src, w0, nw).reshape(-1).float()
@@ -123,4 +133,4 @@ def case(name: str, n: int, k: int, wdt: str, configs) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv)
+    main(sys.argv[1:])

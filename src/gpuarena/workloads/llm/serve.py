@@ -12,7 +12,8 @@ CUDA-graph recording.
 Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): 2 the compiled prefill, the
 tuning; 3 quantised weights keep an eager prefill; 4 FlexAttention decode; 5 int8 reads a realised input,
 ``int4-weights``; 6 ``fp8-weights`` weight-only in a batch-1 decode; 7 its prefill compiled; 8 a one-row
-decode realises the SwiGLU product before the down projection (engine.FusedFeedForward), ``gemv``.
+decode realises the SwiGLU product before the down projection (engine.FusedFeedForward), ``gemv``; 9
+``gemv`` folds the QKV projection's RMSNorm into its kernel and takes bf16's 4,096-row matrices in 1-row tiles.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from gpuarena.store.workload_figures import LLMServeFigures
 class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
-    version = 8
+    version = 9
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session 13 (2026-12-02) on one lent nvidia-h200: issue 23's batch-1 decode with llm-serve version 9
+# (`gemv` folds the QKV projection's RMSNorm into gpuarena's kernel), the batch-1 prefill's profile, the
+# curve's batch-256 point.
+#   cd .serve && bash benchmarks/h200_s13.sh a   # llm-serve batch 1: bf16+gemv, fp8+gemv, bf16 (eager
+#                                                # prefill: the decode is the question), profiled
+#   cd .serve && bash benchmarks/h200_s13.sh b   # benchmarks/gemv.py on the narrow matrices (the folded
+#                                                # norm, bf16's tiles); benchmarks/prefill_b1.py --autotune
+#   cd .serve && bash benchmarks/h200_s13.sh c   # the curve's batch-256 point
+# One case per process; each case has its own time limit (timeout_s) below the outer one.  A cold llama3-8b
+# case needs 250-280 s of outer limit (session 12 lost a call with 150-170 s).
+SESSION=s13 PART=${1:-a}
+. benchmarks/serve_calls.sh
+B1="--set batch_size=1 --set prefill=eager --set profile=1 -r 3"
+if [ "$PART" = a ]; then
+  t 275 $L8B -v compile+fused-proj+gemv $B1 --set timeout_s=262
+  t 275 $L8B -v compile+fused-proj+fp8-weights+gemv $B1 --set timeout_s=262
+  [ "$(left)" -gt 120 ] && t $(left) $L8B -v compile+fused-proj $B1 --set timeout_s=$(left 12)
+fi
+if [ "$PART" = b ]; then
+  timeout 200 python3 benchmarks/gemv.py --only wqkv,wo,w2 --tiles 1,512,4,3/1,1024,4,3/2,1024,4,1/4,512,4,3/8,1024,4,1 \
+    2>&1 | grep -v Warning | tee "$OUT/gemv.txt"
+  timeout $(left 5) python3 benchmarks/prefill_b1.py --autotune 2>&1 | grep -v Warning | tee "$OUT/prefill.txt"
+fi
+if [ "$PART" = c ]; then
+  t $(left) $L8B -v compile+fused-proj --set batch_size=256 -r 3 --set timeout_s=$(left 12)
+fi
+summary | tee "$OUT/summary.txt"

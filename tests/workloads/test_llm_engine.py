@@ -65,7 +65,10 @@ def test_fused_projections_match_the_unfused_model():
     assert torch.equal(t1, t2) and torch.allclose(l1, l2, rtol=1e-4, atol=1e-5)
 
 
-def test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths():
+@pytest.mark.parametrize("graphs", [False, True])
+def test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths(graphs):
+    """Also with ``graphs`` (llm-serve's ``prefill=graph``: reduce-overhead, the outputs cloned out of the
+    graph pool); on a CPU inductor records no CUDA graph, so this checks the compiled graph and the copies."""
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
@@ -75,7 +78,7 @@ def test_compiled_prefill_gives_eager_tokens_and_one_graph_for_two_lengths():
         logits = model(tokens, cache, last_only=True)
         return logits, logits[:, -1].argmax(-1, keepdim=True)
 
-    compiled = engine.compile_prefill(fn)
+    compiled = engine.compile_prefill(fn, graphs=graphs)
     before = counters["stats"]["unique_graphs"]
     for length in (12, 17):
         x = prompt(length=length, seed=length)
@@ -252,5 +255,6 @@ def test_quantised_weights_keep_the_prefill_eager_under_compile():
     assert not LLMServe.prefill_compiled("auto", upcast=True)
     assert LLMServe.prefill_compiled("compile", upcast=True)
     assert not LLMServe.prefill_compiled("eager", upcast=False)
+    assert LLMServe.prefill_compiled("graph", upcast=True)     # compiled, and replayed as CUDA graphs
     assert weight_only.UPCAST_EVERY_ROW == {"int8-weights", "int4-weights"}
     assert LLMServe.resolve_params({"prefill": "auto"}, "tiny")["prefill"] == "auto"

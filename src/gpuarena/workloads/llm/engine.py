@@ -166,15 +166,21 @@ def tune_inductor() -> dict:
     return {"coordinate_descent_tuning": True}
 
 
-def compile_prefill(fn):
+def compile_prefill(fn, graphs: bool = False):
     """``fn(tokens, cache)`` compiled whole, the prompt length (dim 1) dynamic: one graph serves
-    every prompt length above one (a length of one is specialised by dynamo, as always)."""
-    compiled = torch.compile(fn, fullgraph=True)
+    every prompt length above one (a length of one is specialised by dynamo, as always).
+
+    ``graphs``: replayed as CUDA graphs (``mode="reduce-overhead"``; one recorded per prompt length),
+    its outputs cloned out of the graph's pool.  Why: the batch-1 prefill of 512 tokens launches some
+    600 kernels in 13 ms; on the H200 (session 13, benchmarks/prefill_b1.py) its kernels took 11.5 ms
+    and the launches left the GPU idle for the rest."""
+    compiled = torch.compile(fn, fullgraph=True, mode="reduce-overhead" if graphs else None)
 
     def prefill(tokens, cache):
         if tokens.shape[1] > 1:
             torch._dynamo.maybe_mark_dynamic(tokens, 1)
-        return compiled(tokens, cache)
+        out = compiled(tokens, cache)
+        return tuple(t.clone() for t in out) if graphs else out
 
     return prefill
 

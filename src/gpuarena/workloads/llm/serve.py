@@ -9,11 +9,10 @@ times do not perturb the decode; on a CPU the marks are perf_counter readings (i
 synchronous).  The first request of a process is left out of these figures: it holds compilation and
 CUDA-graph recording.
 
-Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): 2 the compiled prefill, the
-tuning; 3 quantised weights keep an eager prefill; 4 FlexAttention decode; 5 int8 reads a realised input,
-``int4-weights``; 6 ``fp8-weights`` weight-only in a batch-1 decode; 7 its prefill compiled; 8 a one-row
-decode realises the SwiGLU product before the down projection (engine.FusedFeedForward), ``gemv``; 9
-``gemv`` folds the QKV projection's RMSNorm into its kernel and takes bf16's 4,096-row matrices in 1-row tiles.
+Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): 2 compiled prefill, tuning; 3
+quantised weights keep an eager prefill; 4 flex decode; 5 int8 reads a realised input, int4; 6 fp8 weight-only
+at batch 1; 7 its prefill compiled; 8 SwiGLU realised before w2 at batch 1, ``gemv``; 9 ``gemv`` folds the
+QKV projection's RMSNorm into its kernel, bf16's 4,096-row matrices in 1-row tiles; ``prefill=graph``.
 """
 
 from __future__ import annotations
@@ -66,8 +65,9 @@ class LLMServe(Workload):
         Param("decode_attention", str, "auto", "decode attention: SDPA's kernel; FlexAttention's split-KV decode "
               "(flex); inductor's own reductions; auto = flex under compile (H200: 1.12x SDPA at batch 1), else sdpa",
               choices=("auto", "sdpa", "flex", "reduction")),
-        Param("prefill", str, "auto", "with compile: the prefill compiled or eager; auto compiles it unless int8/int4"
-              " weights are upcast in it (H200, int8: 0.93 TFLOP/s)", choices=("auto", "compile", "eager")),
+        Param("prefill", str, "auto", "with compile: the prefill compiled, compiled and replayed as CUDA graphs "
+              "(graph: one recorded per prompt length), or eager; auto compiles it unless int8/int4 weights are "
+              "upcast in it (H200, int8: 0.93 TFLOP/s)", choices=("auto", "compile", "graph", "eager")),
         Param("profile", int, 0, "1: profile one more request's decode, store its costliest kernels", min=0, max=1),
     )
     variants = {
@@ -108,8 +108,7 @@ class LLMServe(Workload):
         cfg = cls.config(p)          # a bad hf_config path is a UserError before anything runs
         need = p["prompt_len"] + p["new_tokens"]
         if need > cfg.max_seq_len:
-            raise UserError(f"llm-serve: prompt_len + new_tokens = {need} exceeds the model's "
-                            f"max_seq_len {cfg.max_seq_len}")
+            raise UserError(f"llm-serve: prompt_len + new_tokens = {need} exceeds max_seq_len {cfg.max_seq_len}")
         return p
 
     @classmethod
@@ -178,7 +177,7 @@ class LLMServe(Workload):
                 torch._dynamo.mark_static_address(buf)
             self.decode = torch.compile(self._decode_eager, mode="reduce-overhead", fullgraph=True)
             if self._prefill_compiled():
-                self.prefill = engine.compile_prefill(self._prefill_eager)
+                self.prefill = engine.compile_prefill(self._prefill_eager, graphs=self.p["prefill"] == "graph")
         self.kernel_profile = None
         self.marks = ([torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else None)
         self.ttft, self.tpot, self.requests, self.finite, self.kv_bytes = [], [], 0, None, 0   # seconds each
@@ -186,7 +185,7 @@ class LLMServe(Workload):
     def _prefill_compiled(self) -> bool:   # the ``prefill`` param, under compile
         return self.prefill_compiled(self.p["prefill"], bool(weight_only.UPCAST_EVERY_ROW & set(self.ctx.variants)))
 
-    prefill_compiled = staticmethod(lambda choice, upcast: choice == "compile" or (choice == "auto" and not upcast))
+    prefill_compiled = staticmethod(lambda c, upcast: c in ("compile", "graph") or (c == "auto" and not upcast))
 
     def _new_cache(self, batch: int):
         if not self.static:
@@ -265,8 +264,8 @@ class LLMServe(Workload):
         emb = cfg.vocab_size * cfg.dim * torch.finfo(self.dtype).bits // 8
         v = self.ctx.variants
         out = {"batch": B, "cache": "static" if self.static else "dynamic (torch.cat)",
-               "prefill": ("torch.compile, dynamic prompt length" if "compile" in v and self._prefill_compiled()
-                           else "eager"),
+               "prefill": ("eager" if "compile" not in v or not self._prefill_compiled() else "torch.compile, "
+                           "dynamic prompt length" + (", CUDA graphs" if self.p["prefill"] == "graph" else "")),
                "decode": "torch.compile reduce-overhead" if "compile" in v else "eager",
                "projections": "fused (wqkv, w13)" if "fused-proj" in v else "separate",
                "decode_attention": self.attention, "inductor": self.inductor,

@@ -260,3 +260,32 @@ def test_cost_uses_no_energy_figure_that_implies_an_unphysical_power(tmp_path):
     assert a800["energy_basis"].startswith("TDP; the measured 1.7 J") and a800["power_basis"] == "TDP"
     assert h100["items_per_joule"] == pytest.approx(4.0) and h100["energy_basis"].startswith("measured (nvml")
     s.close()
+
+
+def test_cost_uses_no_stored_energy_above_the_power_its_own_samples_read(tmp_path):
+    """docs/data/h200-s11 result 1 (stored before measure/energy.py): 0.0197 J per image at 41,479
+    images/s is 818 W, within 125% of the H200's 700 W TDP but 45% above the 566 W its own power
+    samples reached over a 0.62 s window (six steps of NVML's counter). It falls back to the TDP;
+    one within the samples' reach (1.93 s at 684 W max, 706 W implied) stays measured."""
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "e.db"))
+    s.add_result(result("NVIDIA H200", 256, [0.006172], power_w_mean=421.9, power_w_max=565.7,
+                        energy_j_per_item=0.0197314, energy_source="nvml_energy_counter"))
+    s.add_result(result("NVIDIA H200", 64, [0.0899], power_w_mean=679.9, power_w_max=684.0,
+                        energy_j_per_item=706.3 * 0.0899 / 64, energy_source="nvml_energy_counter"))
+    # measured since the check (extra.energy): the window's wall time, not the timed steps', divides its joules
+    s.add_result(result("NVIDIA H200", 32, [0.05], power_w_mean=400.0, power_w_max=400.0,
+                        energy_j_per_item=460.0 * 0.05 / 32, energy_source="mean_power_x_time",
+                        extra={"energy": {"window_s": 0.575, "counter_j": 0.0, "sampled_j": 230.0,
+                                          "source": "mean_power_x_time"}}))
+    rows = {r["params"]["batch_size"]: r for r in cost.cost_table(s, workload="resnet50-train")["rows"]}
+    short, long = rows[256], rows[64]
+    assert rows[32]["energy_basis"] == "measured (mean_power_x_time)"
+    assert short["items_per_joule"] == pytest.approx(256 / 0.006172 / 700.0)
+    assert short["energy_basis"].startswith("TDP; the measured 0.0197 J per item")
+    assert "above the 565.7 W its power samples reached" in short["energy_basis"]
+    assert long["items_per_joule"] == pytest.approx(64 / (706.3 * 0.0899))
+    assert long["energy_basis"] == "measured (nvml_energy_counter)"
+    s.close()

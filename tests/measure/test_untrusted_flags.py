@@ -56,14 +56,17 @@ def test_spread_above_threshold_is_a_warning():
     assert any("only 2 samples" in x for x in few)
 
 
-def telemetry_with(samples: list[dict], reasons: int = 0, energy_mj=(None, None)) -> Telemetry:
-    """A Telemetry whose NVML readings are the given sample dicts (the shape _read() returns)."""
+def telemetry_with(samples: list[dict], reasons: int = 0, energy_mj=(None, None), seconds: float = 2.0,
+                   step_s: float | None = 0.1) -> Telemetry:
+    """A Telemetry whose NVML readings are the given sample dicts (the shape _read() returns), over a
+    window of ``seconds``, with an energy counter that updates every ``step_s`` (an H200's: 100 ms)."""
     tel = Telemetry("cpu")
     tel.h = "sampled"          # what NVML would hand back; summary() only asks whether there is one
     tel.samples = samples
     tel.reasons_seen = reasons
-    tel.t0, tel.t1 = 0.0, 2.0
+    tel.t0, tel.t1 = 0.0, seconds
     tel.energy_mj_start, tel.energy_mj_end = energy_mj
+    tel.counter_step_s = step_s
     return tel
 
 

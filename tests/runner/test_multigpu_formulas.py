@@ -88,6 +88,22 @@ def test_combine_sums_data_parallel_and_takes_slowest_collective():
     assert bad["extra"]["failed_ranks"] == [1]
 
 
+def test_combine_energy_is_every_rank_or_none_and_names_each_source():
+    """Energy per item is over every rank's items; a rank with none leaves the job with none, not rank 0's
+    alone; ranks whose windows took different sources (measure/energy.py) say both."""
+    def rank(energy, source):
+        return {"status": "ok", "unit": "x/s", "samples": [0.5, 0.5], "items_per_step": 10.0,
+                "throughput_median": 20.0, "warnings": [], "extra": {}, "power_w_mean": 600.0,
+                "energy_j_per_item": energy, "energy_source": source}
+
+    both = combine([rank(30.0, "nvml_energy_counter"), rank(20.0, "mean_power_x_time")], 2,
+                   registry.get("ddp-train"))
+    assert both["energy_j_per_item"] == pytest.approx(25.0)
+    assert both["energy_source"] == "mean_power_x_time+nvml_energy_counter"
+    one = combine([rank(30.0, "nvml_energy_counter"), rank(None, None)], 2, registry.get("ddp-train"))
+    assert one["energy_j_per_item"] is None and one["energy_source"] is None
+
+
 def test_overlap_fraction():
     assert overlap_fraction(0.01, 0.04) == pytest.approx(0.75)
     assert overlap_fraction(0.05, 0.04) == 0.0

@@ -8,8 +8,10 @@ total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
 power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
 the measured mean where the result has one, else the catalog TDP (said in
 `power_basis`).  Items per joule likewise come from measured energy where there
-is some and the mean power it implies is physical for the card (5-125% of its TDP), else
-throughput / TDP.  With a baseline GPU, perf per dollar and
+is some and the mean power it implies is physical for the card (5-125% of its TDP) and
+no higher than the result's own power samples reached (plus measure/energy.py's sampling
+margin: bundles written before that module took one step of NVML's energy counter over a
+window of a few ms as the window's energy), else throughput / TDP.  With a baseline GPU, perf per dollar and
 items/J are also given relative to it: that is the article's
 "performance/price 1.0x vs 1.18x" table.
 
@@ -24,6 +26,7 @@ from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.errors import UserError
+from gpuarena.measure.energy import SAMPLING_MARGIN
 from gpuarena.store.result import Result
 
 HOURS_PER_YEAR = 8766          # 365.25 days
@@ -148,14 +151,18 @@ def _physical_power(watts: float | None, g: catalog.GPU) -> bool:
 
 def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple[float | None, str]:
     """Items per joule and its basis: the measured energy where the mean power it implies is physical
-    for the card, else throughput / TDP (the basis says which, and why)."""
+    for the card and (for a result stored before measure/energy.py checked it) within what the result's
+    own power samples read, else throughput / TDP (the basis says which, and why)."""
     energy, why = r.energy_j_per_item, ""
     if energy:
         implied = energy * r.throughput_median / n_dev
-        if _physical_power(implied, g):
+        # a result with extra.energy had its energy checked against its samples when measured (measure/energy.py)
+        sampled = r.power_w_max / n_dev * (1 + SAMPLING_MARGIN) if r.power_w_max and not r.extra.energy else None
+        if _physical_power(implied, g) and (sampled is None or implied <= sampled):
             return 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
         why = (f"; the measured {energy:.3g} J per item at {thr:,.4g}/s implies {implied:,.3g} W per GPU "
-               f"on a {g.tdp_w:g} W card, not used")
+               + (f"on a {g.tdp_w:g} W card" if not _physical_power(implied, g) else
+                  f"above the {r.power_w_max / n_dev:,.4g} W its power samples reached") + ", not used")
     if g.tdp_w:
         return thr / g.tdp_w, "TDP" + why
     return None, "unknown" + why

@@ -3,14 +3,20 @@
 nvidia-smi -l 1 (the articles' method) samples once a second and sees only the
 instant it looks; here NVML is read every ``interval`` seconds and energy is
 taken from the GPU's total-energy counter (millijoules since driver load) at
-both ends of the window, which is exact where the GPU supports it (Volta+).
-Without NVML every figure is None: nothing is invented.
+both ends of the window (Volta+).  That counter advances in steps (every 100 ms
+on an H200), so after the window the step is measured and measure/energy.py
+uses the counter only over a window long enough for it, else the sampled power
+integrated over the window.  Without NVML every figure is None: nothing is invented.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+
+from gpuarena.measure.energy import counter_step, window_energy
+
+STEP_PROBE_S = 0.5   # longest the counter is read after the window to see its step (3 changes)
 
 # Clock-event reasons that mean the GPU slowed itself (nvml.h
 # nvmlClocksEventReason*): software power cap, hardware slowdown, software and
@@ -65,6 +71,7 @@ class Telemetry:
         self._stop = threading.Event()
         self._thread = None
         self.energy_mj_start = self.energy_mj_end = None
+        self.counter_step_s: float | None = None
         self.t0 = 0.0
         self.t1 = 0.0
 
@@ -100,15 +107,29 @@ class Telemetry:
         except Exception:
             return None
 
+    def _probe_counter_step(self) -> float | None:
+        """Read the energy counter in a row until it has changed three times (or STEP_PROBE_S
+        passed): the seconds between its updates on this device, now."""
+        readings, changes, end = [], 0, time.perf_counter() + STEP_PROBE_S
+        while changes < 3 and time.perf_counter() < end:
+            e = self._energy()
+            if e is None:
+                return None
+            changes += bool(readings) and e != readings[-1][1]
+            readings.append((time.perf_counter(), e))
+            time.sleep(0.001)
+        return counter_step(readings)
+
     def _loop(self):
         while not self._stop.is_set():
             self.samples.append(self._read())
             self._stop.wait(self.interval)
 
     def __enter__(self):
-        self.t0 = time.perf_counter()
         if self.available:
             self.energy_mj_start = self._energy()
+        self.t0 = time.perf_counter()   # after the counter's read, as t1 is before its other read
+        if self.available:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
         return self
@@ -116,16 +137,17 @@ class Telemetry:
     def __exit__(self, *exc):
         self.t1 = time.perf_counter()
         if self._thread is not None:
+            self.energy_mj_end = self._energy()   # first: the counter brackets the window, not the reads after it
             self._stop.set()
             self._thread.join()
             self.samples.append(self._read())
-            self.energy_mj_end = self._energy()
+            self.counter_step_s = self._probe_counter_step()
         return False
 
     def summary(self, items: float) -> dict:
         """Means, maxima, energy per item and the throttle verdict for the window."""
         out = {"power_w_mean": None, "power_w_max": None, "energy_j": None, "energy_j_per_item": None,
-               "energy_source": None, "temp_c_max": None, "sm_clock_mhz_mean": None,
+               "energy_source": None, "energy_check": None, "temp_c_max": None, "sm_clock_mhz_mean": None,
                "sm_clock_mhz_min": None, "throttled": None, "throttle_reasons": [], "telemetry": []}
         if not self.available or not self.samples:
             return out
@@ -139,16 +161,11 @@ class Telemetry:
         if clk:
             out["sm_clock_mhz_mean"] = sum(clk) / len(clk)
             out["sm_clock_mhz_min"] = min(clk)
-        seconds = self.t1 - self.t0
-        # NVML's energy counter advances in steps (tens of ms on an H200): a window shorter than one
-        # step reads 0 J (measured: 5 ResNet-50 batch-1 requests in 2.5 ms at 124 W), which is not an energy
-        if self.energy_mj_start is not None and self.energy_mj_end is not None \
-                and self.energy_mj_end > self.energy_mj_start:
-            out["energy_j"] = (self.energy_mj_end - self.energy_mj_start) / 1e3
-            out["energy_source"] = "nvml_energy_counter"
-        elif out["power_w_mean"] is not None:
-            out["energy_j"] = out["power_w_mean"] * seconds
-            out["energy_source"] = "mean_power_x_time"
+        counter_j = None
+        if self.energy_mj_start is not None and self.energy_mj_end is not None:
+            counter_j = (self.energy_mj_end - self.energy_mj_start) / 1e3
+        out["energy_j"], out["energy_source"], out["energy_check"] = window_energy(
+            counter_j, self.counter_step_s, self.t1 - self.t0, self.samples)
         if out["energy_j"] is not None and items > 0:
             out["energy_j_per_item"] = out["energy_j"] / items
         reasons = [name for bit, name in THROTTLE_BITS.items() if self.reasons_seen & bit]

@@ -82,6 +82,12 @@ def _per_gpu(x: dict) -> str:
     return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
 
 
+def _energy_from(basis: str) -> str:
+    """The cost table's 'energy from' cell: measured or TDP, and whether a measured figure was refused
+    (analysis/cost.py says why in `gpuarena cost`)."""
+    return basis.split(" (")[0].split(";")[0] + (" (measured refused)" if ";" in basis else "")
+
+
 def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
     """Cost and energy efficiency (analysis.cost.cost_table) of the GPUs in the report and the
     baseline, at catalog prices: per GPU and workload, the article's code (seed) at its fastest
@@ -115,7 +121,7 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
     table_rows = [[x["workload"], short(x["gpu"]), x["variant"], params, x.get("source") or "",
                    _per_gpu(x), _money(x["purchase_usd"]),
                    fmt_num(x["per_1000usd"]), _money(x["usd_per_million_items"], 2), fmt_num(x["items_per_joule"]),
-                   x["energy_basis"].split(" (")[0], _money(x.get("tco_usd_per_million_items"), 3),
+                   _energy_from(x["energy_basis"]), _money(x.get("tco_usd_per_million_items"), 3),
                    f"{x['purchase_source']}; cloud {x['cloud_source']}" if x.get("purchase_usd") or x.get("cloud_source")
                    else ""]
                   for (_, x), params in zip(picked, brief)]
@@ -125,15 +131,17 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
         f"fastest setting, and the fastest variant. Assumptions: TCO of {a['gpus']} GPU over {a['years']:g} "
         f"years at ${a['kwh_price']}/kWh and PUE {a['pue']}, hosting ${a['hosting_per_gpu_year']:g}/GPU-year, "
         "100% utilisation; power is the measured mean where stored, else the TDP; items per joule come from "
-        "the measured energy counter where there is one, else throughput / TDP (the 'energy from' column). "
+        "the measured energy where there is some and the power it implies is within the card's and its own "
+        "samples' reach, else throughput / TDP (the 'energy from' column). "
         "Published rows are other people's figures at other settings.")
     s.tables.append(Table("cost-table", [
         ("workload", TEXT), ("GPU", TEXT), ("variant", TEXT), ("params", TEXT), ("source", TEXT),
         ("per GPU", NUMERIC), ("price", NUMERIC), ("per s per $1k", NUMERIC), ("cloud $/M items", NUMERIC),
         ("items/J", NUMERIC), ("energy from", TEXT), ("TCO $/M items", NUMERIC), ("price source", TEXT)],
         table_rows, "Throughput per dollar and per joule",
-        "Energy 'measured' is the NVML energy counter over the timed window; SD v1.5 is quoted in seconds per "
-        "image, its per-dollar and per-joule figures in images.",
+        "Energy 'measured' is the timed window's: NVML's energy counter over a window of 11 or more of its "
+        "steps, else the power sampled over it (gpuarena results --format json: energy_source, extra.energy); "
+        "SD v1.5 is quoted in seconds per image, its per-dollar and per-joule figures in images.",
         details=("params", "energy from", "price source")))
     return s
 

@@ -152,6 +152,8 @@ def _record_telemetry(case: Case, wl, tel: Telemetry, out: dict) -> None:
     out.update({k: telemetry[k] for k in ("power_w_mean", "power_w_max", "energy_j_per_item",
                                           "energy_source", "temp_c_max", "sm_clock_mhz_mean",
                                           "throttled", "telemetry")})
+    if telemetry["energy_check"]:   # the counter's reading, its step and which source was used (measure/energy.py)
+        out["extra"]["energy"] = telemetry["energy_check"]
     if telemetry["throttle_reasons"]:
         out["extra"]["throttle_reasons"] = telemetry["throttle_reasons"]
     if telemetry["throttled"]:

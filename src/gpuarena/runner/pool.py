@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 
 from gpuarena.measure import stats
+from gpuarena.measure.energy import combined_source
 
 def _mean_or_none(xs):
     xs = [x for x in xs if x is not None]
@@ -74,6 +75,7 @@ def merge(results: list[dict]) -> dict:
            "power_w_mean": _mean_or_none([r.get("power_w_mean") for r in results]),
            "power_w_max": _max_or_none([r.get("power_w_max") for r in results]),
            "energy_j_per_item": _mean_or_none([r.get("energy_j_per_item") for r in results]),
+           "energy_source": combined_source(r.get("energy_source") for r in results),
            "temp_c_max": _max_or_none([r.get("temp_c_max") for r in results]),
            "sm_clock_mhz_mean": _mean_or_none([r.get("sm_clock_mhz_mean") for r in results]),
            "throttled": any(r.get("throttled") for r in results),

@@ -19,6 +19,7 @@ import statistics
 import sys
 
 from gpuarena.measure import stats
+from gpuarena.measure.energy import combined_source
 from gpuarena.runner.child import write_atomic
 from gpuarena.runner.measure_case import measure
 from gpuarena.runner.torchrun import ELSEWHERE, RANK_ENV
@@ -55,6 +56,15 @@ def _sum_or_none(values):
 def _max_or_none(values):
     vs = [v for v in values if v is not None]
     return max(vs) if vs else None
+
+
+def _energy(per_rank: list[dict], items: list[float]) -> dict:
+    """Joules per item over every rank's items, and their sources; none unless every rank has some."""
+    energies = [res.get("energy_j_per_item") for res in per_rank]
+    if not all(e is not None for e in energies):
+        return {"energy_j_per_item": None, "energy_source": None}     # not rank 0's alone
+    return {"energy_j_per_item": sum(e * n for e, n in zip(energies, items)) / sum(items),
+            "energy_source": combined_source(res.get("energy_source") for res in per_rank)}
 
 
 def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
@@ -98,9 +108,7 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
     # Power and energy are per device: the job's figures are the sums.
     out["power_w_mean"] = _sum_or_none(res.get("power_w_mean") for res in per_rank)
     out["power_w_max"] = _sum_or_none(res.get("power_w_max") for res in per_rank)
-    energies = [res.get("energy_j_per_item") for res in per_rank]
-    if all(e is not None for e in energies):
-        out["energy_j_per_item"] = sum(e * n for e, n in zip(energies, items)) / sum(items)
+    out.update(_energy(per_rank, items))
     out["temp_c_max"] = _max_or_none(res.get("temp_c_max") for res in per_rank)
     out["throttled"] = any(res.get("throttled") for res in per_rank)
     out["peak_memory_bytes"] = _max_or_none(res.get("peak_memory_bytes") for res in per_rank)
@@ -110,6 +118,7 @@ def combine(per_rank: list[dict], world_size: int, wl_cls) -> dict:
         {"rank": r, "throughput_median": res["throughput_median"],
          "step_s_median": stats.summarize(res["samples"]).median,
          "peak_memory_bytes": res.get("peak_memory_bytes"), "power_w_mean": res.get("power_w_mean"),
+         "energy_source": res.get("energy_source"),
          "host": (res.get("extra") or {}).get("host"), "env": (res.get("extra") or {}).get("env"),
          **{k: v for k, v in (res.get("extra") or {}).items() if k in wl_cls.rank_extra}}
         for r, res in enumerate(per_rank)]

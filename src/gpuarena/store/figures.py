@@ -74,6 +74,7 @@ class Figures(BaseModel):
     peak_reserved_bytes: Bytes = None
     peak_rss_bytes: Bytes = None
     throttle_reasons: Optional[list[str]] = Field(None, max_length=64)    # NVML's names
+    energy: Record = None      # the window's energy: counter and sampled joules, counter step, source used
     traceback: Text = None
     stderr_tail: Text = None
     # runner/pool.py: --processes N

@@ -134,8 +134,13 @@ class Result(BaseModel):
     tflops: Optional[float] = None
     peak_memory_bytes: Optional[int] = Field(None, ge=0, le=1 << 50)
     compile_s: Optional[float] = None
-    power_w_mean: Optional[float] = None
+    power_w_mean: Optional[float] = None      # mean and max of NVML's power samples over the timed repeats
     power_w_max: Optional[float] = None
+    # joules over the timed repeats (all of them, one telemetry window) / the items they served; the joules
+    # are energy_source's (measure/energy.py): "nvml_energy_counter", the counter's difference, or
+    # "mean_power_x_time", the sampled power integrated over the window; extra.energy says which and why.
+    # Since session 13 the counter is taken only over 11+ of its measured steps and within the sampled
+    # power's range; older bundles took it whenever it advanced (analysis/cost.py checks those)
     energy_j_per_item: Optional[float] = None
     energy_source: Optional[str] = Field(None, max_length=50)
     temp_c_max: Optional[float] = Field(None, ge=-50, le=200)

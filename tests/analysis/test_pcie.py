@@ -97,3 +97,10 @@ def test_lambdas_pcie_to_sxm_ratio_is_not_held_to_identical_silicon():
     assert v["verdict"] == "plausible" and not v["identical_silicon"], v["reason"]
     assert check_ratio("bert-large-train", a.name, b.name, 0.6, "fp16")["verdict"] == "implausible"
 
+
+def test_validation_reports_every_power_limited_sibling_pair():
+    from gpuarena.analysis import projection_check
+
+    rows = projection_check.siblings()
+    assert {(r["reference"], r["gpu"]) for r in rows} == {tuple(catalog.match(n).name for n in p) for p in SIBLINGS}
+    assert len(rows) == 8 and max(abs(r["pct_error"]) for r in rows) <= TOLERANCE * 100

@@ -25,7 +25,10 @@ precision.py, ratio.py):
   on Ampere and newer (cuDNN's default), matmuls in IEEE FP32 (PyTorch's default since 1.12). So ResNet-50
   "FP32" on an A100 is judged against the TF32 peak, BERT "FP32" against the FP32 peak; a V100 has no TF32.
 - **The roofline**: time per item >= max(FLOPs / peak, estimated bytes / bandwidth), FLOPs and bytes per
-  item from the workload class. A figure's *attainment* is that roofline time x its throughput.
+  item from the workload class. A figure's *attainment* is that roofline time x its throughput. A card whose
+  power limit is below what its silicon is rated at for the clock its peak is quoted at (the A100 PCIe: 250 or
+  300 W against the SXM4's 400 W, one datasheet peak) runs the compute time at the peak it sustains,
+  (TDP / rated W)^(1/3) of it (analysis/power.py); the datasheet peak still bounds what is impossible.
 - **impossible**: above the executed precision's peak (the reason names the precision it would need);
   **implausible**: attainment above the best credibly reached on that workload, precision class (BF16 and
   FP16 are one class) and architecture generation, widened by the 8% between publications of one figure
@@ -38,8 +41,9 @@ precision.py, ratio.py):
   pipelines, stragglers and launch gaps lose more than the wire.
 - **Conditions**: batch, sequence length, image size, steps (the SD article gives no step count: diffusers'
   default 50 is assumed and said), latency in seconds per image, GPU count.
-- **Ratios**: identical single-GPU silicon (A800 = A100 with NVLink cut) must give 1.00 within the run-to-run
-  spread; otherwise the ratio lies between the memory-bandwidth ratio and the peak ratio. Multi-GPU time
+- **Ratios**: identical single-GPU silicon (A800 = A100 with NVLink cut; same power limit, so not an A100 PCIe
+  against an SXM4) must give 1.00 within the run-to-run spread; otherwise the ratio lies between the
+  memory-bandwidth ratio and the ratio of the peaks sustained under each card's power limit. Multi-GPU time
   ratios come from the interconnect model (docs/whatif.md), no overlap.
 
 ## Single-GPU figures and scaling coefficients
@@ -128,7 +132,12 @@ Time per item on GPU g, per workload and precision class:
 
 - P(g): the catalog's dense peak at the precision the workload **executes** as on g's generation
   (analysis/precision.py): TF32 for ResNet-50's FP32 convolutions on Ampere and newer, FP32 on a V100, the
-  tensor-core FP16/BF16 peak for mixed precision.
+  tensor-core FP16/BF16 peak for mixed precision; at the share of the clock the card holds under its own power
+  limit (analysis/power.py): (TDP / the highest TDP of the same die, SMs and peaks)^(1/3), since dynamic power
+  goes as f x V^2 with V following f. The A100 40GB PCIe (250 W) sustains 85% of the SXM4's compute, the
+  80GB PCIe (300 W) 91%; the H100 PCIe is quoted at its own clock and 114 SMs, so its peaks already say it.
+  Validated below ("siblings"): the PCIe / SXM4 ratios of Lambda's same-recipe, same-batch DLE runs (ResNet-50
+  and BERT-Large, TF32 and FP16, 40 and 80 GB), predicted with no A100 in the fit (without the term: max 14.2%).
 - BW(g): the catalog's memory bandwidth.
 - a = FLOPs per item / compute efficiency; b = bytes moved per item / memory efficiency; c = a per-item
   time that scales with neither (host, data loading, launches).
@@ -143,8 +152,8 @@ Time per item on GPU g, per workload and precision class:
 - Every projection is capped at what `check` accepts for that card (analysis/physics.py: its roofline and the
   best attainment credibly reached on its generation), and every projected row goes through `check` before it
   is ranked (tests/analysis/test_one_physics.py runs every advise row of every workload through check).
-- Identical silicon (same die, SMs, bandwidth and deep-learning peaks: A800 = A100, H800 = H100) gets its
-  twin's figure. Consumer cards (GeForce) are left out unless `--include-consumer`.
+- Identical silicon (same die, SMs, bandwidth, deep-learning peaks and power limit: A800 = A100, H800 = H100;
+  an A100 PCIe is not an A100 SXM4) gets its twin's figure. Consumer cards (GeForce) are left out unless `--include-consumer`.
 - Never from a diverged (NaN) result or a published figure that `check` does not find plausible.
 - The band is the 80th percentile of the deployed path's held-out error (from the same reference die where
   there are enough pairs).
@@ -204,10 +213,12 @@ which is why the model is judged by its held-out predictions, below.
 - **Fitted path**: each die left out of the fit in turn.
 - **Hold-out ratios**: cross-GPU ratios from other publishers (MLPerf time-to-train and inference, NVIDIA's
   tables), predicted by the family's shape.
+- **Power-limited siblings**: each card against the card of the same silicon and memory at a higher power limit
+  in one family (A100 PCIe against A100 SXM4), their die out of the fit.
 - **Baseline**: ranking by datasheet bandwidth alone; the model's rank correlation must beat it.
 MD
 echo; echo '`gpuarena advise --validate --format json` (summary)'; echo; echo '```'
-$GA advise --validate --format json | $PY -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('deployed','deployed_with_consumer_cards','fitted','holdout','spearman','bandwidth_only_spearman','per_group')}, indent=1)); print('worst deployed:', [(w['gpu'], 'from', w['reference'], w['workload'], w['precision'], round(w['pct_error'], 1)) for w in d['worst']])"
+$GA advise --validate --format json | $PY -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('deployed','deployed_with_consumer_cards','fitted','holdout','siblings','spearman','bandwidth_only_spearman','per_group')}, indent=1)); print('worst deployed:', [(w['gpu'], 'from', w['reference'], w['workload'], w['precision'], round(w['pct_error'], 1)) for w in d['worst']])"
 echo '```'
 echo; echo '`gpuarena advise --validate --format md` (fitted and hold-out rows; the deployed pairs are in the JSON)'; echo
 $GA advise --validate --format md

@@ -7,7 +7,10 @@ Per item of a workload on GPU g:
 F: FLOPs per item (the workload class's ``flops``); P(g): the catalog's dense peak at the
 precision the arithmetic executes as on g's generation (analysis.precision); B: the estimated
 DRAM traffic per item (the workload class's ``bytes_per_item``; None: compute alone bounds
-it); BW(g): the catalog's memory bandwidth.
+it); BW(g): the catalog's memory bandwidth.  The compute time of a card that cannot hold its
+quoted clock under its power limit runs at the peak it sustains (analysis/power.py: an A100
+PCIe at 250 W against the SXM4's 400 W at one peak), so a figure credible on the SXM4 is not
+credible on the PCIe card where compute bounds it.
 
 A throughput's *attainment* is roofline time x throughput: 1.0 is on the roof.  Two bounds
 follow, and every verb uses them:
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuarena.analysis import power
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.credible import (CEILINGS_CSV, DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE,  # noqa: F401 - API
                                         Ceiling, Evidence, ceiling, evidence, measured_evidence,
@@ -87,9 +91,11 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
     if share > 1 * (1 + 1e-9):
         return "impossible", head
     att = rf.attainment(throughput)
+    held = power.why(g)
     road = (f"{att:.0%} of its roofline ({rf.bound_by}-bound: "
             + (f"{rf.bytes / 1e6:,.0f} MB per item estimated at {g.memory_bandwidth_gbs:,.0f} GB/s)"
-               if rf.bound_by == "memory" else f"{rf.flops / 1e9:,.1f} GFLOP per item at peak)"))
+               if rf.bound_by == "memory" else
+               f"{rf.flops / 1e9:,.1f} GFLOP per item at {held or 'peak'})"))
     c = lim.ceiling
     if c is None:
         return "plausible", f"{head}; {road}; no credible figure known for this workload and precision, so only the peak bounds it"

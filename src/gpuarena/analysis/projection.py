@@ -6,7 +6,9 @@ compute term, a memory term and a term that scales with neither:
     t(g) = a / P(g) + b / BW(g) + c
 
 P(g): the catalog's dense peak at the precision the workload executes as on
-g's generation; BW(g): the catalog's memory bandwidth.  a is the FLOPs per
+g's generation, at the share of its quoted clock the card holds under its own
+power limit (analysis/power.py: an A100 PCIe is not an A100 SXM4); BW(g): the
+catalog's memory bandwidth.  a is the FLOPs per
 item over the compute efficiency, and physics holds it there: a >= F, the
 workload class's FLOPs per item (no term runs above peak).  b is the bytes
 per item over the memory efficiency, c the host, data-loading and launch time.
@@ -37,6 +39,7 @@ import functools
 import math
 import re
 
+from gpuarena.analysis import power
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.data.published import engine_class
@@ -75,8 +78,9 @@ def request_class(request: str) -> str:
 
 
 def _point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] | None:
+    """(sustained peak TFLOP/s, bandwidth GB/s) of g for the workload's executed precision."""
     prec = P.peak_precision(workload, request, P.arch_of(g))
-    peak, bw = g.peaks.get(prec), g.memory_bandwidth_gbs
+    peak, bw = power.sustained_peak(g, prec), g.memory_bandwidth_gbs
     return (peak, bw) if peak and bw else None
 
 

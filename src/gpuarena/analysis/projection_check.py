@@ -1,6 +1,8 @@
 """The projection model held out: both paths advise uses, with the held-out GPU's whole die
-left out of every fit, ranked against the bandwidth-only baseline, and cross-GPU ratios from
-sources no fit has seen (data/holdout_ratios.csv).  See analysis/projection.py for the model."""
+left out of every fit, ranked against the bandwidth-only baseline, cross-GPU ratios from
+sources no fit has seen (data/holdout_ratios.csv), and the ratio of each lower-power card to
+its sibling of the same silicon and memory (A100 PCIe against A100 SXM4) with their die out of
+the fit.  See analysis/projection.py for the model."""
 
 from __future__ import annotations
 
@@ -82,6 +84,34 @@ def holdout(groups=None) -> list[dict]:
     return out
 
 
+def _same_silicon_lower_power(a: catalog.GPU, b: catalog.GPU) -> bool:
+    """b is a's die, SMs, deep-learning peaks and memory size at a lower power limit (A100 PCIe, A100 SXM4)."""
+    def dl(g):
+        return {k: v for k, v in g.peaks.items() if k != "fp64"}
+    return (a.architecture == b.architecture and a.sm_count == b.sm_count and dl(a) == dl(b)
+            and a.memory_gb == b.memory_gb and bool(a.tdp_w and b.tdp_w) and b.tdp_w < a.tdp_w)
+
+
+def siblings(groups=None) -> list[dict]:
+    """Each lower-power card's published figure over its sibling's, in one family (one publisher, one recipe),
+    against the ratio the family's shape gives them with their die out of the fit."""
+    out = []
+    for w, cls in groups or validated():
+        pts = family(w, cls)
+        for hi in pts:
+            for lo in (p for p in pts if _same_silicon_lower_power(hi["gpu"], p["gpu"])):
+                shape = family_shape(w, cls, exclude_chip=chip(hi["gpu"]))
+                pa, pb = (predict(shape, p["gpu"], w, cls) if shape else None for p in (hi, lo))
+                if not (pa and pb):
+                    continue
+                ratio = lo["throughput"] / hi["throughput"]
+                out.append({"path": "power-limited sibling", "workload": w, "precision": cls, "gpu": lo["gpu"].name,
+                            "reference": hi["gpu"].name, "published": ratio, "predicted": pb / pa,
+                            "pct_error": (pb / pa / ratio - 1) * 100, "engine": lo["engine"],
+                            "source": f"{lo['source']}; {hi['source']}"})
+    return out
+
+
 def validated() -> tuple[tuple[str, str], ...]:
     """(workload, precision class) of every training workload with a published family, in registry order."""
     return tuple((name, req) for name, cls in registry.classes().items()
@@ -102,17 +132,17 @@ def validate(groups=None) -> dict:
         rows += fitted + deployed
     if not rows:
         raise UserError("no published cross-GPU family to validate against")
-    hold = holdout()
+    hold, sib = holdout(), siblings(groups)
     everything = [r for r in rows if r["path"].startswith("deployed")]
     deployed = [r for r in everything
                 if not (consumer(catalog.match(r["gpu"])) or consumer(catalog.match(r["reference"])))]
     return {"n": len(rows), "deployed": _summary(deployed), "deployed_with_consumer_cards": _summary(everything),
             "fitted": _summary([r for r in rows if r["path"].startswith("fitted")]),
-            "holdout": _summary(hold), "per_group": per_group,
+            "holdout": _summary(hold), "siblings": _summary(sib), "per_group": per_group,
             "median_abs_pct_error": _summary(deployed)["median_abs_pct_error"],
             "spearman": sum(rhos.values()) / len(rhos) if rhos else None, "spearman_per_group": rhos,
             "bandwidth_only_spearman": sum(base.values()) / len(base) if base else None,
-            "worst": sorted(deployed, key=lambda r: -abs(r["pct_error"]))[:3], "rows": rows + hold,
+            "worst": sorted(deployed, key=lambda r: -abs(r["pct_error"]))[:3], "rows": rows + hold + sib,
             "form_chosen_on": ("the form (a/P + b/BW + c, a >= FLOPs) was chosen on the Lambda DLE PyTorch families "
                                "of ResNet-50 and BERT-Large (TF32 and FP16); every error here holds the target's die "
                                "out of the fit, and the hold-out ratios come from other publishers")}

@@ -1,11 +1,12 @@
 """Ratio claims ("the A800 reaches 87.8% of the A100"), judged against what the specs allow.
 
 One GPU: the ratio of two cards' throughput on one workload lies between the
-ratio of their memory bandwidths and the ratio of their peaks at the executed
-precision (a step is some mix of compute-bound and memory-bound work), widened
-by the run-to-run spread.  Cards of identical single-GPU silicon (same
-architecture, peaks, memory bandwidth: the A800 is an A100 with NVLink cut)
-must give 1.00 within that spread.
+ratio of their memory bandwidths and the ratio of the peaks they sustain at the
+executed precision under their power limits (analysis/power.py; a step is some
+mix of compute-bound and memory-bound work), widened by the run-to-run spread.
+Cards of identical single-GPU silicon (same architecture, peaks, memory
+bandwidth and power limit: the A800 is an A100 with NVLink cut; the A100 PCIe is
+not an A100 SXM4) must give 1.00 within that spread.
 
 Several GPUs: the all-reduce time ratio is the inverse bus-bandwidth ratio,
 and the step-time ratio comes from the interconnect model (analysis.whatif)
@@ -20,6 +21,7 @@ DEFAULT_SPREAD, from the project's own H200 sessions: bert-large-infer tf32
 
 from __future__ import annotations
 
+from gpuarena.analysis import power
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -42,11 +44,12 @@ def parse_range(text: str) -> tuple[float, float]:
 
 
 def identical_silicon(a: catalog.GPU, b: catalog.GPU) -> bool:
-    """Same die, SMs, memory bandwidth and every deep-learning peak (FP64 aside: the H800 is an H100 with
-    FP64 and NVLink cut, the A800 an A100 with NVLink cut)."""
+    """Same die, SMs, memory bandwidth, every deep-learning peak (FP64 aside: the H800 is an H100 with
+    FP64 and NVLink cut, the A800 an A100 with NVLink cut) and power limit (the A100 40GB PCIe has the
+    SXM4's die, peaks and bandwidth at 250 W against 400 W, and cannot hold its clock)."""
     def dl(g):
         return {k: v for k, v in g.peaks.items() if k != "fp64"}
-    return (a.architecture == b.architecture and dl(a) == dl(b)
+    return (a.architecture == b.architecture and dl(a) == dl(b) and a.tdp_w == b.tdp_w
             and a.memory_bandwidth_gbs == b.memory_bandwidth_gbs and a.sm_count == b.sm_count)
 
 
@@ -62,14 +65,17 @@ def check_ratio(workload: str, gpu: str, vs: str, ratio: float, precision: str =
     pa, pb = (P.peak_precision(workload, req, P.arch_of(g)) for g in (a, b))
     if not (a.peaks.get(pa) and b.peaks.get(pb)):
         raise UserError(f"no {pa}/{pb} peak for {a.short} / {b.short}")
-    peak_r = a.peaks[pa] / b.peaks[pb]
+    peak_r = power.sustained_peak(a, pa) / power.sustained_peak(b, pb)
     bw_r = a.memory_bandwidth_gbs / b.memory_bandwidth_gbs
     s, s_from = spread(store, workload)
     lo, hi = min(peak_r, bw_r) / (1 + s), max(peak_r, bw_r) * (1 + s)
     same = identical_silicon(a, b)
-    basis = (f"identical single-GPU silicon ({a.short} and {b.short}: same peaks, memory bandwidth and SMs), "
+    basis = (f"identical single-GPU silicon ({a.short} and {b.short}: same peaks, memory bandwidth, SMs and "
+             "power limit), "
              "so 1.00" if same else
-             f"between the memory-bandwidth ratio {bw_r:.2f} and the {P.NAMES[pa]} peak ratio {peak_r:.2f}")
+             f"between the memory-bandwidth ratio {bw_r:.2f} and the {P.NAMES[pa]} peak ratio {peak_r:.2f}"
+             + (" (peaks as sustained under each card's power limit)"
+                if power.sustained_fraction(a) != power.sustained_fraction(b) else ""))
     verdict = "plausible" if ratio <= hi and high >= lo else "implausible"
     claimed = f"{ratio:.3f}" if high == ratio else f"{ratio:.3f}-{high:.3f}"
     reason = (f"claimed {claimed}; expected {basis}, widened by the run-to-run spread {s:.1%} "

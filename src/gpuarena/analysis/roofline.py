@@ -3,7 +3,9 @@
 F: FLOPs per item (the workload class's ``flops``); P(g): the catalog's dense peak at the
 precision the arithmetic executes as on g's generation (the class's ``peak_precision``);
 B: the estimated DRAM traffic per item (the class's ``bytes_per_item``; None: compute alone
-bounds it); BW(g): the catalog's memory bandwidth.
+bounds it); BW(g): the catalog's memory bandwidth.  The compute time of the roofline runs at the peak
+the card sustains under its power limit (analysis/power.py: the A100 PCIe cannot hold the clock its
+peak is quoted at); the datasheet peak still bounds what is impossible.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from gpuarena.store.flags import diverged
+from gpuarena.analysis import power
 from gpuarena.analysis import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -89,14 +92,15 @@ class Roof:
     bytes: float | None      # per item, estimated
     t_compute: float         # s per item at peak
     t_memory: float          # s per item at full bandwidth (0 when bytes unknown)
+    t_sustained: float = 0.0  # s per item at the peak sustained under the power limit (>= t_compute)
 
     @property
     def time(self) -> float:
-        return max(self.t_compute, self.t_memory)
+        return max(self.t_compute, self.t_sustained, self.t_memory)
 
     @property
     def bound_by(self) -> str:
-        return "memory" if self.t_memory > self.t_compute else "compute"
+        return "memory" if self.t_memory > max(self.t_compute, self.t_sustained) else "compute"
 
     @property
     def peak_throughput(self) -> float:
@@ -124,7 +128,8 @@ def roof(workload: str, g: catalog.GPU, request: str, params: dict) -> Roof:
     b = cls.bytes_per_item(params, ELEMENT_BYTES.get(request, 4))
     bw = g.memory_bandwidth_gbs
     t_mem = b / (bw * 1e9) if (b and bw) else 0.0
-    return Roof(g, prec, peak, float(f), float(b) if b else None, f / (peak * 1e12), t_mem)
+    return Roof(g, prec, peak, float(f), float(b) if b else None, f / (peak * 1e12), t_mem,
+                f / (peak * power.sustained_fraction(g) * 1e12))
 
 
 def is_finite_result(r) -> bool:

@@ -7,6 +7,8 @@
   (KV over at most n_kv_heads of them: beyond that the heads are replicated).
 - prefill: the prompt's FLOPs (2 N per token + attention, the output head once per sequence:
   workloads/llm/serve.py's prefill_flops) over peak x prefill MFU, at least one read of the weights.
+  The peak is the one the card sustains under its power limit (analysis/power.py: an A100 PCIe is
+  not an A100 SXM4); the share of it measured on one card carries to another.
 - tensor parallel over ``tp`` GPUs (Megatron's layout): two all-reduces per layer of
   tokens x hidden bf16 values, each a fixed latency plus the ring volume over the catalog's
   NVLink (or PCIe when the cards have no NVLink: interconnect.catalog_busbw).
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuarena.analysis.power import sustained_peak
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -146,7 +149,7 @@ def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, contex
                 kv_bytes: int = 2) -> dict:
     moved = decode_bytes(cfg, precision, batch, context, tp, kv_bytes)
     t_mem = moved / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
-    peak = g.peaks[W.COMPUTE[precision]]
+    peak = sustained_peak(g, W.COMPUTE[precision])      # under the card's power limit (analysis/power.py)
     t_flop = batch * flops_per_token(cfg, context, training=False) / tp / (peak * 1e12 * flops_eff)
     t_comm = allreduce_s(cfg, g, tp, batch, latency)
     t = max(t_mem, t_flop) + t_comm
@@ -157,7 +160,7 @@ def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, contex
 def prefill_s(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, mfu: float,
               share: float = 1.0, latency: float = ALLREDUCE_LATENCY_S) -> float:
     flops = batch * prefill_flops(cfg, prompt) / tp
-    t_flop = flops / (g.peaks[W.COMPUTE[precision]] * 1e12 * min(mfu, 1.0))
+    t_flop = flops / (sustained_peak(g, W.COMPUTE[precision]) * 1e12 * min(mfu, 1.0))
     t_mem = weights_bytes(cfg, precision) / tp / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
     return max(t_flop, t_mem) + allreduce_s(cfg, g, tp, batch * prompt, latency)
 

@@ -34,6 +34,8 @@ def render_validation(result: dict, fmt: str) -> str:
              _line("deployed path with consumer cards as reference or target", result["deployed_with_consumer_cards"]),
              _line("fitted path (leave one die out)", result["fitted"]),
              _line("hold-out cross-GPU ratios", result["holdout"]),
+             _line("power-limited siblings (PCIe / SXM of one silicon, their die out of the fit)",
+                   result["siblings"]),
              f"Spearman {result['spearman']:.2f} against {result['bandwidth_only_spearman']:.2f} for ranking by "
              "datasheet bandwidth alone" if result["spearman"] is not None else "Spearman: too few points",
              result["form_chosen_on"]]

@@ -27,7 +27,7 @@ from torch import nn
 
 from gpuarena.measure.profile import kernel_table
 from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
-from gpuarena.workloads.llm.weight_only import realised
+from gpuarena.workloads.llm.weight_only import one_row, realised
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:
@@ -62,7 +62,7 @@ class FusedFeedForward(FeedForward):
     def forward(self, x):
         gate, up = self.w13(x).chunk(2, dim=-1)
         h = F.silu(gate) * up
-        if type(self.w2) is nn.Linear and h.shape[:-1].numel() == 1:
+        if type(self.w2) is nn.Linear and one_row(h, self.w2.in_features):
             # a one-row step: inductor would recompute the SwiGLU product for every output row of the
             # down projection's reduction.  H200, llama3-8b (benchmarks/gemv.py, session 12): 45.6 us
             # fused, 29.3 us realised first.  (A quantised w2 realises its own input.)

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpuarena.workloads.llm.model import RMSNorm, rms_norm
+from gpuarena.workloads.llm.weight_only import one_row
 
 try:
     import triton
@@ -124,12 +125,6 @@ else:   # pragma: no cover
     @_matvec.register_fake
     def _matvec_fake(x, weight, scale, norm_weight=None, eps=0.0):
         return x.new_empty(weight.shape[0])
-
-
-def one_row(x: torch.Tensor, features: int) -> bool:
-    """Whether ``x`` is the one row of a compiled step (the batch-1 decode): where ``OneRowLinear``
-    takes the product and ``FoldedNorm`` leaves its norm to it.  One test for both, so the two agree."""
-    return x.numel() == features and torch.compiler.is_compiling()
 
 
 class OneRowLinear(nn.Module):

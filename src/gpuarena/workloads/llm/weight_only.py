@@ -37,6 +37,13 @@ INT4 = ("int4 weight-only, groups of {g} along the input with a scale and zero p
         "(gpt-fast WeightOnlyInt4Linear, PyTorch's tinygemm kernel)")
 
 
+def one_row(x: torch.Tensor, features: int) -> bool:
+    """Whether ``x`` is the one row of a compiled step (a batch-1 decode): the one test of every layer
+    that takes that case apart (Fp8Linear's weight-only product, engine.FusedFeedForward's realised
+    SwiGLU, gemv's OneRowLinear and FoldedNorm), so they agree."""
+    return x.numel() == features and torch.compiler.is_compiling()
+
+
 def realised(x: torch.Tensor) -> torch.Tensor:
     """``x`` written to memory by a kernel of its own: inductor lowers a foreach op as its own
     kernel, so the matrix-vector reduction that follows reads the activation once instead of
@@ -88,7 +95,7 @@ class Fp8Linear(nn.Module):
         self.in_features, self.out_features, self.rowwise = lin.in_features, lin.out_features, rowwise
 
     def forward(self, x):
-        if x.numel() == self.in_features and torch.compiler.is_compiling():
+        if one_row(x, self.in_features):
             return F.linear(realised(x), self.weight.to(x.dtype)) * self.scales.to(x.dtype)
         xq, xs = per_row_fp8(x.reshape(-1, self.in_features))
         if self.rowwise:

@@ -88,7 +88,7 @@ DESCRIBED = frozenset({"variants"})           # {name: description}: the names c
 # (which model judges it, its published family...), does not re-key results.
 ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "published_family", "family_settings",
                            "finite_fix", "report_order", "published_params", "label", "published_csv",
-                           "published_csv_path"})  # workloads/facts.py
+                           "published_csv_path", "version_changes", "changed_since"})  # workloads/facts.py
 
 # The typed model of what a workload stores (workloads/facts.py figures): it checks the figures
 # after they were measured, so declaring one re-keys no result.

@@ -25,8 +25,12 @@ BAD = {
     "noisy": ('print("hello from a plugin")\nclass Noisy(Base):\n    name = "toy-noisy"\n', None),
     "variants-none": ('class V(Base):\n    name = "toy-variants-none"\n    variants = None\n', "variants=None"),
     "params-str": ('class P(Base):\n    name = "toy-params-str"\n    params = "abc"\n', "params='abc'"),
+    # the serving curves call each predicate: a table of anything else is refused when loaded
+    "changes-str": ('class C(Base):\n    name = "toy-changes-str"\n    version_changes = {2: "all"}\n',
+                    "version_changes={2: 'all'}"),
 }
-TARGET = {"exit": "Good", "interrupt": "Good", "noisy": "Noisy", "variants-none": "V", "params-str": "P"}
+TARGET = {"exit": "Good", "interrupt": "Good", "noisy": "Noisy", "variants-none": "V", "params-str": "P",
+          "changes-str": "C"}
 
 
 def _env(tmp_path, case: str) -> dict:

@@ -141,10 +141,17 @@ def test_report_serving_section(db_path, tmp_path):
     # one engine recipe: the SLO table names it (variant and decode attention) and its capacity
     (cap,) = slo.rows
     assert "seed, sdpa decode attention" in cap[0] and cap[1:] == ["1000", "2", "2", "-"]
-    # and the engine's version: a curve never joins batches timed by two versions of the engine
-    assert cap[0].endswith(f" · llm-serve v{rs[0].workload_version}")
-    older = rs[1].model_copy(update={"workload_version": rs[1].workload_version - 1})
-    assert sorted(len(c["points"]) for c in S.curves([rs[0], older])) == [1, 1]
+    # and the engine's version: a curve joins a batch timed by an older version only where no version
+    # since changed the code that timed it (seed: none since v1; llm/versions.py), and says so
+    v = rs[0].workload_version
+    assert cap[0].endswith(f" · llm-serve v{v}")
+    older = rs[1].model_copy(update={"workload_version": v - 1})
+    (joined,) = S.curves([rs[0], older])
+    assert len(joined["points"]) == 2 and joined["timed_by"] == [v - 1, v]
+    # a static cache at v1 (one buffer per layer since): kept apart from today's, labelled with what changed it
+    static = [x.model_copy(update={"variant": "static-cache"}) for x in rs]
+    old = static[0].model_copy(update={"workload_version": 1})
+    assert [(c["current"], c["changed_by"]) for c in S.curves([old, static[1]])] == [(True, []), (False, [2])]
     assert sec.charts
     assert "Throughput and latency by batch" in markdown.render(report)
     # a full-size llama3-8b setting on an H200: the catalog's GPUs at its context, by the model

@@ -2,9 +2,9 @@
 bandwidth model says about GPUs that were not measured.  Returns data; the report
 and the advise verb format it.
 
-- ``curves``: per setting (device, variant, decode attention, model, prompt, new tokens), the
-  throughput-latency curve across batches and the largest batch whose p99 time
-  per output token meets the SLO.
+- ``curves`` (serving_curves.py): per engine recipe (device, variant, decode attention, prefill,
+  model, prompt, new tokens), the throughput-latency curve across batches and the largest batch
+  whose p99 time per output token meets the SLO; points timed by code unchanged since join today's.
 - ``decode_share``: a result's decode bandwidth over the best ``membw`` result of
   the same device, computed when read (a later membw run counts).
 - ``kv_concurrency``: the most sequences whose KV cache fits at a context length
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from gpuarena.analysis import rows as R
 from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.serving_curves import curves, decode_share, membw_gbs  # noqa: F401  (re-exported)
 from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -59,83 +59,6 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
     t = max(t_mem, t_flop)
     return {"tpot_ms": t * 1e3, "tokens_per_s": batch / t, "bytes_per_step": moved,
             "bound": "memory" if t_mem >= t_flop else "compute"}
-
-
-# --- measured results ---------------------------------------------------------------
-
-def _ok(results: list[Result]) -> list[Result]:
-    """Measured serving results with decode figures (typed in store/extra.py, which keeps them
-    together with ttft_s and batch) and the prompt and output lengths they were timed at."""
-    return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
-            and r.extra.tpot_ms_median
-            and all(type(r.params.get(k)) is int for k in ("prompt_len", "new_tokens"))]
-
-
-def membw_gbs(results: list[Result], device_name: str, tiny: bool) -> float | None:
-    """The best measured membw (copy, read + write) on that device, same size class."""
-    xs = [r.throughput_median for r in results if r.status == "ok"
-          and registry.has(r.workload, device_figure="memory-bandwidth")
-          and r.device_name == device_name and (r.size == "tiny") == tiny
-          and r.source != "published" and r.throughput_median]
-    return max(xs) if xs else None
-
-
-def decode_share(r: Result, results: list[Result]) -> float | None:
-    bw = membw_gbs(results, r.device_name, r.size == "tiny")
-    got = r.extra.decode_bandwidth_gbs
-    return got / bw if bw and got else None
-
-
-def _setting(r: Result) -> tuple:
-    """The engine recipe a curve is of: the variant, the decode attention it ran (a result from
-    before llm-serve stored it ran SDPA's), whether its prefill was compiled and the engine's version
-    (one recipe runs faster from one version to the next: llm-serve 8's bf16 decode), on one GPU,
-    model and request shape."""
-    p = r.params
-    model = p.get("hf_config") or p.get("shape")
-    attention = r.extra.decode_attention or "sdpa"
-    prefill = "compiled" if str(r.extra.prefill or "").startswith("torch.compile") else "eager"
-    return (R.gpu_of(r), r.variant, attention, prefill, model, p.get("prompt_len"), p.get("new_tokens"),
-            r.workload_version)
-
-
-def _but_prefill(setting: tuple) -> tuple:
-    """A setting without its prefill mode: a result that ran out of memory in setup stored none."""
-    return setting[:3] + setting[4:]
-
-
-def curves(results: list[Result], ceilings: list[dict] | None = None) -> list[dict]:
-    """Per setting: points by batch (the latest result of each batch) and the SLO capacity.
-    ``ceilings``: where to look for membw results (default: ``results``)."""
-    ceilings = results if ceilings is None else ceilings
-    groups: dict[tuple, dict[int, dict]] = {}
-    for r in _ok(results):
-        groups.setdefault(_setting(r), {})[int(r.extra.batch or r.params["batch_size"])] = r
-    out = []
-    for key, by_batch in groups.items():
-        gpu, variant, attention, prefill, model, prompt, new, version = key
-        points = []
-        for b in sorted(by_batch):
-            r = by_batch[b]
-            e = r.extra
-            points.append({"batch": b, "result_id": r.id, "ttft_ms": e.ttft_s * 1e3,
-                           "prefill_tokens_per_s": e.prefill_tokens_per_s, "prefill_mfu": prefill_mfu(r),
-                           "tpot_ms_median": e.tpot_ms_median, "tpot_ms_p99": e.tpot_ms_p99,
-                           "decode_tokens_per_s": e.decode_tokens_per_s, "tokens_per_s": r.throughput_median,
-                           "decode_bandwidth_gbs": e.decode_bandwidth_gbs,
-                           "decode_share_of_membw": decode_share(r, ceilings),
-                           "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes})
-        ooms = [int(r.params["batch_size"]) for r in results if r.status == "oom"
-                and registry.has(r.workload, physics="serving") and _but_prefill(_setting(r)) == _but_prefill(key)]
-        slo = float(next(iter(by_batch.values())).params.get("slo_ms") or 50.0)
-        meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
-        out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(next(iter(by_batch.values()))),
-                    "attention": attention, "prefill": prefill, "model": model, "version": version,
-                    "prompt_len": prompt, "new_tokens": new,
-                    "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
-                    "largest_fit": max(by_batch), "oom_batch": min(ooms) if ooms else None,
-                    "size": next(iter(by_batch.values())).size})
-    return out
 
 
 # --- advise ---------------------------------------------------------------------------

@@ -16,6 +16,20 @@ def _ms(x) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def versions_text(c: dict) -> str:
+    """Which engine code timed a curve's points (issue 23): today's version, and the older ones whose
+    points no later version changed; or the version of a superseded curve and what changed it."""
+    if c["version"] is None:
+        return ""
+    text = f" · llm-serve v{c['version']}"
+    older = [v for v in c["timed_by"] if v != c["version"]]
+    if c["current"] and older:
+        return text + f" (points timed by {', '.join(f'v{v}' for v in c['timed_by'])}, unchanged since)"
+    if c["changed_by"]:
+        return text + f" (superseded: changed by {', '.join(f'v{v}' for v in c['changed_by'])})"
+    return text
+
+
 def section(rows: list[dict], pool=None) -> Section | None:
     """None when no llm-serve result measured its per-token times.  The membw ceiling may come
     from any run in the store (it is a fact of the GPU, measured once)."""
@@ -30,12 +44,14 @@ def section(rows: list[dict], pool=None) -> Section | None:
         "One step is one request batch: the prompt's prefill (time to first token, TTFT), then greedy decode "
         "steps, each timed by CUDA events read once at the end of the request. TPOT = time per output token. "
         "Decode bytes = every weight once plus the live KV cache; its bandwidth over the best membw copy "
-        "measured on the same GPU is the share of the memory ceiling decode reaches.")
+        "measured on the same GPU is the share of the memory ceiling decode reaches. A curve is one engine "
+        "recipe: today's llm-serve joins the batches an older version timed where no version since changed "
+        "the code that timed them (llm/versions.py); a point a later version changed keeps a curve of its "
+        "own version, marked superseded.")
     table, series, capacity = [], [], []
     for c in sets:
         label = (f"{c['gpu']} · {c['variant']}, {c['attention']} decode attention, {c['prefill']} prefill · "
-                 f"{c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}"
-                 + (f" · llm-serve v{c['version']}" if c["version"] is not None else ""))
+                 f"{c['model']} · prompt {c['prompt_len']} + {c['new_tokens']}" + versions_text(c))
         for p in c["points"]:
             table.append([label, str(p["batch"]), _ms(p["ttft_ms"]), fmt_num(p["prefill_tokens_per_s"]),
                           pct(p["prefill_mfu"]), _ms(p["tpot_ms_median"]), _ms(p["tpot_ms_p99"]),

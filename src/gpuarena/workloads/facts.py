@@ -59,11 +59,28 @@ class WorkloadFacts:
     # result whose figures it does not declare, or declares with another type.  Outside the
     # fingerprint (identity.SCHEMA_ONLY): declaring a figure changes no measurement.
     figures: ClassVar[type[Figures]] = Figures
+    # What each version bump changed: {version: predicate(variant parts, params)}, true for the results
+    # of an earlier version whose timed code that version changed (llm/versions.py).  Analysis that
+    # joins results across versions (the serving curves) reads it; none declared: every version apart.
+    version_changes: ClassVar[dict] = {}
 
     @classmethod
     def figures_for(cls, params: dict) -> type[Figures]:
         """The model of one case's figures (ddp-train adds the figures of the workload it wraps)."""
         return cls.figures
+
+    @classmethod
+    def changed_since(cls, version: int | None, variants, params: dict) -> list[int] | None:
+        """The later versions that changed what a result of ``version`` timed (``variants``: its
+        variant's parts; ``params`` with ``batch_size`` the batch timed); [] when today's code times
+        it alike.  None when that cannot be told: no table, or a version this installation lacks."""
+        if version == cls.version:
+            return []
+        if not cls.version_changes or not isinstance(version, int) or not 1 <= version < cls.version:
+            return None
+        parts = frozenset(variants)
+        return [w for w in range(version + 1, cls.version + 1)
+                if w not in cls.version_changes or cls.version_changes[w](parts, params)]
 
     @classmethod
     def published_params(cls, setting: str) -> dict:

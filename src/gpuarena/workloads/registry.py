@@ -129,6 +129,9 @@ def _check_facts(cls) -> str | None:
     if not isinstance(cls.variants, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in cls.variants.items()):
         return f"variants={cls.variants!r:.60} is not a mapping of names to descriptions"
+    changes = cls.version_changes
+    if not isinstance(changes, dict) or not all(type(k) is int and callable(f) for k, f in changes.items()):
+        return f"version_changes={changes!r:.60} is not a mapping of versions to predicates"
     if not (isinstance(cls.figures, type) and issubclass(cls.figures, Figures)):
         return f"figures={cls.figures!r:.60} is not a model of gpuarena.store.figures.Figures"
     describe(cls)   # what `list` shows must build

@@ -9,10 +9,8 @@ times do not perturb the decode; on a CPU the marks are perf_counter readings (i
 synchronous).  The first request of a process is left out of these figures: it holds compilation and
 CUDA-graph recording.
 
-Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): 2 compiled prefill, tuning; 3
-quantised weights keep an eager prefill; 4 flex decode; 5 int8 reads a realised input, int4; 6 fp8 weight-only
-at batch 1; 7 its prefill compiled; 8 SwiGLU realised before w2 at batch 1, ``gemv``; 9 ``gemv`` folds the
-QKV projection's RMSNorm into its kernel, bf16's 4,096-row matrices in 1-row tiles; ``prefill=graph``.
+Variants: see ``variants`` (llm/engine.py says why).  Versions (issue 23): llm/versions.py says what each
+changed, and which earlier results it changed (``version_changes``).
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ from gpuarena.workloads.llm.flops import decode_figures, param_counts, request_f
 from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.precisions import VARIANT_PRECISION
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
+from gpuarena.workloads.llm.versions import CHANGES
 from gpuarena.store.flags import nan_flag
 from gpuarena.store.workload_figures import LLMServeFigures
 
@@ -40,6 +39,7 @@ class LLMServe(Workload):
     name = "llm-serve"
     figures = LLMServeFigures
     version = 9
+    version_changes = CHANGES
     description = ("Llama-style decoder serving one request batch: prefill of the prompt, then greedy "
                    "decode; item = generated token")
     item = "token"

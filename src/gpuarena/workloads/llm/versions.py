@@ -39,7 +39,9 @@ CHANGES = {
     7: _default_only,
     # a one-row decode realises the SwiGLU product before an unquantised w2 (engine.FusedFeedForward); gemv added
     8: lambda v, p: "fused-proj" in v and not v & QUANTISED and p.get("batch_size") == 1,
-    # gemv folds the QKV projection's RMSNorm and tiles bf16's 4,096-row matrices by one row; prefill=graph
-    # came after it (c500a22, at v9: a new choice, the compiled prefill's default path unchanged)
-    9: lambda v, p: "gemv" in v,
+    # gemv folds the QKV projection's RMSNorm and tiles bf16's 4,096-row matrices by one row; an eager
+    # one-row step no longer realises the SwiGLU product (weight_only.one_row, e66151a); prefill=graph came
+    # after it (c500a22, at v9: a new choice, the compiled prefill's default path unchanged)
+    9: lambda v, p: "gemv" in v or ("fused-proj" in v and "compile" not in v and not v & QUANTISED
+                                    and p.get("batch_size") == 1),
 }

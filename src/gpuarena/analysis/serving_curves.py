@@ -102,7 +102,7 @@ def _versions(key: tuple, by_batch: dict[int, Result]) -> dict:
 
 def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[dict]:
     """Per setting: points by batch (the latest result of each batch) and the SLO capacity; current
-    curves first, then the superseded ones.  ``ceilings``: where to look for membw results (default:
+    curves first (per GPU and model, the fastest recipe first), then the superseded ones.  ``ceilings``: where to look for membw results (default:
     ``results``)."""
     ceilings = results if ceilings is None else ceilings
     groups: dict[tuple, dict[int, Result]] = {}
@@ -122,4 +122,6 @@ def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[
                     "prompt_len": prompt, "new_tokens": new,
                     "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
                     "largest_fit": max(by_batch), "oom_batch": min(oom) if oom else None, "size": first.size})
-    return sorted(out, key=lambda c: not c["current"])
+    # current curves first; per GPU and model, the fastest engine recipe (its best decode tokens/s) first
+    return sorted(out, key=lambda c: (not c["current"], c["gpu"], c["model"],
+                                      -max((p["decode_tokens_per_s"] or 0.0) for p in c["points"])))

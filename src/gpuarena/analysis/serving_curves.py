@@ -102,8 +102,8 @@ def _versions(key: tuple, by_batch: dict[int, Result]) -> dict:
 
 def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[dict]:
     """Per setting: points by batch (the latest result of each batch) and the SLO capacity; current
-    curves first (per GPU and model, the fastest recipe first), then the superseded ones.  ``ceilings``: where to look for membw results (default:
-    ``results``)."""
+    curves first (per GPU and model, the fastest recipe first), then the superseded ones.  ``ceilings``:
+    where to look for membw results (default: ``results``)."""
     ceilings = results if ceilings is None else ceilings
     groups: dict[tuple, dict[int, Result]] = {}
     for r in _ok(results):

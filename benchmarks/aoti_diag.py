@@ -1,10 +1,17 @@
 """Where resnet50-infer -v aot-inductor dies (issue 23): each stage of the rung in its own process.
 
-    python3 benchmarks/aoti_diag.py compile DIR [bf16] [nopch]   # export + AOTI package into DIR, no load
+    python3 benchmarks/aoti_diag.py compile DIR [bf16] [nopch] [stdcxx]   # export + AOTI package into DIR, no load
     python3 benchmarks/aoti_diag.py inspect DIR          # the package's wrapper .so: linked libraries, libstdc++ inside
     python3 benchmarks/aoti_diag.py load DIR MODE        # load DIR's package, run it (MODE: inference|no_grad)
 
 Run under ``cuda-gdb -batch -ex run -ex bt --args python3 ...`` for the native stack of a crash.
+
+``stdcxx`` (session 13, written for the next device call, not yet run): the package's wrapper built by a
+``g++`` that puts ``-Wl,--no-as-needed -lstdc++`` before everything else, so the wrapper's std:: symbols
+bind to the shared libstdc++ (a NEEDED entry) and not to the copies torch's CUDA libraries export.
+Session 6's diagnosis: the CUDA wrapper needs no libstdc++.so.6 while exporting 282 std::locale symbols,
+and it dies in std::regex's locale code; with libstdc++ preloaded it loaded.  PyTorch itself once added
+``-lstdc++`` to the AOTI link (pytorch/pytorch#158628 backs it out for an internal toolchain).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ def main() -> None:
     if stage == "compile":
         if "nopch" in sys.argv[3:]:
             torch._inductor.config.aot_inductor.precompile_headers = False
+        if "stdcxx" in sys.argv[3:]:
+            torch._inductor.config.cpp.cxx = (stdcxx_compiler(folder),)
         model = torchvision.models.resnet50().eval().to("cuda", dtype=dt)
         with torch.no_grad():
             ep = torch.export.export(model, (x,))
@@ -43,6 +52,19 @@ def main() -> None:
         y = model(x)
         torch.cuda.synchronize()
     print("ran", tuple(y.shape), bool(torch.isfinite(y).all()), flush=True)
+
+
+def stdcxx_compiler(folder: str) -> str:
+    """A ``g++`` (named so: inductor picks its flags by the name) that links libstdc++ first."""
+    import shutil
+
+    real = shutil.which("g++")
+    os.makedirs(os.path.join(folder, "bin"), exist_ok=True)
+    path = os.path.join(folder, "bin", "g++")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\nexec {real} -Wl,--no-as-needed -lstdc++ -Wl,--as-needed "$@"\n')
+    os.chmod(path, 0o755)
+    return path
 
 
 def inspect(path: str, folder: str) -> None:

@@ -10,6 +10,8 @@
 #   cd .serve && bash benchmarks/h200_s13.sh d   # batch 1, bf16+gemv with prefill=graph (the CUDA-graphed
 #                                                # prefill); the energy rule (measure/energy.py) on ResNet-50
 #                                                # batch 1 over a 10-step and a 3,000-step window
+#   cd .serve && bash benchmarks/h200_s13.sh e   # written for the next session, not run: the AOTI package's
+#                                                # wrapper linked with libstdc++ first (aoti_diag.py stdcxx)
 # One case per process; each case has its own time limit (timeout_s) below the outer one.  A cold llama3-8b
 # case needs 250-280 s of outer limit (session 12 lost a call with 150-170 s).
 SESSION=s13 PART=${1:-a}
@@ -44,5 +46,11 @@ for r in json.load(sys.stdin):
           'sampled_W', e.get('sampled_j') and T and e['sampled_j'] / T, 'power_w_max', r.get('power_w_max'),
           'J/item x rate', (r.get('energy_j_per_item') or 0) * (th.get('median') or 0), e.get('counter_not_used'))
 " | tee "$OUT/energy.txt"
+fi
+if [ "$PART" = e ]; then
+  D=/tmp/aoti; rm -rf $D; mkdir -p $D
+  timeout 300 python3 benchmarks/aoti_diag.py compile $D bf16 stdcxx 2>&1 | tail -5 | tee "$OUT/aoti.txt"
+  python3 benchmarks/aoti_diag.py inspect $D 2>&1 | tee -a "$OUT/aoti.txt"
+  timeout 120 python3 -X faulthandler benchmarks/aoti_diag.py load $D inference 2>&1 | tail -20 | tee -a "$OUT/aoti.txt"
 fi
 summary | tee "$OUT/summary.txt"

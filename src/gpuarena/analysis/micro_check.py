@@ -58,7 +58,7 @@ class MicroEvidence:
     engine: str
     source: str
     measured: bool = False
-    regime: str = ""         # allreduce: "nvls" (reduced in the switch) or "ring"; else ""
+    regime: str = ""         # allreduce: "nvls" (reduced in the switch) or "ring" (the algorithm column); else ""
 
     @property
     def generation(self) -> str:
@@ -164,7 +164,7 @@ def published_evidence() -> tuple[MicroEvidence, ...]:
             b = base(fig, g, row["precision"], n)
             prec = precision_class(row["precision"]) if row["precision"] else ""
             out.append(MicroEvidence(fig, prec, g.name, n, v, v / b, row["engine"], row["source"],
-                                     regime=_regime(fig, g, n)))
+                                     regime=row["algorithm"] or _regime(fig, g, n)))
     return tuple(out)
 
 

@@ -23,6 +23,7 @@ import contextlib, csv, io, json, os, sys, tempfile
 
 from gpuarena.cli import main
 from gpuarena.data import evidence
+from gpuarena.workloads import registry
 
 csv_path, db, out = sys.argv[1:4]
 START, END = "<!-- published-claims:start -->", "<!-- published-claims:end -->"
@@ -77,6 +78,9 @@ def claimed(c):
         return f"scaling {c.scaling:g}"
     if c.latency is not None:
         return f"{c.latency:g} s/item"
+    unit = registry.fact(c.workload, "device_figure")   # a micro-benchmark's figure in its unit
+    if unit:
+        return f"{c.throughput:,.6g} {'TFLOP/s' if unit == 'compute-peak' else 'GB/s'}"
     return f"{c.throughput:,.6g}/s"
 
 
@@ -85,7 +89,8 @@ refused = [i for i, (_, (v, _)) in enumerate(zip(claims, verdicts), 1) if v == "
 wrong = [i for i in range(1, len(claims) + 1) if i not in agree and i not in refused]
 lines = [START, "", "## Published claims: the expert's verdict beside gpuarena's", "",
          f"{len(claims)} figures from MLPerf, NVIDIA (DeepLearningExamples, TensorRT, Megatron-LM, TensorRT-LLM), PyTorch "
-         "(torchtitan, gpt-fast), Lambda and the seed articles, and claims built to be caught (issue 22), each at the "
+         "(torchtitan, gpt-fast), Lambda, NCCL's issue trackers (all-reduce bus bandwidths) and the seed articles, and "
+         "claims built to be caught (issue 22), each at the "
          "conditions its source states (`src/gpuarena/data/published_claims.csv`, read by `gpuarena.data.evidence`). "
          "Regenerate with `scripts/claims_table.sh`.", "",
          ("`gpuarena check --csv src/gpuarena/data/published_claims.csv --format json` judged the whole file."

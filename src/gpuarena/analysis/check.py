@@ -14,6 +14,9 @@ matmuls in IEEE FP32; a V100 has no TF32).  Verdicts:
 A multi-GPU scaling coefficient above 1 is impossible; below the interconnect model's
 no-overlap floor it is still plausible (data loading, stragglers and launch gaps lose more
 than the wire), and the reason says how much the interconnect alone explains.
+
+A micro-benchmark's figure (a matmul's TFLOP/s, a copy's or a host link's GB/s, an all-reduce's bus
+bandwidth) is judged by analysis/micro_check.py against the catalog's bound for it.
 """
 
 from __future__ import annotations
@@ -70,11 +73,12 @@ def _check_one(claim: dict, store=None) -> dict:
         from gpuarena.analysis.llm_claims import check_serving, check_training
 
         return (check_serving if physics == "serving" else check_training)(claim, store)
+    if registry.fact(claim.get("workload"), "device_figure"):   # a matmul's TFLOP/s, a copy's GB/s, a busbw
+        from gpuarena.analysis.micro_check import check_micro
+
+        return check_micro(claim, store)
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
-    if registry.fact(workload, "device_figure"):
-        raise UserError(f"{workload}: check judges claims about model workloads (`gpuarena list`); "
-                        f"for {workload} see {registry.advised_by(workload)}")
     request = P.request_of(claim["precision"])
     if claim.get("batch_size") in (None, ""):
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")

@@ -6,8 +6,8 @@ GPUs over Y years at 100% use (N x $/h x 8766 h/yr x Y; power and hosting are
 in the price).  Basis ``purchase``: $ per GPU, so items/s per $1,000 and the
 total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
 power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
-the measured mean where the result has one, else the catalog TDP (said in
-`power_basis`).  Items per joule likewise come from measured energy where there
+the measured mean per GPU where the result has one (a multi-GPU job stores its
+devices' sum), else the catalog TDP (said in `power_basis`).  Items per joule likewise come from measured energy where there
 is some and the mean power it implies is physical for the card (5-125% of its TDP) and
 no higher than the result's own power samples reached (plus measure/energy.py's sampling
 margin: bundles written before that module took one step of NVML's energy counter over a
@@ -172,7 +172,9 @@ def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_pri
          hosting: float) -> dict:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r.throughput_median / n_dev            # per GPU
-    measured_power = r.power_w_mean if _physical_power(r.power_w_mean, g) else None
+    # NVML's figures of a multi-GPU job are its ranks' devices summed (runner/rank.py): per GPU, their mean
+    mean_w = r.power_w_mean / r.gpus if r.power_w_mean else None
+    measured_power = mean_w if _physical_power(mean_w, g) else None
     power = measured_power if measured_power else g.tdp_w
     ipj, ebasis = _items_per_joule(r, g, thr, n_dev)
     price = g.price(basis)

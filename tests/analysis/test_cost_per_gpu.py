@@ -46,3 +46,20 @@ def test_an_eight_gpu_jobs_summed_power_is_not_refused_as_unphysical(tmp_path):
     row = cost.cost_table(s, workload="resnet50-train")["rows"][0]
     assert row["power_w"] == pytest.approx(600.0) and row["power_basis"] == "measured"
     s.close()
+
+
+def test_a_served_endpoint_on_four_gpus_is_charged_the_energy_of_four(tmp_path):
+    """endpoint-serve with a local server on 4 GPUs (server_gpus=4): NVML read the runner's one GPU (400 W,
+    0.4 J per token at 1,000 tokens/s).  cost divided that one GPU's power by 4 (100 W "per GPU", inside the
+    H200's band) and gave 2.5 tokens/J, 4x what the server's four GPUs deliver (each drawing about as much)."""
+    from tests.analysis.test_endpoint_decisions import served
+
+    s = Store(str(tmp_path / "c.db"))
+    r = served("NVIDIA H200", "vllm 0.11.0", "http://127.0.0.1:8000", 0.2, 0.010, [1.0, 1.0, 1.0])
+    r["extra"]["server_gpus"] = 4
+    s.add_result({**r, "energy_j_per_item": 0.4, "power_w_mean": 400.0, "power_w_max": 410.0})
+    row = cost.cost_table(s, workload="endpoint-serve")["rows"][0]
+    assert row["throughput"] == pytest.approx(250.0)                    # tokens/s per GPU
+    assert row["items_per_joule"] == pytest.approx(1 / (0.4 * 4))
+    assert row["energy_basis"] == "measured (NVML)" and row["power_w"] == pytest.approx(400.0)
+    s.close()

@@ -155,14 +155,17 @@ def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple
     own power samples read, else throughput / TDP (the basis says which, and why)."""
     energy, why = r.energy_j_per_item, ""
     if energy:
-        implied = energy * r.throughput_median / n_dev
+        # NVML read the job's r.gpus devices (one per rank); a served endpoint's server_gpus are read
+        # through the one local GPU, each taken to draw as it does
+        implied = energy * r.throughput_median / r.gpus
         # a result with extra.energy had its energy checked against its samples when measured (measure/energy.py)
-        sampled = r.power_w_max / n_dev * (1 + SAMPLING_MARGIN) if r.power_w_max and not r.extra.energy else None
+        sampled = r.power_w_max / r.gpus * (1 + SAMPLING_MARGIN) if r.power_w_max and not r.extra.energy else None
         if _physical_power(implied, g) and (sampled is None or implied <= sampled):
-            return 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
-        why = (f"; the measured {energy:.3g} J per item at {thr:,.4g}/s implies {implied:,.3g} W per GPU "
+            return r.gpus / (energy * n_dev), f"measured ({r.energy_source or 'NVML'})"
+        why = (f"; the measured {energy:.3g} J per item at {r.throughput_median / r.gpus:,.4g}/s implies "
+               f"{implied:,.3g} W per GPU "
                + (f"on a {g.tdp_w:g} W card" if not _physical_power(implied, g) else
-                  f"above the {r.power_w_max / n_dev:,.4g} W its power samples reached") + ", not used")
+                  f"above the {r.power_w_max / r.gpus:,.4g} W its power samples reached") + ", not used")
     if g.tdp_w:
         return thr / g.tdp_w, "TDP" + why
     return None, "unknown" + why

@@ -171,8 +171,8 @@ def require_compile(prefill: str, variants) -> None:
     """llm-serve's ``prefill=compile`` and ``prefill=graph`` compile the prefill of a compiled engine: refused
     without the ``compile`` variant, which an engine that compiles nothing would run eager."""
     if prefill in ("compile", "graph") and "compile" not in variants:
-        raise UserError(f"llm-serve: prefill={prefill} compiles the prefill of the compile variant's engine: "
-                        "add compile (or leave prefill at auto)")
+        raise UserError(f"llm-serve [{'+'.join(sorted(variants))}]: prefill={prefill} compiles the prefill of the "
+                        "compile variant's engine: add compile (or leave prefill at auto)")
 
 
 def compile_prefill(fn, graphs: bool = False):

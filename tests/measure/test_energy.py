@@ -88,3 +88,23 @@ def test_integrate_power_holds_the_ends_and_ignores_missing_readings():
     assert integrate_power(samples, 0.3) == pytest.approx(0.05 * 100 + 0.2 * (100 + 300) / 2
                                                           + 0.05 * (300 + at_end) / 2)
     assert integrate_power([], 1.0) is None
+
+
+def test_a_reading_that_is_not_a_number_is_no_reading():
+    """A NaN power sample, or a NaN/inf counter difference, is no reading, wherever it falls: before,
+    a NaN first among the samples refused a sound counter (min() of a list led by NaN is NaN) while a NaN
+    later let it through, the integral became NaN (energy None, its record naming the samples as
+    source), and a NaN counter with no samples was taken as the window's energy."""
+    nan = float("nan")
+    good = [{"t": 0.1, "power_w": 690.0}, {"t": 1.0, "power_w": 700.0}, {"t": 1.9, "power_w": 700.0}]
+    for at in range(4):
+        samples = good[:at] + [{"t": 0.5, "power_w": nan}] + good[at:]
+        j, source, record = energy.window_energy(1390.0, 0.1, 2.0, samples)
+        assert (j, source) == (1390.0, energy.COUNTER), at
+        assert record["sampled_j"] == pytest.approx(integrate_power(good, 2.0))
+    for counter in (nan, float("inf")):
+        j, source, record = energy.window_energy(counter, 0.1, 2.0, [])
+        assert (j, source, record["source"]) == (None, None, None)
+        j, source, _ = energy.window_energy(counter, 0.1, 2.0, good)
+        assert source == energy.SAMPLED and j == pytest.approx(integrate_power(good, 2.0))
+    assert integrate_power([{"t": nan, "power_w": 500.0}, {"t": 0.5, "power_w": 300.0}], 1.0) == pytest.approx(300.0)

@@ -132,7 +132,7 @@ def test_analysis_peak_precision_is_the_class_answer(arch):
 
 
 def test_planning_checks_are_declared_on_the_base():
-    for hook in ("check_params", "check_layout"):
+    for hook in ("check_params", "check_layout", "check_variant"):
         assert vars(Workload)[hook].__func__.__doc__, hook
     assert Workload.default_repeats is None
     assert "hasattr" not in (SRC / "spec" / "model.py").read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ the compiled prefill, weight-only int8, and llm-serve's new variants through the
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 import torch
@@ -258,3 +259,33 @@ def test_quantised_weights_keep_the_prefill_eager_under_compile():
     assert LLMServe.prefill_compiled("graph", upcast=True)     # compiled, and replayed as CUDA graphs
     assert weight_only.UPCAST_EVERY_ROW == {"int8-weights", "int4-weights"}
     assert LLMServe.resolve_params({"prefill": "auto"}, "tiny")["prefill"] == "auto"
+
+
+@pytest.mark.parametrize("choice", ["graph", "compile"])
+def test_a_compiled_prefill_without_the_compile_variant_is_refused_at_planning(tmp_path, choice):
+    """``prefill=graph`` (or ``compile``) on an engine that compiles nothing ran eager and was stored as
+    asked: a result named prefill=graph whose prefill was never compiled.  Refused before any case runs."""
+    import sqlite3
+
+    from gpuarena.errors import UserError
+    from gpuarena.spec.model import Entry, Suite, expand
+    from tests.conftest import gpuarena
+    from tests.procs import one_line_error
+
+    db = str(tmp_path / "g.db")
+    p = gpuarena("run", "-w", "llm-serve", "-v", "static-cache", "--set", f"prefill={choice}", "-d", "cpu",
+                 "-q", "--db", db)
+    one_line_error(p, 2, f"prefill={choice}")
+    assert not os.path.exists(db) or not sqlite3.connect(db).execute(
+        "select name from sqlite_master where name='results'").fetchone() or not sqlite3.connect(db).execute(
+        "select count(*) from results").fetchone()[0]
+    suite = Suite(name="s", entries=[Entry(workload="llm-serve", variants=["seed", "compile"],
+                                           params={"prefill": choice})])
+    with pytest.raises(UserError, match="add compile"):
+        expand(suite, "cpu")
+    ok = Suite(name="s", entries=[Entry(workload="llm-serve", variants=["compile", "compile+fused-proj"],
+                                        params={"prefill": choice})])
+    assert [c.params["prefill"] for c in expand(ok, "cpu")] == [choice, choice]
+    for fine in ("auto", "eager"):       # what an engine without compile does anyway
+        expand(Suite(name="s", entries=[Entry(workload="llm-serve", variants=["seed"], params={"prefill": fine})]),
+               "cpu")

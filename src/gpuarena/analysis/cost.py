@@ -6,8 +6,8 @@ GPUs over Y years at 100% use (N x $/h x 8766 h/yr x Y; power and hosting are
 in the price).  Basis ``purchase``: $ per GPU, so items/s per $1,000 and the
 total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
 power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
-the measured mean where the result has one, else the catalog TDP (said in
-`power_basis`).  Items per joule likewise come from measured energy where there
+the measured mean per GPU where the result has one (a multi-GPU job stores its
+devices' sum), else the catalog TDP (said in `power_basis`).  Items per joule likewise come from measured energy where there
 is some and the mean power it implies is physical for the card (5-125% of its TDP) and
 no higher than the result's own power samples reached (plus measure/energy.py's sampling
 margin: bundles written before that module took one step of NVML's energy counter over a
@@ -155,14 +155,17 @@ def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple
     own power samples read, else throughput / TDP (the basis says which, and why)."""
     energy, why = r.energy_j_per_item, ""
     if energy:
-        implied = energy * r.throughput_median / n_dev
+        # NVML read the job's r.gpus devices (one per rank); a served endpoint's server_gpus are read
+        # through the one local GPU, each taken to draw as it does
+        implied = energy * r.throughput_median / r.gpus
         # a result with extra.energy had its energy checked against its samples when measured (measure/energy.py)
-        sampled = r.power_w_max / n_dev * (1 + SAMPLING_MARGIN) if r.power_w_max and not r.extra.energy else None
+        sampled = r.power_w_max / r.gpus * (1 + SAMPLING_MARGIN) if r.power_w_max and not r.extra.energy else None
         if _physical_power(implied, g) and (sampled is None or implied <= sampled):
-            return 1.0 / energy, f"measured ({r.energy_source or 'NVML'})"
-        why = (f"; the measured {energy:.3g} J per item at {thr:,.4g}/s implies {implied:,.3g} W per GPU "
+            return r.gpus / (energy * n_dev), f"measured ({r.energy_source or 'NVML'})"
+        why = (f"; the measured {energy:.3g} J per item at {r.throughput_median / r.gpus:,.4g}/s implies "
+               f"{implied:,.3g} W per GPU "
                + (f"on a {g.tdp_w:g} W card" if not _physical_power(implied, g) else
-                  f"above the {r.power_w_max / n_dev:,.4g} W its power samples reached") + ", not used")
+                  f"above the {r.power_w_max / r.gpus:,.4g} W its power samples reached") + ", not used")
     if g.tdp_w:
         return thr / g.tdp_w, "TDP" + why
     return None, "unknown" + why
@@ -172,7 +175,9 @@ def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_pri
          hosting: float) -> dict:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r.throughput_median / n_dev            # per GPU
-    measured_power = r.power_w_mean if _physical_power(r.power_w_mean, g) else None
+    # NVML's figures of a multi-GPU job are its ranks' devices summed (runner/rank.py): per GPU, their mean
+    mean_w = r.power_w_mean / r.gpus if r.power_w_mean else None
+    measured_power = mean_w if _physical_power(mean_w, g) else None
     power = measured_power if measured_power else g.tdp_w
     ipj, ebasis = _items_per_joule(r, g, thr, n_dev)
     price = g.price(basis)

@@ -41,10 +41,16 @@ def counter_step(readings: list[tuple[float, float]]) -> float | None:
     return max(gaps) if gaps else None
 
 
+def _readings(samples: list[dict]) -> list[tuple[float, float]]:
+    """(t, power_w) of the samples that read a power at a time: None or NaN is no reading."""
+    return [(s["t"], s["power_w"]) for s in samples if s.get("power_w") is not None
+            and math.isfinite(s["power_w"]) and math.isfinite(s.get("t", math.nan))]
+
+
 def integrate_power(samples: list[dict], seconds: float) -> float | None:
     """Joules: the sampled power ("t" from the stretch's start, "power_w") integrated over
     [0, seconds] by trapezoids, linear between samples and held at the nearest one past either end."""
-    pts = sorted((s["t"], s["power_w"]) for s in samples if s.get("power_w") is not None)
+    pts = sorted(_readings(samples))
     if not pts or seconds <= 0:
         return None
 
@@ -66,6 +72,8 @@ def check(counter_j: float | None, step_s: float | None, seconds: float,
     """Whether the counter's joules over ``seconds`` are a measurement, and why not if not."""
     if counter_j is None:
         return False, "no energy counter"
+    if not math.isfinite(counter_j):
+        return False, f"the counter's difference ({counter_j}) is not a reading"
     if counter_j <= 0:
         return False, "the counter did not advance over the stretch"
     if step_s is None:
@@ -86,16 +94,17 @@ def window_energy(counter_j: float | None, step_s: float | None, seconds: float,
                   samples: list[dict]) -> tuple[float | None, str | None, dict]:
     """(joules, source, record): the counter's difference if ``check`` passes, else the sampled
     power integrated; the record keeps both readings, the step and the reason."""
-    power = [s["power_w"] for s in samples if s.get("power_w") is not None]
+    power = [p for _, p in _readings(samples)]
     ok, why = check(counter_j, step_s, seconds, power)
     sampled = integrate_power(samples, seconds)
+    sampled = sampled if sampled is not None and math.isfinite(sampled) else None
     record = {"window_s": seconds, "counter_j": counter_j, "counter_step_s": step_s,
               "sampled_j": sampled, "source": COUNTER if ok else (SAMPLED if sampled is not None else None)}
     if why:
         record["counter_not_used"] = why
     if ok:
         return counter_j, COUNTER, record
-    if sampled is None or not math.isfinite(sampled):
+    if sampled is None:
         return None, None, record
     return sampled, SAMPLED, record
 

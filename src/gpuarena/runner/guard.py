@@ -35,6 +35,7 @@ def plan_cases(run_row: dict) -> list:
             wl = registry.get(c.workload)
             params = wl.resolve_params(c.params, c.size)
             wl.check_params(params)   # what planning checks (a path parameter's file)
+            wl.check_variant(wl.parse_variant(c.variant), params)
         except UserError as exc:
             raise UserError(f"run {run_row['id']}: its plan names {c.label()[:100]}: {exc}") from None
     return cases

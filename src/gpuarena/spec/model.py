@@ -147,6 +147,7 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                     wl.check_params(params)        # e.g. a path parameter: checked before any run exists
                     wl.check_layout(params, gpus)  # a parallel layout that cannot fit this rank count
                     for variant in variants:
+                        wl.check_variant(wl.parse_variant(variant), params)
                         cases.append(Case(
                             workload=wl.name, variant=variant, params=params,
                             repeats=method.repeats or wl.default_repeats or DEFAULT_REPEATS,

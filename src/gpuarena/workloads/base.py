@@ -193,6 +193,10 @@ class Workload(WorkloadFacts, ABC):
         """Refuse a parallel layout that cannot fit ``gpus`` ranks (UserError), e.g. tensor
         parallel of 4 on 2 GPUs.  Single-GPU workloads have none."""
 
+    @classmethod
+    def check_variant(cls, variants: frozenset[str], params: dict) -> None:
+        """Refuse resolved params that ask a variant for what it does not do (UserError)."""
+
     # --- pure facts: no model is built, nothing runs ----------------------
     @classmethod
     def flops(cls, params: dict) -> float | None:

@@ -86,10 +86,7 @@ class LLMServe(Workload):
     }
     # one precision of the weights (precisions.py); the kernel reads no packed int4
     exclusive = (frozenset(VARIANT_PRECISION), frozenset({"gemv", "int4-weights"}))
-    default_warmup = 1
-    default_steps = 1
-    tiny_warmup = 1
-    tiny_steps = 1
+    default_warmup = default_steps = tiny_warmup = tiny_steps = 1
 
     @classmethod
     def parse_variant(cls, spec: str) -> frozenset[str]:
@@ -106,8 +103,7 @@ class LLMServe(Workload):
     def resolve_params(cls, given, size="full"):
         p = super().resolve_params(given, size)
         cfg = cls.config(p)          # a bad hf_config path is a UserError before anything runs
-        need = p["prompt_len"] + p["new_tokens"]
-        if need > cfg.max_seq_len:
+        if (need := p["prompt_len"] + p["new_tokens"]) > cfg.max_seq_len:
             raise UserError(f"llm-serve: prompt_len + new_tokens = {need} exceeds max_seq_len {cfg.max_seq_len}")
         return p
 
@@ -186,6 +182,10 @@ class LLMServe(Workload):
         return self.prefill_compiled(self.p["prefill"], bool(weight_only.UPCAST_EVERY_ROW & set(self.ctx.variants)))
 
     prefill_compiled = staticmethod(lambda c, upcast: c in ("compile", "graph") or (c == "auto" and not upcast))
+
+    @classmethod
+    def check_variant(cls, variants, params) -> None:   # else it runs eager, stored as prefill=graph
+        engine.require_compile(params["prefill"], variants)
 
     def _new_cache(self, batch: int):
         if not self.static:

@@ -18,7 +18,9 @@ The counter's energy is used only where its resolution supports it:
 The step is the one measured on this device after the stretch (``counter_step``), never assumed.
 Otherwise the energy is the sampled power integrated over the stretch (``mean_power_x_time``: the
 time-weighted mean of the samples times the seconds), which by construction implies a mean power
-between the lowest and the highest sample.  ``check`` records what the counter read and why it
+between the lowest and the highest sample, over a stretch of at least POWER_AVERAGE_S: NVML reports
+the power averaged over the last second on Ampere (except GA100) and newer, so a shorter stretch
+has no energy at all (its record says why).  ``check`` records what the counter read and why it
 was or was not used (stored as ``extra.energy``).
 """
 
@@ -31,6 +33,10 @@ COUNTER = "nvml_energy_counter"      # the counter's difference over the stretch
 SAMPLED = "mean_power_x_time"        # the sampled power integrated over the stretch
 COUNTER_TOLERANCE = 0.1              # largest share one counter step may move the mean power by
 SAMPLING_MARGIN = 0.1                # how far a mean may lie outside the sampled power's range
+# NVML's reported power (nvmlDeviceGetPowerUsage) is "averaged over 1 sec interval" on Ampere (except
+# GA100) and newer (NVML API reference): over a shorter window the samples mostly show the second
+# before it (helper qa13: a 0.42 s matmul on the H200 sampled at 216 W mean, some 690 W drawn).
+POWER_AVERAGE_S = 1.0                # the shortest window whose sampled power is its energy
 
 
 def counter_step(readings: list[tuple[float, float]]) -> float | None:
@@ -104,6 +110,11 @@ def window_energy(counter_j: float | None, step_s: float | None, seconds: float,
         record["counter_not_used"] = why
     if ok:
         return counter_j, COUNTER, record
+    if sampled is not None and seconds < POWER_AVERAGE_S:
+        record["source"] = None
+        record["sampled_not_used"] = (f"the window ({seconds:.3g} s) is shorter than the {POWER_AVERAGE_S:g} s over "
+                                      "which NVML averages the power it reports (Ampere except GA100, and newer)")
+        return None, None, record
     if sampled is None:
         return None, None, record
     return sampled, SAMPLED, record

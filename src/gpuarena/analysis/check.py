@@ -32,18 +32,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
-ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 NAMES = P.NAMES
-
-
-def _would_need(implied: float, g: catalog.GPU, prec: str) -> str:
-    above = [p for p in ORDER if g.peaks.get(p) and ORDER.index(p) > ORDER.index(prec) and implied <= g.peaks[p]]
-    if not above:
-        return "above the card's peak at every precision it has"
-    p = above[0]
-    same = [q for q in above if g.peaks[q] == g.peaks[p]]     # BF16 and FP16 share their tensor-core rate
-    unit = "tensor cores" if p != "fp32" else "CUDA cores"
-    return f"would need {' or '.join(NAMES[q] for q in same)} {unit} ({g.peaks[p]:g} TFLOP/s)"
 
 
 def check_claim(claim: dict, store=None) -> dict:
@@ -107,8 +96,8 @@ def _check_one(claim: dict, store=None) -> dict:
     v, reason = X.judge(lim, per_gpu)
     reason += f"; executed as {row['executed_as']}"
     implied = per_gpu * fpi / 1e12
-    if implied > lim.roof.peak_tflops and _would_need(implied, g, prec).startswith("would need"):
-        reason += f"; {_would_need(implied, g, prec)}"    # only a claim above its precision's peak needs another
+    if implied > lim.roof.peak_tflops and P.would_need(implied, g, prec).startswith("would need"):
+        reason += f"; {P.would_need(implied, g, prec)}"    # only a claim above its precision's peak needs another
     c = lim.ceiling
     ceil = None if c is None else {"attainment": c.best.attainment, "share": c.best.share_of_peak,
                                    "gpu": c.best.gpu, "generation": c.best.generation, "borrowed": c.borrowed,

@@ -270,7 +270,5 @@ def _above(figure: str, g: catalog.GPU, prec: str, value: float, top: float) -> 
                 "a sparsity figure quoted as dense")
     out = f"; only 2:4 structured sparsity ({2 * top:g}) reaches it" if sparse and value <= 2 * top else ""
     if prec in ("fp32", "fp64"):
-        from gpuarena.analysis.check import _would_need
-
-        out += f"; {_would_need(value, g, prec)}" if prec == "fp32" else ""
+        out += f"; {P.would_need(value, g, prec)}" if prec == "fp32" else ""
     return out

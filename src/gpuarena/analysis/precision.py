@@ -19,6 +19,7 @@ from gpuarena.errors import UserError
 
 TENSOR_TF32_ARCHS = ("ampere", "ada", "hopper", "blackwell")
 ARCHS = ("volta", "turing", *TENSOR_TF32_ARCHS)
+PEAK_ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")   # the catalog's peaks, slowest first
 NAMES = {"default": "FP32 (PyTorch defaults)", "fp32-ieee": "FP32 (IEEE)", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
 
 # What a claim or a result may state -> the request it stands for.
@@ -101,3 +102,16 @@ def describe(workload: str, request: str, arch: str) -> str:
     if request == "fp32-ieee":
         return "IEEE FP32 throughout (TF32 off)"
     return f"{NAMES.get(ex[dom], ex[dom])} {'convolutions' if dom == 'conv' else 'matmuls'}"
+
+
+def would_need(implied: float, g: catalog.GPU, prec: str) -> str:
+    """Which faster precision a TFLOP/s figure above ``prec``'s peak on ``g`` would need (check and
+    micro_check say it beside an impossible claim)."""
+    order = PEAK_ORDER
+    above = [p for p in order if g.peaks.get(p) and order.index(p) > order.index(prec) and implied <= g.peaks[p]]
+    if not above:
+        return "above the card's peak at every precision it has"
+    p = above[0]
+    same = [q for q in above if g.peaks[q] == g.peaks[p]]     # BF16 and FP16 share their tensor-core rate
+    unit = "tensor cores" if p != "fp32" else "CUDA cores"
+    return f"would need {' or '.join(NAMES[q] for q in same)} {unit} ({g.peaks[p]:g} TFLOP/s)"

@@ -278,7 +278,7 @@ def test_cost_uses_no_stored_energy_above_the_power_its_own_samples_read(tmp_pat
     # measured since the check (extra.energy): the window's wall time, not the timed steps', divides its joules
     s.add_result(result("NVIDIA H200", 32, [0.05], power_w_mean=400.0, power_w_max=400.0,
                         energy_j_per_item=460.0 * 0.05 / 32, energy_source="mean_power_x_time",
-                        extra={"energy": {"window_s": 0.575, "counter_j": 0.0, "sampled_j": 230.0,
+                        extra={"energy": {"window_s": 1.15, "counter_j": 0.0, "sampled_j": 460.0,
                                           "source": "mean_power_x_time"}}))
     rows = {r["params"]["batch_size"]: r for r in cost.cost_table(s, workload="resnet50-train")["rows"]}
     short, long = rows[256], rows[64]
@@ -288,4 +288,29 @@ def test_cost_uses_no_stored_energy_above_the_power_its_own_samples_read(tmp_pat
     assert "above the 565.7 W its power samples reached" in short["energy_basis"]
     assert long["items_per_joule"] == pytest.approx(64 / (706.3 * 0.0899))
     assert long["energy_basis"] == "measured (nvml_energy_counter)"
+    s.close()
+
+
+def test_cost_uses_no_stored_energy_of_a_window_under_a_second(tmp_path):
+    """NVML's energy counter steps every 100 ms and its reported power is a 1 s average (Ampere except
+    GA100, and newer): a window under 1 s has no energy since session 13 (measure/energy.py), and one
+    stored before, with its window read from its record or from its last power sample, is not used."""
+    from gpuarena.store.db import Store
+    from tests.analysis.conftest import result
+
+    s = Store(str(tmp_path / "w.db"))
+    samples = [{"t": 0.1 * i, "power_w": 300.0} for i in range(5)]          # closed at 0.4 s
+    s.add_result(result("NVIDIA H200", 64, [0.1], power_w_mean=300.0, power_w_max=300.0,
+                        energy_j_per_item=300.0 * 0.1 / 64, energy_source="mean_power_x_time", telemetry=samples))
+    s.add_result(result("NVIDIA H200", 32, [0.05], power_w_mean=400.0, power_w_max=400.0,
+                        energy_j_per_item=400.0 * 0.05 / 32, energy_source="mean_power_x_time",
+                        extra={"energy": {"window_s": 0.575, "sampled_j": 230.0, "source": "mean_power_x_time"}}))
+    s.add_result(result("NVIDIA H200", 16, [0.05], power_w_mean=400.0, power_w_max=400.0,
+                        energy_j_per_item=400.0 * 0.05 / 16, energy_source="nvml_energy_counter",
+                        telemetry=[{"t": 0.1 * i, "power_w": 400.0} for i in range(15)]))     # 1.4 s
+    rows = {r["params"]["batch_size"]: r for r in cost.cost_table(s, workload="resnet50-train")["rows"]}
+    for b, window in ((64, "0.4 s"), (32, "0.57 s")):
+        assert rows[b]["energy_basis"].startswith(f"TDP; the measured energy covers a {window} window"), b
+        assert rows[b]["items_per_joule"] == pytest.approx(rows[b]["throughput"] / 700.0)
+    assert rows[16]["energy_basis"] == "measured (nvml_energy_counter)"
     s.close()

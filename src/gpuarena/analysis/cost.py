@@ -11,7 +11,8 @@ devices' sum), else the catalog TDP (said in `power_basis`).  Items per joule li
 is some and the mean power it implies is physical for the card (5-125% of its TDP) and
 no higher than the result's own power samples reached (plus measure/energy.py's sampling
 margin: bundles written before that module took one step of NVML's energy counter over a
-window of a few ms as the window's energy), else throughput / TDP.  With a baseline GPU, perf per dollar and
+window of a few ms as the window's energy) over a window of at least measure/energy.py's 1 s, else
+throughput / TDP.  With a baseline GPU, perf per dollar and
 items/J are also given relative to it: that is the article's
 "performance/price 1.0x vs 1.18x" table.
 
@@ -26,7 +27,7 @@ from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.errors import UserError
-from gpuarena.measure.energy import SAMPLING_MARGIN
+from gpuarena.measure.energy import POWER_AVERAGE_S, SAMPLING_MARGIN
 from gpuarena.store.result import Result
 
 HOURS_PER_YEAR = 8766          # 365.25 days
@@ -149,11 +150,26 @@ def _physical_power(watts: float | None, g: catalog.GPU) -> bool:
     return bool(watts) and (not g.tdp_w or lo * g.tdp_w <= watts <= hi * g.tdp_w)
 
 
+def _window_s(r: Result) -> float | None:
+    """Seconds of the telemetry window the energy covers: measure/energy.py's record, or for a result
+    stored before it, the last power sample's time (taken as the window closed)."""
+    record = r.extra.energy if isinstance(r.extra.energy, dict) else {}
+    if record.get("window_s"):
+        return float(record["window_s"])
+    times = [s.t for s in r.telemetry or []]
+    return max(times) if times else None
+
+
 def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple[float | None, str]:
     """Items per joule and its basis: the measured energy where the mean power it implies is physical
     for the card and (for a result stored before measure/energy.py checked it) within what the result's
     own power samples read, else throughput / TDP (the basis says which, and why)."""
     energy, why = r.energy_j_per_item, ""
+    if energy and (window := _window_s(r)) is not None and window < POWER_AVERAGE_S:
+        # measure/energy.py stores none for such a window since session 13; one stored before it is not used
+        why = (f"; the measured energy covers a {window:.2g} s window, under the {POWER_AVERAGE_S:g} s NVML needs "
+               "(its counter steps every 100 ms, its power is a 1 s average), not used")
+        energy = None
     if energy:
         # NVML read the job's r.gpus devices (one per rank); a served endpoint's server_gpus are read
         # through the one local GPU, each taken to draw as it does

@@ -11,6 +11,23 @@ from gpuarena.measure.stats import summarize
 from gpuarena.store.db import Store
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "data")
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory):
+    """Every shipped H200 bundle in docs/data and the shipped published results, in one store."""
+    import glob
+
+    from gpuarena.data.published import load_into
+    from gpuarena.store import bundle
+
+    s = Store(str(tmp_path_factory.mktemp("all") / "all.db"))
+    for f in sorted(glob.glob(os.path.join(DOCS, "*.json"))):
+        bundle.import_bundle(s, f)
+    load_into(s)
+    yield s
+    s.close()
 
 
 def result(device_name: str, bs: int, per_step_s: list[float], code_hash: str = "abc123", variant: str = "seed",

@@ -1,30 +1,14 @@
 """Advice and projections with the project's own H200 bundles and the published rows in one database."""
 
-import glob
-import os
 
 import pytest
 
 from gpuarena.analysis import advise, projection, projection_check
 from gpuarena.data import catalog
-from gpuarena.store import bundle
 from gpuarena.store.db import Store
 
-DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "data")
 TOP = ("H100 80GB SXM5", "H800", "H200", "B200")
 LOWER = ("A100 80GB SXM4", "A100 40GB SXM4", "L40S", "RTX 4090")
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory):
-    from gpuarena.data.published import load_into
-
-    s = Store(str(tmp_path_factory.mktemp("all") / "all.db"))
-    for f in sorted(glob.glob(os.path.join(DOCS, "*.json"))):
-        bundle.import_bundle(s, f)
-    load_into(s)
-    yield s
-    s.close()
 
 
 def _rank(rows, name):

@@ -3,8 +3,6 @@ clock (analysis/power.py).  The published figures are Lambda's same-recipe, same
 (data/published_results.csv): A100 40GB PCIe (250 W) against A100 40GB SXM4 (400 W), A100 80GB PCIe (300 W)
 against A100 80GB SXM4."""
 
-import glob
-import os
 
 import pytest
 
@@ -12,10 +10,7 @@ from gpuarena.analysis import advise, power, projection
 from gpuarena.analysis.check import check_claim
 from gpuarena.analysis.ratio import check_ratio, identical_silicon
 from gpuarena.data import catalog
-from gpuarena.store import bundle
-from gpuarena.store.db import Store
 
-DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "data")
 SIBLINGS = (("A100 40GB SXM4", "A100 40GB PCIe"), ("A100 80GB SXM4", "A100 80GB PCIe"))
 # The projection's held-out PCIe / SXM ratio lies within this of Lambda's published one (the largest error,
 # BERT-Large FP16 40GB, is +5.8%; without the power term it was +14.2%).
@@ -45,18 +40,6 @@ def test_held_out_projection_puts_pcie_below_sxm_by_the_published_amount(workloa
     published = _published(workload, cls, pcie) / _published(workload, cls, sxm)
     assert predicted < 1
     assert predicted == pytest.approx(published, rel=TOLERANCE), (predicted, published)
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory):
-    from gpuarena.data.published import load_into
-
-    s = Store(str(tmp_path_factory.mktemp("pcie") / "all.db"))
-    for f in sorted(glob.glob(os.path.join(DOCS, "*.json"))):
-        bundle.import_bundle(s, f)
-    load_into(s)
-    yield s
-    s.close()
 
 
 @pytest.mark.parametrize("workload", ["resnet50-train", "bert-large-train", "bert-large-infer"])

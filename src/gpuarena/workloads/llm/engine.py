@@ -180,9 +180,10 @@ def compile_prefill(fn, graphs: bool = False):
     every prompt length above one (a length of one is specialised by dynamo, as always).
 
     ``graphs``: replayed as CUDA graphs (``mode="reduce-overhead"``; one recorded per prompt length),
-    its outputs cloned out of the graph's pool.  Why: the batch-1 prefill of 512 tokens launches some
-    600 kernels in 13 ms; on the H200 (session 13, benchmarks/prefill_b1.py) its kernels took 11.5 ms
-    and the launches left the GPU idle for the rest."""
+    its outputs cloned out of the graph's pool.  Tried because the batch-1 prefill of 512 tokens ran
+    11.5 ms of kernels in 13.6 ms (H200, session 13, benchmarks/prefill_b1.py); replayed as a graph it
+    took 13.15 ms (554 TFLOP/s, no gain over the plain compiled prefill's 567 in session 11): the time
+    between kernels is not launch overhead a graph removes."""
     compiled = torch.compile(fn, fullgraph=True, mode="reduce-overhead" if graphs else None)
 
     def prefill(tokens, cache):

@@ -14,9 +14,10 @@ in bf16 and 2.2 TB/s in FP8, its QKV and output projections at 1.5 TB/s in FP8.
 
 Version 9 folds the RMSNorm before the QKV projection into the kernel (``fold_norms``): the product is
 linear, so ``W (g * x / rms(x))`` is ``(W (g * x)) / rms(x)``, and each program sums ``x * x`` over the
-input it loads anyway.  No norm kernel, no normalised row written and read back.  H200, session 12
-(benchmarks/gemv.py): the bf16 QKV matrix read at 3.7 TB/s by the kernel alone, 2.9 TB/s by inductor's
-reduction with the norm fused into it.
+input it loads anyway.  No norm kernel, no normalised row written and read back.  H200, session 13:
+the bf16 decode step's kernels fell from 4,752 to 4,412 us with ``gemv`` (221.8 tokens/s), though in
+isolation (benchmarks/gemv.py) the folded bf16 QKV product took 18.2 us against 16.0 for a norm then
+the kernel: with 2 rows a program every program rereads the input and the norm's weight.
 
 On a CPU, and where Triton is missing, the op is the reference formula.
 """

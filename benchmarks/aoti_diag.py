@@ -6,9 +6,10 @@
 
 Run under ``cuda-gdb -batch -ex run -ex bt --args python3 ...`` for the native stack of a crash.
 
-``stdcxx`` (session 13, written for the next device call, not yet run): the package's wrapper built by a
-``g++`` that puts ``-Wl,--no-as-needed -lstdc++`` before everything else, so the wrapper's std:: symbols
-bind to the shared libstdc++ (a NEEDED entry) and not to the copies torch's CUDA libraries export.
+``stdcxx`` (session 14): the package's wrapper built through gpuarena's compiler shim
+(deploy.shared_libstdcxx_compiler), which names g++'s shared libstdc++ first on every ``-shared`` link,
+so the wrapper needs libstdc++.so.6 and binds its std:: symbols there; every compiler command is logged
+to DIR/cxx.log and ``inspect`` prints the links' libraries and the libstdc++ files in their -L folders.
 Session 6's diagnosis: the CUDA wrapper needs no libstdc++.so.6 while exporting 282 std::locale symbols,
 and it dies in std::regex's locale code; with libstdc++ preloaded it loaded.  PyTorch itself once added
 ``-lstdc++`` to the AOTI link (pytorch/pytorch#158628 backs it out for an internal toolchain).
@@ -55,14 +56,16 @@ def main() -> None:
 
 
 def stdcxx_compiler(folder: str) -> str:
-    """A ``g++`` (named so: inductor picks its flags by the name) that links libstdc++ first."""
-    import shutil
+    """gpuarena's compiler shim (deploy.shared_libstdcxx_compiler: links name g++'s shared libstdc++
+    first), behind a ``g++`` that logs every command to FOLDER/cxx.log for ``inspect``."""
+    from gpuarena.workloads import deploy
 
-    real = shutil.which("g++")
+    shim = deploy.shared_libstdcxx_compiler(os.path.join(folder, "shim"))
+    assert shim, "no GCC on this machine"
     os.makedirs(os.path.join(folder, "bin"), exist_ok=True)
     path = os.path.join(folder, "bin", "g++")
     with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nexec {real} -Wl,--no-as-needed -lstdc++ -Wl,--as-needed "$@"\n')
+        f.write(f'#!/bin/sh\necho "$@" >> {folder}/cxx.log\nexec {shim} "$@"\n')
     os.chmod(path, 0o755)
     return path
 
@@ -71,6 +74,15 @@ def inspect(path: str, folder: str) -> None:
     import subprocess
     import zipfile
 
+    log = os.path.join(folder, "cxx.log")
+    if os.path.exists(log):
+        for line in open(log):
+            if " -shared" in line:
+                args = line.split()
+                print("link", " ".join(a for a in args if a.startswith(("-l", "-L", "-Wl", "-static", "-shared"))
+                                      or a.endswith(".so")))
+                for d in [a[2:] for a in args if a.startswith("-L")]:
+                    print("  ", d, sorted(f for f in os.listdir(d) if "stdc++" in f) if os.path.isdir(d) else "absent")
     out = os.path.join(folder, "x")
     zipfile.ZipFile(path).extractall(out)
     for root, _, files in os.walk(out):
@@ -78,7 +90,8 @@ def inspect(path: str, folder: str) -> None:
             if f.endswith(".so"):
                 so = os.path.join(root, f)
                 print("so", f, os.path.getsize(so))
-                for cmd in (["readelf", "-d", so], ["sh", "-c", f"nm -C {so} | grep -cE ' [TtWw] std::(locale|__cxx11::regex|codecvt)'"],
+                defined = f"nm -C {so} | grep -cE ' [TtWw] std::(locale|__cxx11::regex|codecvt)'"
+                for cmd in (["readelf", "-d", so], ["sh", "-c", defined],
                             ["sh", "-c", f"nm -C -D --defined-only {so} | grep -cE 'std::locale'"]):
                     r = subprocess.run(cmd, capture_output=True, text=True)
                     print(" ".join(cmd[-1:] if cmd[0] == "sh" else cmd[:2]), "->",

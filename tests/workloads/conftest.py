@@ -33,6 +33,22 @@ def run_entries(db_path: str, entries: list[dict], repeats: int = 2, device_name
                 os.environ[k] = v
 
 
+def static_libstdcxx_gxx(folder) -> str:
+    """A ``g++`` whose links put libstdc++ inside the library, as the H200 machine's compiler did."""
+    import shutil
+
+    real = shutil.which("g++")
+    if not real:
+        pytest.skip("no g++ on this machine")
+    os.makedirs(os.path.join(folder, "static-gcc"), exist_ok=True)
+    path = os.path.join(folder, "static-gcc", "g++")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\ncase " $* " in *" -shared "*) exec "{real}" -static-libstdc++ "$@";; esac\n'
+                f'exec "{real}" "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
 def assert_ok(r: Result) -> None:
     """The checks every measured result must pass."""
     assert r.status == "ok", (r.workload, r.variant, r.error, r.extra.traceback)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuarena.workloads.resnet50_infer import ResNet50Infer
-from tests.workloads.conftest import assert_ok, run_entries
+from tests.workloads.conftest import assert_ok, run_entries, static_libstdcxx_gxx
 
 
 def test_eager_instances_and_tensorrt(db_path):
@@ -40,8 +40,12 @@ def test_class_facts_need_no_model():
 
 
 @pytest.mark.slow
-def test_aot_inductor_package(db_path):
-    (r,) = run_entries(db_path, [{"workload": "resnet50-infer", "variants": ["aot-inductor"]}], repeats=1)
+def test_aot_inductor_package_with_a_compiler_that_links_libstdcxx_statically(db_path, tmp_path):
+    """The H200 machine's CXX (/opt/gcc/bin/g++) put libstdc++ inside the package's wrapper, which crashed
+    on loading (sessions 6-13); a compiler that does the same here must still give a package that runs."""
+    cxx = static_libstdcxx_gxx(tmp_path)
+    (r,) = run_entries(db_path, [{"workload": "resnet50-infer", "variants": ["aot-inductor"]}], repeats=1,
+                       env={"CXX": cxx})
     assert_ok(r)
     assert r.extra.deployment == "aot-inductor" and r.extra.package_bytes > 0
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import torch
@@ -54,9 +56,12 @@ def aot_package(model, x, name: str = "model"):
     """Export, package, load: (the loaded package, its size in bytes).  The package's folder (the
     weights: about 100 MB for ResNet-50 in FP32) is removed once loaded, as the loader has
     unpacked what it runs into a folder of its own."""
+    from torch._inductor import config
+
     folder = tempfile.mkdtemp(prefix="gpuarena-aoti-")
     try:
-        with torch.no_grad():
+        shim = shared_libstdcxx_compiler(folder)
+        with torch.no_grad(), config.patch({"cpp.cxx": (shim,)} if shim else {}):
             ep = torch.export.export(model, (x,))
             path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, f"{name}.pt2"))
         size = os.path.getsize(path)
@@ -64,6 +69,42 @@ def aot_package(model, x, name: str = "model"):
         return torch._inductor.aoti_load_package(path), size
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def shared_libstdcxx_compiler(folder: str) -> str | None:
+    """A ``g++`` in ``folder`` (named so: inductor picks its flags by the compiler's name) that puts the
+    shared libstdc++ this process has loaded (else the compiler's own) first on every ``-shared`` link,
+    so the package's wrapper needs libstdc++.so.6 and binds its std:: symbols to the library torch uses.
+    None where the compiler is not GCC on Linux, or no shared libstdc++ is found.
+
+    Why (H200, sessions 6 and 14): the machine's compiler is ``CXX=/opt/gcc/bin/g++``, whose links put
+    a static libstdc++ into the wrapper; its own std::locale beside torch's crashed in std::regex while
+    the package loaded.  With this shim the rung ran at batch 1 and 256 (BENCHMARKS.md, session 14)."""
+    real = cxx()
+    if sys.platform != "linux" or not real or not os.path.basename(real).endswith("g++") or "clang" in real:
+        return None
+    found = (subprocess.run([real, f"-print-file-name={n}"], capture_output=True, text=True).stdout.strip()
+             for n in ("libstdc++.so", "libstdc++.so.6"))
+    lib = loaded_libstdcxx() or next((f for f in found if os.path.isabs(f) and os.path.exists(f)), None)
+    if not lib:
+        return None
+    os.makedirs(os.path.join(folder, "bin"), exist_ok=True)
+    path = os.path.join(folder, "bin", "g++")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\ncase " $* " in *" -shared "*) ;; *) exec "{real}" "$@";; esac\n'
+                f'exec "{real}" -Wl,--no-as-needed "{lib}" -Wl,--as-needed "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+def loaded_libstdcxx() -> str | None:
+    """The shared libstdc++ mapped into this process (torch loads one), or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/libstdc++.so" in line}
+    except OSError:
+        return None
+    return min(paths) if paths else None
 
 
 def refuse_static_libstdcxx(package: str) -> None:

@@ -21,7 +21,6 @@ copy's GB/s, a host link's GB/s, an all-reduce's bus bandwidth (the figures the 
 
 from __future__ import annotations
 
-import csv
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,15 +28,12 @@ from pathlib import Path
 from gpuarena.analysis import interconnect as I
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import claim_number, precision_class
-from gpuarena.data import catalog
+from gpuarena.data import catalog, evidence
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
 from gpuarena.workloads import registry
 
-DATA = Path(__file__).parents[1] / "data"
-EVIDENCE_CSV = DATA / "micro_ceilings.csv"
-PCIE_CSV = DATA / "pcie_links.csv"
 # Cards of one model differ: "I have seen 5% and higher differences on an 8-gpu node" (github
 # stas00/ml-engineering compute/accelerator/README.md, 'Not all accelerators are created equal').
 MICRO_SPREAD = 0.05
@@ -67,9 +63,8 @@ class MicroEvidence:
 
 @functools.lru_cache(maxsize=1)
 def pcie_links() -> dict[int, tuple[float, str]]:
-    """PCIe generation -> (x16 GB/s per direction after encoding, source)."""
-    with open(PCIE_CSV, newline="", encoding="utf-8") as f:
-        return {int(r["gen"]): (float(r["x16_gbs_per_direction"]), r["source"]) for r in csv.DictReader(f)}
+    """PCIe generation -> (x16 GB/s per direction after encoding, source), from data/pcie_links.csv."""
+    return {link.gen: (link.x16_gbs_per_direction, link.source) for link in evidence.pcie_links()}
 
 
 def _pcie(g: catalog.GPU) -> tuple[float, str]:
@@ -154,17 +149,25 @@ def measured_evidence(store, figure: str) -> list[MicroEvidence]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def published_evidence() -> tuple[MicroEvidence, ...]:
+@functools.lru_cache(maxsize=2)
+def published_evidence(path: Path | None = None) -> tuple[MicroEvidence, ...]:
+    """data/micro_ceilings.csv (or path) as evidence: rows data/evidence.py has checked, each refused with
+    its file when it names no catalog GPU, no micro-benchmark, or a unit not its figure's."""
     out = []
-    with open(EVIDENCE_CSV, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            g, fig = catalog.match(row["gpu"]), registry.get(row["workload"]).device_figure
-            n, v = int(row["gpus"] or 1), float(row["value"])
-            b = base(fig, g, row["precision"], n)
-            prec = precision_class(row["precision"]) if row["precision"] else ""
-            out.append(MicroEvidence(fig, prec, g.name, n, v, v / b, row["engine"], row["source"],
-                                     regime=row["algorithm"] or _regime(fig, g, n)))
+    for row in evidence.micro_ceilings(path):
+        where = f"{Path(path or evidence.MICRO_CSV).name}: {row.workload} on {row.gpu}"
+        try:
+            g, fig = catalog.match(row.gpu), registry.get(row.workload).device_figure
+            if fig is None:
+                raise UserError(f"{row.workload} is not a micro-benchmark")
+            if row.unit != UNITS[fig]:
+                raise UserError(f"the figure is in {UNITS[fig]}, not {row.unit}")
+            b = base(fig, g, row.precision, row.gpus)
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
+        prec = precision_class(row.precision) if row.precision else ""
+        out.append(MicroEvidence(fig, prec, g.name, row.gpus, row.value, row.value / b, row.engine, row.source,
+                                 regime=row.algorithm or _regime(fig, g, row.gpus)))
     return tuple(out)
 
 

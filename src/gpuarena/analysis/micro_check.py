@@ -13,9 +13,10 @@ copy's GB/s, a host link's GB/s, an all-reduce's bus bandwidth (the figures the 
 - implausible: above the best share of that bound credibly reached on the same figure and
   precision class on the same GPU generation (data/micro_ceilings.csv, every row sourced, and
   the finite measurements of the database, which raise a ceiling but never set one alone), a
-  generation without evidence borrowing the best of any (said), widened by MICRO_SPREAD.  An
-  all-reduce's share is of the link per direction and its evidence is pooled by whether the switch
-  reduces (8 H100s: ~480 GB/s with NVLink SHARP, ~370 without, nccl-tests issue #212);
+  generation without evidence borrowing the best of any (said): the rule model claims follow
+  (credible.ceiling_of), widened by MICRO_SPREAD.  An all-reduce's share is of the link per
+  direction and its evidence is pooled by whether the switch reduces (8 H100s: ~480 GB/s with
+  NVLink SHARP, ~370 without, nccl-tests issue #212);
 - plausible: otherwise.
 """
 
@@ -25,6 +26,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuarena.analysis import credible
 from gpuarena.analysis import interconnect as I
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import claim_number, precision_class
@@ -171,17 +173,14 @@ def published_evidence(path: Path | None = None) -> tuple[MicroEvidence, ...]:
     return tuple(out)
 
 
-def ceiling(figure: str, prec: str, generation: str, store=None, regime: str = "") -> tuple[MicroEvidence, bool] | None:
-    """(the best evidence of the figure at the precision class (an all-reduce's: reduced in the switch or not),
-    borrowed from another generation)."""
-    pool = [e for e in published_evidence() + tuple(measured_evidence(store, figure))
-            if e.figure == figure and e.precision == (precision_class(prec) if prec else "") and e.regime == regime]
-    if not any(not e.measured for e in pool):
-        return None
-    here = [e for e in pool if e.generation == generation]
-    if any(not e.measured for e in here):
-        return max(here, key=lambda e: e.share), False
-    return max([e for e in pool if not e.measured] + here, key=lambda e: e.share), True
+def ceiling(figure: str, prec: str, generation: str, store=None, regime: str = "",
+            pool: list[MicroEvidence] | None = None) -> credible.Ceiling[MicroEvidence] | None:
+    """The best share credibly reached of the figure at the precision class (an all-reduce's: reduced in the
+    switch or not) on this generation, by the rule model claims follow (credible.ceiling_of)."""
+    pool = list(published_evidence()) + measured_evidence(store, figure) if pool is None else pool
+    cls = precision_class(prec) if prec else ""
+    same = [e for e in pool if e.figure == figure and e.precision == cls and e.regime == regime]
+    return credible.ceiling_of(same, generation, lambda e: e.share)
 
 
 def _claim(claim: dict) -> tuple[catalog.GPU, str, str, float, int]:
@@ -227,22 +226,22 @@ def check_micro(claim: dict, store=None) -> dict:
     share = value / top
     head = (f"{value:,.1f} {unit} is {share:.0%} of {what} ({top:,.1f} {unit})" if share <= 1 else
             f"{value:,.1f} {unit} is {share:.2f}x {what} ({top:,.1f} {unit})")
-    best = ceiling(figure, prec, P.arch_of(g), store, _regime(figure, g, n))
+    c = ceiling(figure, prec, P.arch_of(g), store, _regime(figure, g, n))
+    e = None if c is None else c.best
     of = "the link per direction" if figure == "allreduce-busbw" else "the bound"
-    credible = None if best is None else min(top, best[0].share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))
+    most = None if e is None else min(top, e.share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))
     if share > 1 + 1e-9:
         verdict, reason = "impossible", head + _above(figure, g, prec, value, top)
-    elif best is None:
+    elif e is None:
         verdict, reason = "plausible", f"{head}; no credible figure known for it, so only the bound limits it"
     else:
-        e, borrowed = best
         ref = (f"{e.share:.0%} of {of} ({e.value:,.1f} {unit} on {catalog.match(e.gpu).short}"
                + (f" x{e.gpus}" if e.gpus > 1 else "") + f", {e.engine}: {e.source})"
-               + (f"; no {P.arch_of(g).capitalize()} evidence, so the best of any generation" if borrowed else ""))
-        above = value > credible * (1 + 1e-9)
+               + (f"; no {P.arch_of(g).capitalize()} evidence, so the best of any generation" if c.borrowed else ""))
+        above = value > most * (1 + 1e-9)
         verdict = "implausible" if above else "plausible"
         reason = (f"{head}; above the best credibly reached, {ref}, widened by {MICRO_SPREAD:.0%} "
-                  f"(card-to-card spread): at most {credible:,.1f} {unit}" if above else
+                  f"(card-to-card spread): at most {most:,.1f} {unit}" if above else
                   f"{head}; within the best credibly reached, {ref}, and the {MICRO_SPREAD:.0%} card-to-card spread")
     if figure == "allreduce-busbw":
         expect, how = I.catalog_busbw(g, n)
@@ -252,10 +251,9 @@ def check_micro(claim: dict, store=None) -> dict:
             "latency": None, "scaling": None, "claim_text": f"{value:,.1f} {unit}",
             "implied_tflops": value if figure == "compute-peak" else None,
             "peak_tflops": top if figure == "compute-peak" else None, "bound": top, "bound_unit": unit,
-            "bound_is": what, "share_of_peak": share, "credible_max": credible,
-            "ceiling": None if best is None else {"share": best[0].share, "gpu": best[0].gpu, "gpus": best[0].gpus,
-                                                  "value": best[0].value, "engine": best[0].engine,
-                                                  "source": best[0].source, "borrowed": best[1]},
+            "bound_is": what, "share_of_peak": share, "credible_max": most,
+            "ceiling": None if e is None else {"share": e.share, "gpu": e.gpu, "gpus": e.gpus, "value": e.value,
+                                               "engine": e.engine, "source": e.source, "borrowed": c.borrowed},
             "verdict": verdict, "reason": reason, "source": claim.get("source", "")}
 
 

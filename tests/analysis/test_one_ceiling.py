@@ -69,3 +69,29 @@ def test_a_measurement_raises_a_model_and_a_micro_ceiling_alike(tmp_path):
         assert r["ceiling"]["source"].startswith("gpuarena measurement (run None")
         assert r["ceiling"]["gpu"] == GPU["ampere"]
     s.close()
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("gpu", "Z9000", r"ceilings.csv: resnet50-train on Z9000: .*Z9000"),
+    ("seq_len", "128", r"ceilings.csv: resnet50-train on A100 80GB SXM4: resnet50-train has no seq_len condition"),
+    ("workload", "resnet51-train", r"ceilings.csv: resnet51-train on A100 80GB SXM4: .*resnet51-train"),
+])
+def test_a_model_ceiling_that_names_nothing_known_is_refused_naming_its_file(tmp_path, field, value, match):
+    """credible reads data/ceilings.csv through data/evidence.py, then refuses with the file what the catalog
+    or the workload does not know: before, a bare ValueError or a line-less error came out of check."""
+    import csv
+
+    from gpuarena.data import evidence
+    from gpuarena.errors import UserError
+
+    with open(evidence.CEILINGS_CSV, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        names, rows = reader.fieldnames, list(reader)
+    rows[0][field] = value
+    path = tmp_path / "ceilings.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(UserError, match=match):
+        credible.published_evidence(path)

@@ -1,10 +1,10 @@
 """The best attainment credibly reached, per workload, precision class and GPU generation: the
-published evidence (data/ceilings.csv, every row sourced) and the finite measurements of the
-database, and the run-to-run spread that widens it (see analysis/physics.py)."""
+published evidence (data/ceilings.csv, every row sourced, read by data/evidence.py) and the finite
+measurements of the database, and the run-to-run spread that widens it (see analysis/physics.py).
+ceiling_of is the rule micro-benchmark claims (analysis/micro_check.py) follow too."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 from collections.abc import Callable, Sequence
@@ -15,9 +15,9 @@ from typing import Generic, Protocol, TypeVar
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import _workload, is_finite_result, precision_class, roof, workload_params
 from gpuarena.data import catalog
+from gpuarena.data.evidence import CEILINGS_CSV, model_ceilings
 from gpuarena.errors import UserError
 
-CEILINGS_CSV = Path(__file__).parents[1] / "data" / "ceilings.csv"
 
 
 @dataclass(frozen=True)
@@ -34,18 +34,20 @@ class Evidence:
     measured: bool = False   # a measurement of this database, not a published figure
 
 
-@functools.lru_cache(maxsize=1)
-def published_evidence() -> tuple[Evidence, ...]:
+@functools.lru_cache(maxsize=2)
+def published_evidence(path: Path | None = None) -> tuple[Evidence, ...]:
+    """data/ceilings.csv (or path) as evidence: rows data/evidence.py has checked, each refused with its
+    file when it names no catalog GPU, no workload, or conditions or a precision the workload does not take."""
     out = []
-    with open(CEILINGS_CSV, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            g = catalog.match(row["gpu"])
-            thr = (float(row["throughput"]) if row["throughput"]
-                   else float(row["batch_size"] or 1) / float(row["latency_s"]))
-            params = workload_params(row["workload"], row)
-            r = roof(row["workload"], g, P.request_of(row["precision"]), params)
-            out.append(Evidence(row["workload"], r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
-                                r.share_of_peak(thr), row["engine"], row["source"]))
+    for row in model_ceilings(path):
+        try:
+            g = catalog.match(row.gpu)
+            r = roof(row.workload, g, P.request_of(row.precision), workload_params(row.workload, row.conditions()))
+        except UserError as e:
+            raise UserError(f"{Path(path or CEILINGS_CSV).name}: {row.workload} on {row.gpu}: {e}") from None
+        thr = row.items_per_s
+        out.append(Evidence(row.workload, r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
+                            r.share_of_peak(thr), row.engine, row.source))
     return tuple(out)
 
 

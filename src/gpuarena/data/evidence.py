@@ -13,6 +13,10 @@ Offline, NVIDIA's A100-against-V100 tables.  They are the hold-out of `advise --
 
 Every row of both keeps its source (repository and path at a commit, or a URL) and a date.
 
+ceilings.csv: the best throughput credibly reached on a model workload (MLPerf, NVIDIA's
+DeepLearningExamples and TensorRT, Lambda, gpuarena's H200 runs) at the conditions its source
+states: the evidence analysis/credible.py judges model claims by.
+
 micro_ceilings.csv: the best figure a micro-benchmark (matmul TFLOP/s, membw, h2d, d2h GB/s,
 allreduce bus bandwidth) reached on a GPU, published or measured here, each with its engine
 and source: the evidence analysis/micro_check.py judges micro claims by.  pcie_links.csv: a
@@ -31,6 +35,7 @@ from gpuarena.errors import UserError
 DATA = Path(__file__).parent
 CLAIMS_CSV = DATA / "published_claims.csv"
 HOLDOUT_CSV = DATA / "holdout_ratios.csv"
+CEILINGS_CSV = DATA / "ceilings.csv"
 MICRO_CSV = DATA / "micro_ceilings.csv"
 PCIE_CSV = DATA / "pcie_links.csv"
 REGIMES = ("", "nvls", "ring")      # an all-reduce's: reduced in the NVSwitch (NVLink SHARP) or a ring
@@ -81,6 +86,30 @@ class HoldoutRatio:
     source: str
     date: str
     note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCeiling:
+    """The best throughput reached on one model workload on one GPU, at the conditions its source states."""
+    workload: str
+    precision: str              # as `check --precision` takes it
+    gpu: str                    # as the catalog matches it
+    throughput: float | None    # items/s; None where the source gives only a latency
+    latency_s: float | None     # seconds per step of batch_size items (one where no batch is given)
+    batch_size: int | None
+    seq_len: int | None
+    image_size: int | None
+    steps: int | None           # diffusion steps
+    engine: str
+    source: str
+
+    @property
+    def items_per_s(self) -> float:
+        return self.throughput if self.throughput is not None else (self.batch_size or 1) / self.latency_s
+
+    def conditions(self) -> dict:
+        """The conditions as a claim states them (analysis.roofline.workload_params reads these)."""
+        return {k: getattr(self, k) for k in ("batch_size", "seq_len", "image_size", "steps")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +208,21 @@ def holdout_ratios(path: str | Path | None = None) -> tuple[HoldoutRatio, ...]:
         ratio = _needed(row, "ratio_b_over_a", where)
         out.append(HoldoutRatio(**t, precision_b=row["precision_b"] or t["precision"], ratio_b_over_a=ratio,
                                 num_gpus=_number(row, "num_gpus", where, int) or 1, note=row["note"]))
+    return tuple(out)
+
+
+def model_ceilings(path: str | Path | None = None) -> tuple[ModelCeiling, ...]:
+    """The model workloads' ceilings, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or CEILINGS_CSV)
+    out = []
+    for line, row in _rows(p, "ceilings", tuple(f.name for f in fields(ModelCeiling))):
+        where = f"{p.name} line {line}"
+        x = {k: _number(row, k, where) for k in ("throughput", "latency_s")}
+        if x["throughput"] is None and x["latency_s"] is None:
+            raise UserError(f"{where}: give a throughput or a latency_s")
+        t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu", "engine", "source")}
+        n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps")}
+        out.append(ModelCeiling(**t, **x, **n))
     return tuple(out)
 
 

@@ -1,6 +1,7 @@
-"""The micro-benchmark evidence (micro_ceilings.csv, pcie_links.csv) loads through data/evidence.py's checks,
-as the claims and hold-out ratios do: a malformed row is refused with its file and line, not read as a
-zero, a KeyError or an all-reduce regime no claim matches."""
+"""The evidence claims are judged by (ceilings.csv for model workloads; micro_ceilings.csv and pcie_links.csv
+for micro-benchmarks) loads through data/evidence.py's checks, as the claims and hold-out ratios do: a
+malformed row is refused with its file and line, not read as a zero, a KeyError or an all-reduce regime no
+claim matches."""
 
 import csv
 
@@ -75,3 +76,28 @@ def test_a_micro_ceilings_file_without_a_column_is_refused(tmp_path):
 def test_a_malformed_pcie_link_is_refused_with_its_file_and_line(tmp_path, field, value, row, match):
     with pytest.raises(UserError, match=match):
         evidence.pcie_links(_edited(tmp_path, evidence.PCIE_CSV, field, value, row))
+
+
+def test_every_model_ceiling_parses_with_its_source_and_names_a_catalog_gpu_and_a_workload():
+    rows = evidence.model_ceilings()
+    assert len(rows) >= 25
+    for r in rows:
+        catalog.match(r.gpu)
+        registry.get(r.workload)
+        assert r.source and r.engine and r.items_per_s > 0
+    sd = [r for r in rows if r.throughput is None]
+    assert sd and all(r.items_per_s == pytest.approx((r.batch_size or 1) / r.latency_s) for r in sd)
+
+
+@pytest.mark.parametrize("field,value,row,match", [
+    ("source", "", 0, r"ceilings.csv line 2: source is empty"),
+    ("precision", "", 0, r"ceilings.csv line 2: precision is empty"),
+    ("throughput", "1055,78", 0, r"line 2: throughput '1055,78' is not a number"),  # noqa: RUF001 - a comma
+    ("throughput", "0", 0, r"line 2: throughput '0' must be a finite positive number"),
+    ("throughput", "", 0, r"line 2: give a throughput or a latency_s"),
+    ("batch_size", "51.2", 0, r"line 2: batch_size '51.2' is not a whole number"),
+    ("latency_s", "nan", 13, r"line 15: latency_s 'nan' must be a finite positive number"),
+])
+def test_a_malformed_model_ceiling_is_refused_with_its_file_and_line(tmp_path, field, value, row, match):
+    with pytest.raises(UserError, match=match):
+        evidence.model_ceilings(_edited(tmp_path, evidence.CEILINGS_CSV, field, value, row))

@@ -185,3 +185,21 @@ def test_a_malformed_evidence_row_is_refused_naming_its_file(tmp_path, row, matc
     a row without a source was evidence and a non-number a bare ValueError."""
     with pytest.raises(UserError, match=match):
         micro_check.published_evidence(_ceilings(tmp_path, row))
+
+
+def test_cli_refuses_a_malformed_evidence_file_in_one_line(tmp_path, monkeypatch):
+    """A shipped evidence file broken by an edit stops `check` with one line and exit 2, naming the file and
+    line: before, a non-number was an internal error (exit 1) and a row without a source was evidence."""
+    from gpuarena.data import evidence
+    from tests.conftest import gpuarena
+
+    bad = _ceilings(tmp_path, "membw,H200,,fast,GB/s,1,,copy_,a page")
+    monkeypatch.setattr(evidence, "MICRO_CSV", bad)
+    micro_check.published_evidence.cache_clear()
+    try:
+        p = gpuarena("check", "--gpu", "H200", "-w", "membw", "--throughput", "4000",
+                     env={"GPUARENA_DB": str(tmp_path / "absent.db")})
+    finally:
+        micro_check.published_evidence.cache_clear()
+    assert p.returncode == 2, p.stdout
+    assert p.stderr.strip() == "gpuarena: error: micro_ceilings.csv line 18: value 'fast' is not a number"

@@ -161,3 +161,45 @@ def test_a_measurement_raises_a_ceiling_and_one_above_the_bound_is_not_evidence(
     r = check.check_claim(claim, s)
     assert r["verdict"] == "plausible" and "gpuarena measurement" in r["ceiling"]["source"]
     s.close()
+
+
+def _ceilings(tmp_path, row: str):
+    """The shipped micro_ceilings.csv with one more row."""
+    from gpuarena.data import evidence
+
+    path = tmp_path / "micro_ceilings.csv"
+    path.write_text(evidence.MICRO_CSV.read_text(encoding="utf-8").rstrip("\n") + "\n" + row + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("row,match", [
+    ("membw,H200,,4000,GB/s,1,,copy_,", r"micro_ceilings.csv line 18: source is empty"),
+    ("membw,H200,,fast,GB/s,1,,copy_,a page", r"micro_ceilings.csv line 18: value 'fast' is not a number"),
+    ("membw,H200,,4000,TFLOP/s,1,,copy_,a page", r"micro_ceilings.csv: membw on H200: the figure is in GB/s"),
+    ("resnet50-train,H200,,4000,GB/s,1,,x,a page", r"micro_ceilings.csv: resnet50-train on H200: .*not a micro"),
+    ("membw,Z9000,,4000,GB/s,1,,copy_,a page", r"micro_ceilings.csv: membw on Z9000: .*Z9000"),
+    ("matmul,A100 80GB SXM4,fp8,400,TFLOP/s,1,,mm,a page", r"micro_ceilings.csv: matmul on A100.*no FP8 peak"),
+])
+def test_a_malformed_evidence_row_is_refused_naming_its_file(tmp_path, row, match):
+    """micro_check reads data/micro_ceilings.csv through data/evidence.py's checks, then its own: before,
+    a row without a source was evidence and a non-number a bare ValueError."""
+    with pytest.raises(UserError, match=match):
+        micro_check.published_evidence(_ceilings(tmp_path, row))
+
+
+def test_cli_refuses_a_malformed_evidence_file_in_one_line(tmp_path, monkeypatch):
+    """A shipped evidence file broken by an edit stops `check` with one line and exit 2, naming the file and
+    line: before, a non-number was an internal error (exit 1) and a row without a source was evidence."""
+    from gpuarena.data import evidence
+    from tests.conftest import gpuarena
+
+    bad = _ceilings(tmp_path, "membw,H200,,fast,GB/s,1,,copy_,a page")
+    monkeypatch.setattr(evidence, "MICRO_CSV", bad)
+    micro_check.published_evidence.cache_clear()
+    try:
+        p = gpuarena("check", "--gpu", "H200", "-w", "membw", "--throughput", "4000",
+                     env={"GPUARENA_DB": str(tmp_path / "absent.db")})
+    finally:
+        micro_check.published_evidence.cache_clear()
+    assert p.returncode == 2, p.stdout
+    assert p.stderr.strip() == "gpuarena: error: micro_ceilings.csv line 18: value 'fast' is not a number"

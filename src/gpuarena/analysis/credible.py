@@ -1,21 +1,23 @@
 """The best attainment credibly reached, per workload, precision class and GPU generation: the
-published evidence (data/ceilings.csv, every row sourced) and the finite measurements of the
-database, and the run-to-run spread that widens it (see analysis/physics.py)."""
+published evidence (data/ceilings.csv, every row sourced, read by data/evidence.py) and the finite
+measurements of the database, and the run-to-run spread that widens it (see analysis/physics.py).
+ceiling_of is the rule micro-benchmark claims (analysis/micro_check.py) follow too."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import _workload, is_finite_result, precision_class, roof, workload_params
 from gpuarena.data import catalog
+from gpuarena.data.evidence import CEILINGS_CSV, model_ceilings
 from gpuarena.errors import UserError
 
-CEILINGS_CSV = Path(__file__).parents[1] / "data" / "ceilings.csv"
 
 
 @dataclass(frozen=True)
@@ -32,18 +34,20 @@ class Evidence:
     measured: bool = False   # a measurement of this database, not a published figure
 
 
-@functools.lru_cache(maxsize=1)
-def published_evidence() -> tuple[Evidence, ...]:
+@functools.lru_cache(maxsize=2)
+def published_evidence(path: Path | None = None) -> tuple[Evidence, ...]:
+    """data/ceilings.csv (or path) as evidence: rows data/evidence.py has checked, each refused with its
+    file when it names no catalog GPU, no workload, or conditions or a precision the workload does not take."""
     out = []
-    with open(CEILINGS_CSV, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            g = catalog.match(row["gpu"])
-            thr = (float(row["throughput"]) if row["throughput"]
-                   else float(row["batch_size"] or 1) / float(row["latency_s"]))
-            params = workload_params(row["workload"], row)
-            r = roof(row["workload"], g, P.request_of(row["precision"]), params)
-            out.append(Evidence(row["workload"], r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
-                                r.share_of_peak(thr), row["engine"], row["source"]))
+    for row in model_ceilings(path):
+        try:
+            g = catalog.match(row.gpu)
+            r = roof(row.workload, g, P.request_of(row.precision), workload_params(row.workload, row.conditions()))
+        except UserError as e:
+            raise UserError(f"{Path(path or CEILINGS_CSV).name}: {row.workload} on {row.gpu}: {e}") from None
+        thr = row.items_per_s
+        out.append(Evidence(row.workload, r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
+                            r.share_of_peak(thr), row.engine, row.source))
     return tuple(out)
 
 
@@ -108,33 +112,48 @@ def spread(store, workload: str) -> tuple[float, str]:
     return DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE
 
 
+class Credible(Protocol):
+    """What the ceiling rule reads of a piece of evidence: Evidence here, MicroEvidence in micro_check."""
+    measured: bool           # a measurement of this database, not a published figure
+
+    @property
+    def generation(self) -> str: ...
+
+
+E = TypeVar("E", bound=Credible)
+
+
 @dataclass(frozen=True)
-class Ceiling:
-    best: Evidence
+class Ceiling(Generic[E]):
+    best: E                  # an Evidence for a model claim, a micro_check.MicroEvidence for a micro one
     borrowed: bool           # no evidence on this generation: the best of the others
 
 
-def ceiling(workload: str, executed: str, generation: str, store=None,
-            pool: list[Evidence] | None = None) -> Ceiling | None:
-    """The best attainment credibly reached on the workload at the precision class on this generation;
-    where the generation has no published figure, the best of any generation (borrowed, and said).
-
-    Per generation because attainment of an estimated roofline does not carry perfectly: a newer die
-    with a larger L2 and newer kernels beats its DRAM roofline by more (MLPerf's H100 ResNet-50 reaches
-    69% of it, the A100 50%), so an A100 figure judged by the H100's best would pass at 4,600 images/s.
+def ceiling_of(same: Sequence[E], generation: str, key: Callable[[E], float]) -> Ceiling[E] | None:
+    """The one rule for every claim, model or micro: of the evidence of one figure at one precision class
+    (``same``), the best by ``key`` on this generation; where the generation has no published figure,
+    the best of any generation (borrowed, and said).
 
     A measurement of this database shows what is reachable, not that more is not: it raises a ceiling
-    but never sets one alone.  Without a published figure at the precision class there is no ceiling
-    (a PyTorch int8-dynamic ResNet-50 at 17% of the INT8 peak had capped MLPerf's audited TensorRT INT8
-    figures, which reach 44-56%); a generation whose only evidence is measured borrows the published."""
-    pool = evidence(workload, store) if pool is None else pool
-    cls = precision_class(executed)
-    same = [e for e in pool if precision_class(e.precision) == cls]
+    but never sets one alone.  Without a published figure there is no ceiling (a PyTorch int8-dynamic
+    ResNet-50 at 17% of the INT8 peak had capped MLPerf's audited TensorRT INT8 figures, which reach
+    44-56%); a generation whose only evidence is measured borrows the published."""
     if not any(not e.measured for e in same):
         return None
     here = [e for e in same if e.generation == generation]
     if any(not e.measured for e in here):
-        return Ceiling(max(here, key=lambda e: e.attainment), False)
-    return Ceiling(max([e for e in same if not e.measured] + here, key=lambda e: e.attainment), True)
+        return Ceiling(max(here, key=key), False)
+    return Ceiling(max([e for e in same if not e.measured] + here, key=key), True)
 
 
+def ceiling(workload: str, executed: str, generation: str, store=None,
+            pool: list[Evidence] | None = None) -> Ceiling[Evidence] | None:
+    """The best attainment credibly reached on the workload at the precision class on this generation
+    (ceiling_of's rule).
+
+    Per generation because attainment of an estimated roofline does not carry perfectly: a newer die
+    with a larger L2 and newer kernels beats its DRAM roofline by more (MLPerf's H100 ResNet-50 reaches
+    69% of it, the A100 50%), so an A100 figure judged by the H100's best would pass at 4,600 images/s."""
+    pool = evidence(workload, store) if pool is None else pool
+    cls = precision_class(executed)
+    return ceiling_of([e for e in pool if precision_class(e.precision) == cls], generation, lambda e: e.attainment)

@@ -13,31 +13,29 @@ copy's GB/s, a host link's GB/s, an all-reduce's bus bandwidth (the figures the 
 - implausible: above the best share of that bound credibly reached on the same figure and
   precision class on the same GPU generation (data/micro_ceilings.csv, every row sourced, and
   the finite measurements of the database, which raise a ceiling but never set one alone), a
-  generation without evidence borrowing the best of any (said), widened by MICRO_SPREAD.  An
-  all-reduce's share is of the link per direction and its evidence is pooled by whether the switch
-  reduces (8 H100s: ~480 GB/s with NVLink SHARP, ~370 without, nccl-tests issue #212);
+  generation without evidence borrowing the best of any (said): the rule model claims follow
+  (credible.ceiling_of), widened by MICRO_SPREAD.  An all-reduce's share is of the link per
+  direction and its evidence is pooled by whether the switch reduces (8 H100s: ~480 GB/s with
+  NVLink SHARP, ~370 without, nccl-tests issue #212);
 - plausible: otherwise.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuarena.analysis import credible
 from gpuarena.analysis import interconnect as I
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import claim_number, precision_class
-from gpuarena.data import catalog
+from gpuarena.data import catalog, evidence
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
 from gpuarena.workloads import registry
 
-DATA = Path(__file__).parents[1] / "data"
-EVIDENCE_CSV = DATA / "micro_ceilings.csv"
-PCIE_CSV = DATA / "pcie_links.csv"
 # Cards of one model differ: "I have seen 5% and higher differences on an 8-gpu node" (github
 # stas00/ml-engineering compute/accelerator/README.md, 'Not all accelerators are created equal').
 MICRO_SPREAD = 0.05
@@ -67,9 +65,8 @@ class MicroEvidence:
 
 @functools.lru_cache(maxsize=1)
 def pcie_links() -> dict[int, tuple[float, str]]:
-    """PCIe generation -> (x16 GB/s per direction after encoding, source)."""
-    with open(PCIE_CSV, newline="", encoding="utf-8") as f:
-        return {int(r["gen"]): (float(r["x16_gbs_per_direction"]), r["source"]) for r in csv.DictReader(f)}
+    """PCIe generation -> (x16 GB/s per direction after encoding, source), from data/pcie_links.csv."""
+    return {link.gen: (link.x16_gbs_per_direction, link.source) for link in evidence.pcie_links()}
 
 
 def _pcie(g: catalog.GPU) -> tuple[float, str]:
@@ -154,31 +151,36 @@ def measured_evidence(store, figure: str) -> list[MicroEvidence]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def published_evidence() -> tuple[MicroEvidence, ...]:
+@functools.lru_cache(maxsize=2)
+def published_evidence(path: Path | None = None) -> tuple[MicroEvidence, ...]:
+    """data/micro_ceilings.csv (or path) as evidence: rows data/evidence.py has checked, each refused with
+    its file when it names no catalog GPU, no micro-benchmark, or a unit not its figure's."""
     out = []
-    with open(EVIDENCE_CSV, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            g, fig = catalog.match(row["gpu"]), registry.get(row["workload"]).device_figure
-            n, v = int(row["gpus"] or 1), float(row["value"])
-            b = base(fig, g, row["precision"], n)
-            prec = precision_class(row["precision"]) if row["precision"] else ""
-            out.append(MicroEvidence(fig, prec, g.name, n, v, v / b, row["engine"], row["source"],
-                                     regime=row["algorithm"] or _regime(fig, g, n)))
+    for row in evidence.micro_ceilings(path):
+        where = f"{Path(path or evidence.MICRO_CSV).name}: {row.workload} on {row.gpu}"
+        try:
+            g, fig = catalog.match(row.gpu), registry.get(row.workload).device_figure
+            if fig is None:
+                raise UserError(f"{row.workload} is not a micro-benchmark")
+            if row.unit != UNITS[fig]:
+                raise UserError(f"the figure is in {UNITS[fig]}, not {row.unit}")
+            b = base(fig, g, row.precision, row.gpus)
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
+        prec = precision_class(row.precision) if row.precision else ""
+        out.append(MicroEvidence(fig, prec, g.name, row.gpus, row.value, row.value / b, row.engine, row.source,
+                                 regime=row.algorithm or _regime(fig, g, row.gpus)))
     return tuple(out)
 
 
-def ceiling(figure: str, prec: str, generation: str, store=None, regime: str = "") -> tuple[MicroEvidence, bool] | None:
-    """(the best evidence of the figure at the precision class (an all-reduce's: reduced in the switch or not),
-    borrowed from another generation)."""
-    pool = [e for e in published_evidence() + tuple(measured_evidence(store, figure))
-            if e.figure == figure and e.precision == (precision_class(prec) if prec else "") and e.regime == regime]
-    if not any(not e.measured for e in pool):
-        return None
-    here = [e for e in pool if e.generation == generation]
-    if any(not e.measured for e in here):
-        return max(here, key=lambda e: e.share), False
-    return max([e for e in pool if not e.measured] + here, key=lambda e: e.share), True
+def ceiling(figure: str, prec: str, generation: str, store=None, regime: str = "",
+            pool: list[MicroEvidence] | None = None) -> credible.Ceiling[MicroEvidence] | None:
+    """The best share credibly reached of the figure at the precision class (an all-reduce's: reduced in the
+    switch or not) on this generation, by the rule model claims follow (credible.ceiling_of)."""
+    pool = list(published_evidence()) + measured_evidence(store, figure) if pool is None else pool
+    cls = precision_class(prec) if prec else ""
+    same = [e for e in pool if e.figure == figure and e.precision == cls and e.regime == regime]
+    return credible.ceiling_of(same, generation, lambda e: e.share)
 
 
 def _claim(claim: dict) -> tuple[catalog.GPU, str, str, float, int]:
@@ -224,22 +226,22 @@ def check_micro(claim: dict, store=None) -> dict:
     share = value / top
     head = (f"{value:,.1f} {unit} is {share:.0%} of {what} ({top:,.1f} {unit})" if share <= 1 else
             f"{value:,.1f} {unit} is {share:.2f}x {what} ({top:,.1f} {unit})")
-    best = ceiling(figure, prec, P.arch_of(g), store, _regime(figure, g, n))
+    c = ceiling(figure, prec, P.arch_of(g), store, _regime(figure, g, n))
+    e = None if c is None else c.best
     of = "the link per direction" if figure == "allreduce-busbw" else "the bound"
-    credible = None if best is None else min(top, best[0].share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))
+    most = None if e is None else min(top, e.share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))
     if share > 1 + 1e-9:
         verdict, reason = "impossible", head + _above(figure, g, prec, value, top)
-    elif best is None:
+    elif e is None:
         verdict, reason = "plausible", f"{head}; no credible figure known for it, so only the bound limits it"
     else:
-        e, borrowed = best
         ref = (f"{e.share:.0%} of {of} ({e.value:,.1f} {unit} on {catalog.match(e.gpu).short}"
                + (f" x{e.gpus}" if e.gpus > 1 else "") + f", {e.engine}: {e.source})"
-               + (f"; no {P.arch_of(g).capitalize()} evidence, so the best of any generation" if borrowed else ""))
-        above = value > credible * (1 + 1e-9)
+               + (f"; no {P.arch_of(g).capitalize()} evidence, so the best of any generation" if c.borrowed else ""))
+        above = value > most * (1 + 1e-9)
         verdict = "implausible" if above else "plausible"
         reason = (f"{head}; above the best credibly reached, {ref}, widened by {MICRO_SPREAD:.0%} "
-                  f"(card-to-card spread): at most {credible:,.1f} {unit}" if above else
+                  f"(card-to-card spread): at most {most:,.1f} {unit}" if above else
                   f"{head}; within the best credibly reached, {ref}, and the {MICRO_SPREAD:.0%} card-to-card spread")
     if figure == "allreduce-busbw":
         expect, how = I.catalog_busbw(g, n)
@@ -249,10 +251,9 @@ def check_micro(claim: dict, store=None) -> dict:
             "latency": None, "scaling": None, "claim_text": f"{value:,.1f} {unit}",
             "implied_tflops": value if figure == "compute-peak" else None,
             "peak_tflops": top if figure == "compute-peak" else None, "bound": top, "bound_unit": unit,
-            "bound_is": what, "share_of_peak": share, "credible_max": credible,
-            "ceiling": None if best is None else {"share": best[0].share, "gpu": best[0].gpu, "gpus": best[0].gpus,
-                                                  "value": best[0].value, "engine": best[0].engine,
-                                                  "source": best[0].source, "borrowed": best[1]},
+            "bound_is": what, "share_of_peak": share, "credible_max": most,
+            "ceiling": None if e is None else {"share": e.share, "gpu": e.gpu, "gpus": e.gpus, "value": e.value,
+                                               "engine": e.engine, "source": e.source, "borrowed": c.borrowed},
             "verdict": verdict, "reason": reason, "source": claim.get("source", "")}
 
 

@@ -12,6 +12,15 @@ count) from sources no projection fit uses: MLPerf Training time-to-train, MLPer
 Offline, NVIDIA's A100-against-V100 tables.  They are the hold-out of `advise --validate`.
 
 Every row of both keeps its source (repository and path at a commit, or a URL) and a date.
+
+ceilings.csv: the best throughput credibly reached on a model workload (MLPerf, NVIDIA's
+DeepLearningExamples and TensorRT, Lambda, gpuarena's H200 runs) at the conditions its source
+states: the evidence analysis/credible.py judges model claims by.
+
+micro_ceilings.csv: the best figure a micro-benchmark (matmul TFLOP/s, membw, h2d, d2h GB/s,
+allreduce bus bandwidth) reached on a GPU, published or measured here, each with its engine
+and source: the evidence analysis/micro_check.py judges micro claims by.  pcie_links.csv: a
+PCIe generation's x16 rate per direction after encoding, the bound of a host link.
 """
 
 from __future__ import annotations
@@ -26,6 +35,10 @@ from gpuarena.errors import UserError
 DATA = Path(__file__).parent
 CLAIMS_CSV = DATA / "published_claims.csv"
 HOLDOUT_CSV = DATA / "holdout_ratios.csv"
+CEILINGS_CSV = DATA / "ceilings.csv"
+MICRO_CSV = DATA / "micro_ceilings.csv"
+PCIE_CSV = DATA / "pcie_links.csv"
+REGIMES = ("", "nvls", "ring")      # an all-reduce's: reduced in the NVSwitch (NVLink SHARP) or a ring
 VERDICTS = ("plausible", "implausible", "impossible")
 # the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
 CHECK_COLUMNS = ("gpu", "workload", "precision", "batch_size", "throughput", "latency", "seq_len", "image_size",
@@ -75,6 +88,54 @@ class HoldoutRatio:
     note: str
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCeiling:
+    """The best throughput reached on one model workload on one GPU, at the conditions its source states."""
+    workload: str
+    precision: str              # as `check --precision` takes it
+    gpu: str                    # as the catalog matches it
+    throughput: float | None    # items/s; None where the source gives only a latency
+    latency_s: float | None     # seconds per step of batch_size items (one where no batch is given)
+    batch_size: int | None
+    seq_len: int | None
+    image_size: int | None
+    steps: int | None           # diffusion steps
+    engine: str
+    source: str
+
+    @property
+    def items_per_s(self) -> float:
+        return self.throughput if self.throughput is not None else (self.batch_size or 1) / self.latency_s
+
+    def conditions(self) -> dict:
+        """The conditions as a claim states them (analysis.roofline.workload_params reads these)."""
+        return {k: getattr(self, k) for k in ("batch_size", "seq_len", "image_size", "steps")}
+
+
+@dataclass(frozen=True, slots=True)
+class MicroCeiling:
+    """The best figure of one micro-benchmark on one GPU (or n of them) as its source states it."""
+    workload: str               # matmul, membw, h2d, d2h or allreduce
+    gpu: str                    # as the catalog matches it
+    precision: str              # matmul's, as check takes it; "" for a copy or a collective
+    value: float                # in unit
+    unit: str                   # TFLOP/s (matmul) or GB/s
+    gpus: int
+    algorithm: str              # an all-reduce's regime (REGIMES); "" where the source names none
+    engine: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """One PCIe generation's x16 link."""
+    gen: int
+    gt_per_s: float
+    encoding: str
+    x16_gbs_per_direction: float   # after encoding: the bound of a host copy
+    source: str
+
+
 def _rows(path: Path, what: str, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise UserError(f"{what} {path}: no such file")
@@ -98,6 +159,13 @@ def _number(row: dict, key: str, where: str, kind=float, positive: bool = True):
         raise UserError(f"{where}: {key} {text!r} is not a whole number")
     if not math.isfinite(x) or (positive and x <= 0):
         raise UserError(f"{where}: {key} {text!r} must be a finite positive number")
+    return x
+
+
+def _needed(row: dict, key: str, where: str, kind=float):
+    x = _number(row, key, where, kind)
+    if x is None:
+        raise UserError(f"{where}: {key} is empty")
     return x
 
 
@@ -137,9 +205,51 @@ def holdout_ratios(path: str | Path | None = None) -> tuple[HoldoutRatio, ...]:
     for line, row in _rows(p, "hold-out ratios", required):
         where = f"{p.name} line {line}"
         t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu_a", "gpu_b", "engine", "source", "date")}
-        ratio = _number(row, "ratio_b_over_a", where)
-        if ratio is None:
-            raise UserError(f"{where}: ratio_b_over_a is empty")
+        ratio = _needed(row, "ratio_b_over_a", where)
         out.append(HoldoutRatio(**t, precision_b=row["precision_b"] or t["precision"], ratio_b_over_a=ratio,
                                 num_gpus=_number(row, "num_gpus", where, int) or 1, note=row["note"]))
+    return tuple(out)
+
+
+def model_ceilings(path: str | Path | None = None) -> tuple[ModelCeiling, ...]:
+    """The model workloads' ceilings, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or CEILINGS_CSV)
+    out = []
+    for line, row in _rows(p, "ceilings", tuple(f.name for f in fields(ModelCeiling))):
+        where = f"{p.name} line {line}"
+        x = {k: _number(row, k, where) for k in ("throughput", "latency_s")}
+        if x["throughput"] is None and x["latency_s"] is None:
+            raise UserError(f"{where}: give a throughput or a latency_s")
+        t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu", "engine", "source")}
+        n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps")}
+        out.append(ModelCeiling(**t, **x, **n))
+    return tuple(out)
+
+
+def micro_ceilings(path: str | Path | None = None) -> tuple[MicroCeiling, ...]:
+    """The micro-benchmark ceilings, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or MICRO_CSV)
+    out = []
+    for line, row in _rows(p, "micro ceilings", tuple(f.name for f in fields(MicroCeiling))):
+        where = f"{p.name} line {line}"
+        if row["algorithm"] not in REGIMES:
+            raise UserError(f"{where}: algorithm {row['algorithm']!r} is not one of {', '.join(REGIMES[1:])} "
+                            "(or empty)")
+        t = {k: _text(row, k, where) for k in ("workload", "gpu", "unit", "engine", "source")}
+        out.append(MicroCeiling(**t, precision=row["precision"], value=_needed(row, "value", where),
+                                gpus=_number(row, "gpus", where, int) or 1, algorithm=row["algorithm"]))
+    return tuple(out)
+
+
+def pcie_links(path: str | Path | None = None) -> tuple[PcieLink, ...]:
+    """The PCIe generations, typed, one row each; UserError naming the line of the first malformed row."""
+    p = Path(path or PCIE_CSV)
+    out: list[PcieLink] = []
+    for line, row in _rows(p, "PCIe links", tuple(f.name for f in fields(PcieLink))):
+        where = f"{p.name} line {line}"
+        gen = _needed(row, "gen", where, int)
+        if any(link.gen == gen for link in out):
+            raise UserError(f"{where}: PCIe gen {gen} is given twice")
+        out.append(PcieLink(gen, _needed(row, "gt_per_s", where), _text(row, "encoding", where),
+                            _needed(row, "x16_gbs_per_direction", where), _text(row, "source", where)))
     return tuple(out)

@@ -145,3 +145,20 @@ def test_micro_benchmarks_are_refused_by_advise_with_where_to_look(workload, fig
 
     with pytest.raises(UserError, match=f"{workload} is not ranked .* its {figure} figure"):
         advise.advise(None, workload)
+
+
+def test_a_latency_is_seconds_per_item_whatever_the_batch():
+    """--latency is 'claimed seconds per item' (and shown as s/item): 0.02 s per image at batch 256 is 50
+    images/s, 1.2 TFLOP/s on an H100, not the 12,800 images/s (256 / 0.02) once judged implausible."""
+    r = judge(gpu="H100 80GB SXM5", workload="resnet50-train", precision="bf16", batch_size=256, latency=0.02)
+    assert r["throughput"] == pytest.approx(50) and r["verdict"] == "plausible"
+    assert r["implied_tflops"] == pytest.approx(50 * r["flops_per_item"] / 1e12)
+    one = judge(gpu="H100 80GB SXM5", workload="resnet50-train", precision="bf16", batch_size=1, latency=0.02)
+    assert one["throughput"] == pytest.approx(50)
+
+
+def test_a_claim_with_both_a_throughput_and_a_latency_is_refused():
+    """Judging the throughput while showing the latency as the claim answered a question nobody asked."""
+    with pytest.raises(UserError, match="not both"):
+        judge(gpu="H100 80GB SXM5", workload="resnet50-train", precision="bf16", batch_size=2, throughput=1000,
+              latency=1.0)

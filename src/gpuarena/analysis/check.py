@@ -75,8 +75,10 @@ def _check_one(claim: dict, store=None) -> dict:
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
     n = X.claim_gpus(claim)
     scaling = _num(claim, "scaling")
-    if thr is None and lat is not None:
-        thr = params["batch_size"] / lat
+    if thr is not None and lat is not None:
+        raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput or a latency, not both")
+    if lat is not None:
+        thr = 1 / lat           # seconds per item, whatever the batch (the batch sets the conditions)
     if thr is None and scaling is None:
         raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput, a latency or a scaling coefficient")
     arch = P.arch_of(g)

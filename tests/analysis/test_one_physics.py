@@ -154,3 +154,10 @@ def test_no_band_reaches_a_figure_check_rejects(shipped, workload, kw):
         v = C.check_claim(_claim(workload, {**r, "throughput": r["high"]}, res, 1), shipped)
         assert v["verdict"] == "plausible", (r["gpu"], r["high"], v["reason"])
         assert r["low"] <= r["throughput"] <= r["high"]
+
+
+def test_a_budget_that_leaves_nothing_says_so(shipped):
+    """--budget 1 left every card out at the last stage, yet the refusal named the first three cards left
+    out for other reasons (a consumer card, two V100s without BF16)."""
+    with pytest.raises(Exception, match="budget"):
+        A.advise(shipped, "resnet50-train", budget=1)

@@ -154,8 +154,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             if "contradicted" not in x["note"]:
                 x["rank_value"] = x["throughput"]
     if not rows:
-        raise UserError(f"no GPU to advise for {workload}: "
-                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
+        raise UserError(f"no GPU to advise for {workload}: "    # the last stage's reasons (a budget) first
+                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:-4:-1]) or "no data"))
     return _ranked(rows, excluded, cands, b, workload, gpus, budget)
 
 

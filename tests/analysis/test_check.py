@@ -176,3 +176,36 @@ def test_importing_the_shipped_bundles_never_narrows_a_ratio_below_the_projects_
     m = ratio.check_multi_gpu_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 8, 1.4, 1.6,
                                     "allreduce", 2410, 256, everything)
     assert m["spread"] >= physics.DEFAULT_SPREAD
+
+
+def _csv(tmp_path, text):
+    f = tmp_path / "claims.csv"
+    f.write_text(text)
+    return str(f)
+
+
+def test_a_misspelt_condition_column_is_refused_not_dropped(tmp_path):
+    """A 'seqlen' column was ignored, so a BERT claim at sequence 128 was judged at the default 512:
+    impossible where it is plausible.  Other spellings of a known column are read as it."""
+    head = "gpu,workload,precision,batch_size,throughput,"
+    with pytest.raises(UserError, match="seq_len"):
+        check.read_claims(_csv(tmp_path, head + "seqlen\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"))
+    rows = check.read_claims(_csv(tmp_path, "GPU,Workload,Precision,Batch Size,Throughput,Seq-Len\n"
+                                            "A100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"))
+    assert check.check_claims(rows)[0]["verdict"] == "plausible"
+    # a column that is only a note (the published claims carry date, expected, why) is still left alone
+    assert check.read_claims(_csv(tmp_path, head + "why\nH200,resnet50-train,bf16,256,2000,a note\n"))
+
+
+def test_a_row_with_more_fields_than_the_header_is_refused(tmp_path):
+    with pytest.raises(UserError, match="row 2"):
+        check.read_claims(_csv(tmp_path, "gpu,workload,precision,batch_size,throughput\n"
+                                         "A100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"))
+
+
+def test_the_cli_reads_a_claims_file_as_the_report_does(cli, tmp_path):
+    """`check --csv` had its own reader, which dropped the misspelt column and the extra field."""
+    for text in ("gpu,workload,precision,batch_size,throughput,seqlen\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n",
+                 "gpu,workload,precision,batch_size,throughput\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"):
+        p = cli("check", "--csv", _csv(tmp_path, text), "--db", str(tmp_path / "absent.db"))
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr

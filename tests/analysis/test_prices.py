@@ -120,12 +120,26 @@ def test_low_confidence_prices_never_pick_a_winner():
     ("prices:\n  - {gpu: L4, source: x, date: '2024'}\n", "purchase_usd and/or cloud_usd_per_hr"),
     ("prices:\n  - {gpu: Z9000, cloud_usd_per_hr: 1, source: x, date: '2024'}\n", "not in the catalog"),
     ("prices:\n  - {gpu: L4, cloud_usd_per_hr: 1, market: street, source: x, date: '2024'}\n", "is for purchase_usd"),
+    # YAML's true is not $1 (pydantic's lax float took it as 1.0)
+    ("prices:\n  - {gpu: H200, cloud_usd_per_hr: true, source: x, date: '2024'}\n", "not true/false"),
+    ("prices:\n  - {gpu: H200, purchase_usd: yes, source: x, date: '2024'}\n", "not true/false"),
+    # one card twice on one basis, under two spellings: the second silently replaced the first
+    ("prices:\n  - {gpu: H200, cloud_usd_per_hr: 5, source: x, date: '2024'}\n"
+     "  - {gpu: h200 sxm, cloud_usd_per_hr: 1, source: y, date: '2024'}\n", "priced twice"),
 ])
 def test_price_file_is_validated(tmp_path, body, message):
     f = tmp_path / "p.yaml"
     f.write_text(body)
     with pytest.raises(UserError, match=message):
         catalog.load_prices(str(f))
+
+
+def test_one_card_may_have_a_purchase_and_a_cloud_price_in_two_entries(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("prices:\n  - {gpu: H200, cloud_usd_per_hr: 5, source: x, date: '2024'}\n"
+                 "  - {gpu: h200 sxm, purchase_usd: 30000, source: y, date: '2024'}\n")
+    over = catalog.load_prices(str(f))
+    assert {b: p.usd for b, p in over[catalog.match("H200").name].items()} == {"cloud": 5, "purchase": 30000}
 
 
 def test_a_cloud_override_keeps_its_source_and_date(tmp_path):

@@ -154,8 +154,8 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
             if "contradicted" not in x["note"]:
                 x["rank_value"] = x["throughput"]
     if not rows:
-        raise UserError(f"no GPU to advise for {workload}: "
-                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:3]) or "no data"))
+        raise UserError(f"no GPU to advise for {workload}: "    # the last stage's reasons (a budget) first
+                        + ("; ".join(f"{e['gpu']}: {e['reason']}" for e in excluded[:-4:-1]) or "no data"))
     return _ranked(rows, excluded, cands, b, workload, gpus, budget)
 
 
@@ -227,11 +227,12 @@ def _row(g: catalog.GPU, b: _Basis) -> dict | str:
         if not thr:
             return f"no {P.NAMES.get(b.request, b.request)} peak to project with ({g.architecture} has none)"
         lim = X.limit(b.workload, g, b.request, b.params, pool=b.pool)
-        if thr > lim.highest:
+        top = lim.highest * (1 - 1e-9)     # check judges a figure at the limit itself by rounding
+        if thr > top:
             note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
                     + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
-            thr = lim.highest * (1 - 1e-9)
-        lo, hi, basis, src = thr * (1 - b.band), min(thr * (1 + b.band), lim.highest), "projected", b.how
+            thr = top
+        lo, hi, basis, src = thr * (1 - b.band), min(thr * (1 + b.band), top), "projected", b.how
     return {"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
             "rank_value": thr, "unit": b.unit, "precision": P.NAMES.get(b.request, b.request), "engine": b.cls[1],
             "source": src, "note": note}
@@ -274,13 +275,14 @@ def _checked(rows: list[dict], workload: str, request: str, params: dict, store,
     for x in rows:
         if x["basis"] == "projected":
             claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
-                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}),
-                     "batch_size": params["batch_size"]}
+                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}), "batch_size": params["batch_size"]}
             v = check_claim(claim, store)
             x["check"] = v["verdict"]
             if v["verdict"] != "plausible":
                 excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v['reason']}"})
                 continue
+            if v.get("credible_max"):     # the band's top is a figure too: it stops where check stops
+                x["high"] = min(x["high"], v["credible_max"] * (1 - 1e-9))
         keep.append(x)
     return keep
 
@@ -289,9 +291,7 @@ def _guard(rows: list[dict], workload: str, request: str) -> None:
     """A projection never outranks the measurement of a card at least as fast on paper unless its band
     reaches down to that measurement."""
     measured = [r for r in rows if r["basis"] == "measured"]
-    for x in rows:
-        if x["basis"] != "projected":
-            continue
+    for x in (r for r in rows if r["basis"] == "projected"):
         for m in measured:
             if x["rank_value"] > m["throughput"] and _dominates(m["g"], x["g"], workload, request) \
                     and x["low"] > m["throughput"]:

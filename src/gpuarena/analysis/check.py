@@ -75,8 +75,10 @@ def _check_one(claim: dict, store=None) -> dict:
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
     n = X.claim_gpus(claim)
     scaling = _num(claim, "scaling")
-    if thr is None and lat is not None:
-        thr = params["batch_size"] / lat
+    if thr is not None and lat is not None:
+        raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput or a latency, not both")
+    if lat is not None:
+        thr = 1 / lat           # seconds per item, whatever the batch (the batch sets the conditions)
     if thr is None and scaling is None:
         raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput, a latency or a scaling coefficient")
     arch = P.arch_of(g)
@@ -159,12 +161,35 @@ def read_claims(path: str) -> list[dict]:
     text = read_text(path, f"--csv {path}", MAX_CSV, encoding="utf-8-sig")
     with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
-        cols = reader.fieldnames or []
-        missing = [c for c in REQUIRED if c not in cols]
-        if missing or not ({"throughput", "latency", "scaling"} & set(cols)):
-            raise UserError(f"--csv {path}: missing column(s) {', '.join(missing) or 'throughput/latency/scaling'}; "
-                            f"need {','.join(REQUIRED)} and one of throughput, latency, scaling")
-        rows = [dict(r) for r in reader]
+        try:
+            reader.fieldnames = cols = _columns(path, reader.fieldnames or [])
+            missing = [c for c in REQUIRED if c not in cols]
+            if missing or not ({"throughput", "latency", "scaling"} & set(cols)):
+                raise UserError(f"--csv {path}: missing column(s) {', '.join(missing) or 'throughput/latency/scaling'}"
+                                f"; need {','.join(REQUIRED)} and one of throughput, latency, scaling")
+            rows = [dict(r) for r in reader]
+        except csv.Error as exc:
+            raise UserError(f"--csv {path}: not a CSV file ({str(exc)[:200]})") from None
+    extra = next((i for i, r in enumerate(rows, 2) if None in r), None)
+    if extra:
+        raise UserError(f"--csv {path}: row {extra} has more fields than the header names")
     if not rows:
         raise UserError(f"--csv {path}: no claims")
     return rows
+
+
+def _columns(path: str, header: list[str]) -> list[str]:
+    """The header as check reads it: 'Seq-Len' or 'batch size' is seq_len or batch_size; a misspelt known
+    column ('seqlen') is refused, since dropping it would judge the claim at a default; others are notes."""
+    import difflib
+    import re
+
+    known = REQUIRED + OPTIONAL
+    out = []
+    for name in header:
+        norm = re.sub(r"[\s-]+", "_", (name or "").strip().lower())
+        close = difflib.get_close_matches(norm, known, n=1, cutoff=0.8)
+        if norm not in known and close:
+            raise UserError(f"--csv {path}: column {name!r} is not one check reads; did you mean {close[0]}?")
+        out.append(norm if norm in known else name)
+    return out

@@ -256,7 +256,8 @@ def check_training(claim: dict, store=None) -> dict:
             "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
             "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,
             "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
-            "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason}
+            "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason,
+            "credible_max": None if ceil is None else min(1.0, ceil * (1 + spread)) * peak * 1e12 / fpt}
 
 
 def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict, store=None) -> dict:

@@ -56,6 +56,31 @@ def _say(line: str) -> None:
     print(printable(line)[:2000], file=sys.stderr)
 
 
+def _app(argv: list[str]) -> None:
+    """The app, with click's own refusals (a word where a number goes, an unknown option or command, a
+    missing value) said in one line like ours, exit code 2; help, --version and typer.Exit as before.
+    click's classes are known by name: typer >= 0.2x carries its own copy of click."""
+    try:
+        code = app(args=argv, prog_name="gpuarena", standalone_mode=False)
+    except Exception as exc:
+        kinds = {c.__name__ for c in type(exc).__mro__}
+        if "NoArgsIsHelpError" in kinds:          # no arguments at all: the help, as before
+            exc.show()
+            sys.exit(exc.exit_code)
+        if "UsageError" in kinds:
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "gpuarena"
+            _say(f"gpuarena: error: {exc.format_message()} (`{where} -h` for help)")
+            sys.exit(2)
+        if "ClickException" in kinds:
+            _say(f"gpuarena: error: {exc.format_message()}")
+            sys.exit(exc.exit_code)
+        if "Abort" in kinds:                      # Ctrl-C or end of input inside click
+            _say("Aborted!")
+            sys.exit(1)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)   # typer.Exit(n) comes back as n; done: 0, as click's own
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -65,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = [a for a in argv if a != "--debug"]
     try:
         try:
-            app(args=argv, prog_name="gpuarena", standalone_mode=True)
+            _app(argv)
         finally:
             from gpuarena.cli.common import skipped_warning
 

@@ -14,7 +14,7 @@ import typer
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, refuse_ignored
 from gpuarena.errors import UserError
-from gpuarena.safeio import finite, read_csv
+from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
 from gpuarena.workloads import registry
 
@@ -126,7 +126,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
     if csv_path:
         if any(x is not None for x in one.values()):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
-        claims = read_csv(csv_path, f"--csv {csv_path}", C.MAX_CSV, C.REQUIRED)
+        claims = C.read_claims(csv_path)
     else:
         if not registry.fact(workload, "device_figure") and (   # micro_check says what a micro claim needs
                 any(one[k] is None for k in ("gpu", "workload", "precision", "batch_size"))

@@ -233,7 +233,11 @@ def load_prices(path: str | None) -> Overrides:
         return out
     entries = P.parse_file(path)
     for e in entries:
-        out.setdefault(match(e["gpu"]).name, {})[e["basis"]] = e["price"]
+        prices = out.setdefault(match(e["gpu"]).name, {})
+        if e["basis"] in prices:
+            raise UserError(f"--prices {path}: {match(e['gpu']).name} priced twice on the {e['basis']} basis "
+                            f"({P.fmt(prices[e['basis']])} and {P.fmt(e['price'])}); give one price per card and basis")
+        prices[e["basis"]] = e["price"]
     out.whole = frozenset(e["basis"] for e in entries if e["whole_list"])
     out.origin = f"--prices {path}"
     return out

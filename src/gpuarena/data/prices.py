@@ -170,6 +170,13 @@ def _price_file_model():
         date: str = Field(min_length=4, max_length=10)
         confidence: Literal["high", "medium", "low"] = "medium"
 
+        @field_validator("purchase_usd", "cloud_usd_per_hr", mode="before")
+        @classmethod
+        def _a_number(cls, v):
+            if isinstance(v, bool):        # YAML's true/yes: pydantic would take it as $1
+                raise ValueError("a price is a number, not true/false")
+            return v
+
         @field_validator("date")
         @classmethod
         def _dated(cls, v: str) -> str:

@@ -42,7 +42,7 @@ precision.py, ratio.py):
 - **Conditions**: batch, sequence length, image size, steps (the SD article gives no step count: diffusers'
   default 50 is assumed and said), latency in seconds per image, GPU count.
 - **Ratios**: identical single-GPU silicon (A800 = A100 with NVLink cut; same power limit, so not an A100 PCIe
-  against an SXM4) must give 1.00 within the run-to-run spread (never below the project's own 2.4% between two
+  against an SXM4) must give 1.00 within the run-to-run spread (never below the project's own 2.5% between two
   sessions: two cards in two servers differ by more than one card run twice); otherwise the ratio lies between the
   memory-bandwidth ratio and the ratio of the peaks sustained under each card's power limit. Multi-GPU time
   ratios come from the interconnect model (docs/whatif.md), no overlap.

@@ -16,7 +16,7 @@ The spread is the median, over the cases of the workload measured in more than
 one run of this database (finite results only), of the relative difference
 between their fastest and slowest run; without such cases,
 DEFAULT_SPREAD, from the project's own H200 sessions: bert-large-infer tf32
-516.3 vs 503.9 sequences/s (docs/data/h200-s3/-s4-2026-11-29.json), 2.4%.
+516.3 vs 503.9 sequences/s (docs/data/h200-s3/-s4-2026-11-29.json), 2.5% of the slower.
 A database's spread never narrows the tolerance below DEFAULT_SPREAD: a ratio sets
 two cards in two servers against each other, which differ by more than one card run
 twice (the shipped bundles hold one eager ResNet-50 case measured twice, 0.5%).

@@ -209,3 +209,15 @@ def test_the_cli_reads_a_claims_file_as_the_report_does(cli, tmp_path):
                  "gpu,workload,precision,batch_size,throughput\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"):
         p = cli("check", "--csv", _csv(tmp_path, text), "--db", str(tmp_path / "absent.db"))
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_loose_name_one_of_whose_cards_cannot_be_judged_is_refused_as_ambiguous():
+    """"sxm" names nine cards; two V100s have no BF16 peak: the refusal says the name is ambiguous and why
+    those cannot be judged (it named only the V100's missing peak, as if the user had asked for a V100)."""
+    claim = {"gpu": "sxm", "workload": "resnet50-train", "precision": "bf16", "batch_size": 256,
+             "throughput": 1000}
+    with pytest.raises(UserError, match=r"^GPU 'sxm' is ambiguous \(.*H200 SXM 141GB.*\) and cannot be judged "
+                                        r"on every one \(V100 16GB SXM2: .*no BF16 peak.*\); name one$"):
+        check.check_claim(claim)
+    fp16 = check.check_claim({**claim, "precision": "fp16"})        # every card has an FP16 peak
+    assert len(fp16["judged_on"]) == 9

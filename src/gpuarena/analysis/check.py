@@ -44,9 +44,17 @@ def check_claim(claim: dict, store=None) -> dict:
     otherwise the ambiguity is refused with each variant's verdict."""
     cands = catalog.candidates(claim.get("gpu") or "")
     if len(cands) > 1:
-        rows = [_check_one({**claim, "gpu": g.name}, store) for g in cands]
-        verdicts = {r["verdict"] for r in rows}
         names = ", ".join(g.short for g in cands)
+        rows, refused = [], []
+        for g in cands:
+            try:
+                rows.append(_check_one({**claim, "gpu": g.name}, store))
+            except UserError as e:
+                refused.append(f"{g.short}: {e}")
+        if refused:
+            raise UserError(f"GPU {claim['gpu']!r} is ambiguous ({names}) and cannot be judged on every one "
+                            f"({'; '.join(refused)}); name one")
+        verdicts = {r["verdict"] for r in rows}
         if len(verdicts) == 1:
             worst = rows[0]
             return {**worst, "reason": f"{claim['gpu']} names {names}: {worst['verdict']} on every one; "

@@ -221,3 +221,21 @@ def test_a_loose_name_one_of_whose_cards_cannot_be_judged_is_refused_as_ambiguou
         check.check_claim(claim)
     fp16 = check.check_claim({**claim, "precision": "fp16"})        # every card has an FP16 peak
     assert len(fp16["judged_on"]) == 9
+
+
+def test_an_sd_claim_at_another_size_is_judged_on_its_counted_flops():
+    """v1.5 at 768 px is counted on the meta device (it was refused: "has no FLOP count"); the 512-px
+    constants stay what they were; the tiny test arch stays unknown, and the refusal names the settings."""
+    pytest.importorskip("diffusers")
+    from gpuarena.workloads.sd15 import SD15Generate
+
+    at = {s: SD15Generate.flops(SD15Generate.resolve_params({"image_size": s})) for s in (512, 768)}
+    assert 2.0 < at[768] / at[512] < 3.0      # 2.25x the pixels, attention a little more
+    row = check.check_claim({"gpu": "H100 80GB SXM5", "workload": "sd15-generate", "precision": "fp16",
+                             "batch_size": 1, "latency": 2.0, "image_size": 768})
+    assert row["verdict"] == "plausible" and row["flops_per_item"] == pytest.approx(at[768])
+    from gpuarena.analysis import roofline
+
+    tiny = SD15Generate.resolve_params({"arch": "tiny", "image_size": 64})
+    with pytest.raises(UserError, match=r"no FLOP count at these settings \(arch=tiny, .*image_size=64"):
+        roofline.roof("sd15-generate", catalog.match("H100 80GB SXM5"), "fp16", tiny)

@@ -119,7 +119,9 @@ def roof(workload: str, g: catalog.GPU, request: str, params: dict) -> Roof:
     cls = _workload(workload)
     f = cls.flops(params)
     if not f:
-        raise UserError(f"workload {workload!r} has no FLOP count, so its figures cannot be judged")
+        settings = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+        raise UserError(f"workload {workload!r} has no FLOP count at these settings ({settings}), "
+                        "so its figures cannot be judged")
     prec = P.peak_precision(workload, request, P.arch_of(g))
     peak = g.peaks.get(prec)
     if not peak:

@@ -26,6 +26,7 @@ scaling efficiency = compute / step(N)
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, ring_allreduce_s
@@ -53,10 +54,11 @@ def gradient_sizes() -> dict[str, int]:
 
 
 def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
-                     comm_s: dict[int, float]) -> tuple[float, str] | None:
+                     comm_s: Callable[[int], float]) -> tuple[float, str] | None:
     """The effective share of the all-reduce hidden behind backward, from the newest ddp-train result at
     N >= 2 (same model and variant) and the N = 1 result of its run:
     1 - (step time at N - step time at 1) / modelled all-reduce at N, step times from the throughputs.
+    comm_s(N): the modelled all-reduce at the measured N, whatever counts the caller asks a prediction for.
 
     Not from the profiler's NCCL kernel time (a kernel is resident while it waits for its peer: 156 ms
     of kernels in a 129 ms BERT-Large step on 2 H200s), and not from the no_sync() difference alone:
@@ -72,15 +74,15 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
         n = r.gpus
         one = [o for o in rows if o.run_id == r.run_id and o.gpus == 1
                and o.params == r.params]
-        if n < 2 or not one or not comm_s.get(n):
+        if n < 2 or not one or not comm_s(n):
             continue
         items = (_batch_size(r) or 1) * (r.extra.accum_steps or 1)
         step_1 = items / one[-1].throughput_median
         step_n = items * n / r.throughput_median
         extra = max(0.0, step_n - step_1)
-        ov = min(1.0, max(0.0, 1 - extra / comm_s[n]))
+        ov = min(1.0, max(0.0, 1 - extra / comm_s(n)))
         return ov, (f"measured ddp-train {r.variant} ({n} GPUs): step {extra * 1e3:.2f} ms longer than "
-                    f"on 1, of {comm_s[n] * 1e3:.2f} ms modelled all-reduce")
+                    f"on 1, of {comm_s(n) * 1e3:.2f} ms modelled all-reduce")
     return None
 
 
@@ -202,14 +204,20 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     # DDP all-reduces buckets of bucket_mb of FP32 gradients, one after another: the whole transfer
     # moves at the bus bandwidth of that message size, not of 1 GB.
     message = min(bucket_mb * 2**20 * shrink, grad_bytes)
-    bws = {n: (busbw, "given") if busbw is not None else
-           (measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)) for n in ns}
-    comm = {n: ring_allreduce_s(grad_bytes, n, bws[n][0]) for n in ns}
+    def bw(n: int) -> tuple[float, str]:
+        return ((busbw, "given") if busbw is not None else
+                (measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)))
+
+    def comm_at(n: int) -> float:
+        return ring_allreduce_s(grad_bytes, n, bw(n)[0])
+
+    bws = {n: bw(n) for n in ns}
+    comm = {n: comm_at(n) for n in ns}
     if overlap is not None:
         ov, ov_from = overlap, "given"
     else:
         model_name = ddp_model or registry.get(grad_workload).ddp_name
-        ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm)
+        ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm_at)
                        or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
     plain = _plain(store, ddp_model, grad_workload, g, bs, c)
     rows = []

@@ -34,3 +34,41 @@ def test_the_measured_overlap_does_not_depend_on_the_counts_asked_for(x2, model)
     assert alone["overlap"] == pytest.approx(both["overlap"])
     assert alone["overlap_from"] == both["overlap_from"]
     assert alone["rows"][0]["step_s"] == pytest.approx(both["rows"][1]["step_s"])
+
+
+@pytest.mark.parametrize("args", [
+    ["whatif", "-w", "ddp-train", "--model", "bert-large", "--gpu", "H200", "--n", "8,64"],
+    ["whatif", "-w", "resnet50-train", "--gpu", "A100 40GB SXM4", "--n", "16", "--throughput", "2410"],
+    ["advise", "-w", "bert-large-train", "--gpus", "1024"],
+    ["check", "-w", "bert-large-train", "--gpu", "A100 40GB SXM4", "--gpus", "64", "--scaling", "0.99",
+     "--throughput", "110", "--batch-size", "16", "--precision", "tf32"],
+])
+def test_one_nodes_nvlink_is_not_carried_across_nodes(x2, cli, args):
+    """64 H200s were predicted at the 2-GPU NVLink all-reduce (224 GB/s), advise scaled 1,024 B200s at 0.97,
+    and check called a 64-GPU BERT-Large scaling of 0.99 plausible over 'catalog NVLink': NVLink joins the 8
+    GPUs of one node, and what links nodes is a network the catalog has no figure for."""
+    out = cli(*args, "--db", x2.path)
+    assert out.returncode == 2, out.stdout
+    assert "beyond one 8-GPU node" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_across_nodes_a_given_or_measured_busbw_is_used(x2):
+    p = whatif.predict("ddp-train", "H200", [8, 64], x2, model="bert-large", busbw=40.0)
+    assert [r["busbw_gbs"] for r in p["rows"]] == [40.0, 40.0]
+    inside = whatif.predict("ddp-train", "H200", [8], x2, model="bert-large")
+    assert "measured allreduce (2 GPUs)" in inside["busbw_from"]      # within the node the 2-GPU curve stands
+
+
+def test_an_allreduce_measured_across_nodes_is_used_beyond_one_node(tmp_path):
+    from tests.report.conftest import FINGERPRINT, RUN_ID, result
+
+    s = Store(str(tmp_path / "n.db"))
+    env = s.env_id(FINGERPRINT)
+    s.create_run("multi-node", "cuda", [], env, argv=["run"], run_id=RUN_ID)
+    for n, bw in ((2, 224.0), (16, 45.0)):
+        s.add_result(result("allreduce", "seed", {"size_mb": 32, "dtype": "float32"}, [0.001] * 3, 1, "GB/s",
+                            gpus=n, env_id=env, extra={"busbw_gbs": bw, "size_bytes": 32 * 2**20}))
+    p = whatif.predict("resnet50-train", "H200", [8, 64], s, throughput=2000, batch_size=256)
+    assert [r["busbw_gbs"] for r in p["rows"]] == [224.0, 45.0]     # each count from its own side of the node
+    assert "measured allreduce (16 GPUs)" in p["busbw_from"]
+    s.close()

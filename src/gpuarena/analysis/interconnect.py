@@ -7,6 +7,9 @@ and the bus bandwidth it runs at, measured or derived from the catalog.
   busbw reaches about 80% of one direction (e.g. ~230-240 GB/s of A100's 300 GB/s), so
   busbw = NVLINK_EFF x nvlink / 2; without NVLink, PCIe x16 per direction (16/32/64 GB/s for
   gen 3/4/5) x the same factor.
+- one node: NVLink (and a server's PCIe) joins NODE_GPUS cards; beyond them the ring crosses the network
+  between nodes, which the catalog has no figure for (it names GPUs, not NICs), so a count above
+  NODE_GPUS runs at a given busbw or at one measured across nodes, never at one node's.
 """
 
 from __future__ import annotations
@@ -15,10 +18,14 @@ import math
 
 from gpuarena.analysis import rows as R
 from gpuarena.data import catalog
+from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
 NVLINK_EFF = 0.8
 PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
+# GPUs one node's NVLink joins: an HGX board's 8 (the catalog's own sources: AWS p5.48xlarge and p5en.48xlarge
+# carry 8 H100s / H200s, MLPerf's H200-SXM-141GBx8 system), and the 8 GPUs of the 8-GPU servers
+NODE_GPUS = 8
 
 
 def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
@@ -69,11 +76,28 @@ def interpolate(points: list[tuple[float, float]], size: float) -> float:
     return points[-1][1]
 
 
+def node_busbw(store, g: catalog.GPU, n: int, message_bytes: float) -> tuple[float, str]:
+    """busbw of n GPUs: measured, else the catalog's, within one node; beyond NODE_GPUS only a
+    measurement across nodes (at more than NODE_GPUS GPUs) says, else the user must."""
+    if n <= NODE_GPUS:
+        return measured_busbw(store, g.name, n, message_bytes) or catalog_busbw(g, n)
+    across = measured_busbw(store, g.name, n, message_bytes)    # only counts above NODE_GPUS
+    if across is None:
+        raise UserError(f"{n} GPUs: beyond one {NODE_GPUS}-GPU node the all-reduce crosses the network between "
+                        f"nodes, which the catalog has no bandwidth for (its NVLink joins one node): give it "
+                        f"(whatif --busbw, GB/s across your nodes) or import an allreduce result of "
+                        f"{g.short} measured on more than {NODE_GPUS} GPUs")
+    return across
+
+
 def measured_busbw(store, gpu: str, n: int | None = None,
                    message_bytes: float | None = None) -> tuple[float, str] | None:
-    """busbw from the measured all-reduce curve: at n GPUs (else the nearest count measured), at the
-    message size DDP sends (its bucket), else at the largest size measured."""
+    """busbw from the measured all-reduce curve: at n GPUs (else the nearest count measured on the same
+    side of one node's NODE_GPUS), at the message size DDP sends (its bucket), else at the largest size
+    measured."""
     curves = busbw_curves(store, gpu)
+    if n is not None:
+        curves = {c: p for c, p in curves.items() if (c > NODE_GPUS) == (n > NODE_GPUS)}
     if not curves:
         return None
     count = min(curves, key=lambda c: (abs(c - (n or max(curves))), -c))

@@ -14,7 +14,7 @@ scaling efficiency = compute / step(N)
   count asked for or the nearest measured, interpolated at the size of DDP's
   messages: its 25 MiB buckets, not the 1-4 GiB where busbw peaks; on 2 H200s
   that is 224 GB/s against 345 at 4 GiB) or derived from the catalog (NVLink or
-  PCIe x NVLINK_EFF: interconnect.py).
+  PCIe x NVLINK_EFF: interconnect.py); beyond one node (NODE_GPUS) given or measured across nodes.
 - overlap: measured from a multi-GPU `ddp-train` result of the same model and
   variant (see measured_overlap) or DEFAULT_OVERLAP = 0: no overlap, so the
   prediction is a lower bound on efficiency (DDP's bucketed all-reduce overlaps
@@ -29,7 +29,7 @@ import math
 from typing import Callable
 
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.interconnect import catalog_busbw, measured_busbw, ring_allreduce_s
+from gpuarena.analysis.interconnect import node_busbw, ring_allreduce_s
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -206,7 +206,7 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     message = min(bucket_mb * 2**20 * shrink, grad_bytes)
     def bw(n: int) -> tuple[float, str]:
         return ((busbw, "given") if busbw is not None else
-                (measured_busbw(store, g.name, n, message) or catalog_busbw(g, n)))
+                node_busbw(store, g, n, message))
 
     def comm_at(n: int) -> float:
         return ring_allreduce_s(grad_bytes, n, bw(n)[0])

@@ -208,16 +208,21 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         return ((busbw, "given") if busbw is not None else
                 node_busbw(store, g, n, message))
 
-    def comm_at(n: int) -> float:
-        return ring_allreduce_s(grad_bytes, n, bw(n)[0])
+    def comm_measured(n: int) -> float:
+        """The all-reduce of the system that measured the overlap: its own busbw, whatever --busbw says
+        of the system asked about (a given busbw would otherwise rescale the overlap to cancel itself)."""
+        try:
+            return ring_allreduce_s(grad_bytes, n, node_busbw(store, g, n, message)[0])
+        except UserError:
+            return 0.0
 
     bws = {n: bw(n) for n in ns}
-    comm = {n: comm_at(n) for n in ns}
+    comm = {n: ring_allreduce_s(grad_bytes, n, bws[n][0]) for n in ns}
     if overlap is not None:
         ov, ov_from = overlap, "given"
     else:
         model_name = ddp_model or registry.get(grad_workload).ddp_name
-        ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm_at)
+        ov, ov_from = (measured_overlap(store, g.name, model_name, variant, comm_measured)
                        or (DEFAULT_OVERLAP, "default (no overlap: a lower bound)"))
     plain = _plain(store, ddp_model, grad_workload, g, bs, c)
     rows = []

@@ -83,3 +83,18 @@ def test_a_given_busbw_is_not_cancelled_by_the_measured_overlap(x2):
     assert slow["overlap"] == pytest.approx(own["overlap"]) == pytest.approx(fast["overlap"])
     for s, f in zip(slow["rows"], fast["rows"]):
         assert s["step_s"] > f["step_s"] * 1.2 and s["efficiency"] < f["efficiency"]
+
+
+def test_no_sync_is_not_scaled_against_a_step_that_takes_four_times_the_optimizer_steps(x2, cli):
+    """ddp-train no-sync takes one optimizer step per 4 micro-batches; the plain BERT-Large step takes one per
+    batch.  Against it no-sync 'scaled' 1.023 at 2 H200s and 1.015 at 8: an efficiency above 1 from the
+    optimizer steps skipped, not from the GPUs."""
+    p = whatif.predict("ddp-train", "H200", [1, 2, 8], x2, model="bert-large", variant="no-sync")
+    assert p["accum_steps"] == 4
+    assert all(r["efficiency_vs_plain"] is None for r in p["rows"])
+    assert all(r["efficiency"] <= 1 for r in p["rows"])
+    out = cli("whatif", "-w", "ddp-train", "--model", "bert-large", "--variant", "no-sync", "--gpu", "H200",
+              "--n", "2", "--db", x2.path, "-f", "md")
+    assert out.returncode == 0 and "| not like for like |" in out.stdout
+    seed = whatif.predict("ddp-train", "H200", [2], x2, model="bert-large")    # one optimizer step per batch
+    assert seed["vs_plain_missing"] == "not measured"     # this bundle holds no plain BERT-Large step

@@ -18,11 +18,13 @@ def render(result: dict, fmt: str) -> str:
     rows = [{**r, "busbw": f"{r['busbw_gbs']:.0f}", "compute_ms": result["compute_s"] * 1e3,
              "comm_ms": r["comm_s"] * 1e3, "exposed_ms": r["exposed_s"] * 1e3, "step_ms": r["step_s"] * 1e3,
              "efficiency": f"{r['efficiency']:.3f}",
-             "vs_plain": f"{r['efficiency_vs_plain']:.3f}" if r.get("efficiency_vs_plain") else "not measured"}
+             "vs_plain": f"{r['efficiency_vs_plain']:.3f}" if r.get("efficiency_vs_plain")
+             else result.get("vs_plain_missing") or "not measured"}
             for r in result["rows"]]
     notes = [f"gradients {result['grad_bytes'] / 1e6:.0f} MB all-reduced in {mib_text(result['message_bytes'])} "
              f"messages; batch {result['batch_size']} per GPU ({result['batch_from']})"
-             + (f", {result['accum_steps']} micro-batches per all-reduce" if result.get("accum_steps", 1) > 1 else ""),
+             + (f", {result['accum_steps']} micro-batches per all-reduce and per optimizer step (the plain "
+                "1-GPU step takes one per batch: not like for like)" if result.get("accum_steps", 1) > 1 else ""),
              f"compute from {result['compute_from']}",
              f"busbw from {result['busbw_from']}",
              f"overlap {result['overlap']:.2f} from {result['overlap_from']}"]

@@ -2,7 +2,8 @@
 
 step(N) = compute + exposed communication
 communication = ring all-reduce of the gradients = 2 (N-1)/N x bytes / busbw
-exposed = (1 - overlap) x communication
+exposed = (1 - overlap) x communication, never less than communication - compute (the compute is
+all there is to hide it behind: a step is never shorter than its own all-reduce)
 scaling efficiency = compute / step(N)
 
 - Gradient bytes: parameter count x 4 (DDP all-reduces FP32 gradients unless a
@@ -227,7 +228,7 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
     plain, plain_missing = _plain(store, ddp_model, grad_workload, g, bs, c)
     rows = []
     for n in ns:
-        exposed = (1 - ov) * comm[n]
+        exposed = max((1 - ov) * comm[n], comm[n] - compute)   # only the step's compute can hide the wire
         step = compute + exposed
         total = n * bs * accum / step
         rows.append({"n": n, "busbw_gbs": bws[n][0], "comm_s": comm[n], "exposed_s": exposed, "step_s": step,

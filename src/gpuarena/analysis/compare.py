@@ -166,17 +166,27 @@ def _row(b: Result, o: Result, base_id: str) -> dict:
         "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
         "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
         "baseline_source": b.source, "source": o.source, "engine": R.engine_of(o),
-        "origin": o.origin,
+        "origin": o.origin, "result_id": o.id, "diverged": bool(R.diverged(b) or R.diverged(o)),
         "flags": flags,
     }
+
+
+def per_result_geomean(rows: list[dict]) -> tuple[float | None, int]:
+    """(geometric mean, results counted): each result once, however many baseline rows it met (the
+    H200's SD result against two published A100 rows, SDPA and xformers, weighed double before)."""
+    ratios: dict = {}
+    for r in rows:
+        ratios.setdefault(r.get("result_id"), []).append(r["ratio"])
+    return R.geomean([R.geomean(v) for v in ratios.values()]), len(ratios)
 
 
 def _summary(rows: list[dict]) -> list[dict]:
     summary = []
     for gpu in sorted({r["gpu"] for r in rows}):
         mine = [r for r in rows if r["gpu"] == gpu]
+        geo, n = per_result_geomean([r for r in mine if not r["diverged"]])
         summary.append({
-            "gpu": gpu, "n": len(mine), "geomean_ratio": R.geomean([r["ratio"] for r in mine]),
+            "gpu": gpu, "n": n, "geomean_ratio": geo, "diverged_left_out": sum(r["diverged"] for r in mine),
             "faster": sum(r["verdict"].endswith("faster") for r in mine),
             "slower": sum(r["verdict"].endswith("(slower)") for r in mine),
             "no_difference": sum(r["verdict"] == "no significant difference" for r in mine),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise import _request_of_published
 from gpuarena.analysis.check import check_claim
-from gpuarena.analysis.compare import compare_rows
+from gpuarena.analysis.compare import compare_rows, per_result_geomean
 from gpuarena.analysis.rows import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -123,15 +123,15 @@ def summarise(compared: list[dict]) -> list[dict]:
     for gpu in dict.fromkeys(x["gpu"] for x in sorted(compared, key=lambda x: x["gpu"])):
         mine = [x for x in compared if x["gpu"] == gpu]
         kept = [x for x in mine if not x["left_out"]]
-        geo = R.geomean([x["ratio"] for x in kept])
-        summary.append({"gpu": gpu, "n": len(kept), "out": len(mine) - len(kept), "geomean_ratio": geo,
+        geo, n = per_result_geomean(kept)
+        summary.append({"gpu": gpu, "n": n, "out": len(mine) - len(kept), "geomean_ratio": geo,
                         "faster": sum(x["verdict"].endswith("faster") for x in kept),
                         "slower": sum(x["verdict"].endswith("(slower)") for x in kept)})
     return summary
 
 
 def summary_table(summary: list[dict], b: str) -> Table:
-    return Table("compare-summary", [("GPU", TEXT), ("configs counted", NUMERIC), ("geomean ratio", NUMERIC),
+    return Table("compare-summary", [("GPU", TEXT), ("results counted", NUMERIC), ("geomean ratio", NUMERIC),
                                      ("faster", NUMERIC), ("slower", NUMERIC), ("left out", NUMERIC)],
                  [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x["geomean_ratio"] else "-",
                    str(x["faster"]), str(x["slower"]), str(x["out"])] for x in summary],

@@ -9,7 +9,7 @@ from gpuarena.report.text.table import as_json, render as table
 ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),
                ("source", "source"), ("baseline_value", "baseline"), ("value", "value"), ("unit", "unit"),
                ("ratio", "ratio"), ("ci", "95% CI"), ("verdict", "verdict"), ("flags", "flags")]
-SUMMARY_COLUMNS = [("gpu", "GPU"), ("n", "configs"), ("geomean_ratio", "geomean ratio"), ("faster", "faster"),
+SUMMARY_COLUMNS = [("gpu", "GPU"), ("n", "results"), ("geomean_ratio", "geomean ratio"), ("faster", "faster"),
                    ("slower", "slower"), ("no_difference", "no sig. diff."), ("no_ci", "no CI")]
 
 

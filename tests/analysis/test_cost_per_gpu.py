@@ -63,3 +63,19 @@ def test_a_served_endpoint_on_four_gpus_is_charged_the_energy_of_four(tmp_path):
     assert row["items_per_joule"] == pytest.approx(1 / (0.4 * 4))
     assert row["energy_basis"] == "measured (NVML)" and row["power_w"] == pytest.approx(400.0)
     s.close()
+
+
+def test_each_cost_row_says_how_many_gpus_its_result_ran_on(tmp_path):
+    """A 1-GPU and a 2-GPU result of one setting gave two rows that read as duplicates (qa14b): the row and
+    the table carry the GPU count."""
+    from gpuarena.report.text.cost import render
+
+    s = Store(str(tmp_path / "c.db"))
+    s.add_result(result("NVIDIA H200", 128, [128 / 150.0], gpus=2))
+    s.add_result(result("NVIDIA H200", 128, [128 / 151.0]))
+    (tmp_path / "p.yaml").write_text(PRICES)
+    prices = cost.catalog.load_prices(str(tmp_path / "p.yaml"))
+    out = cost.cost_table(s, workload="resnet50-train", basis="purchase", prices=prices)
+    assert sorted(r["ran_on_gpus"] for r in out["rows"]) == [1, 2]
+    assert "GPUs run on" in render(out, "md")
+    s.close()

@@ -200,7 +200,7 @@ def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_pri
     usd = price.usd
     row = {
         "gpu": g.name, "segment": g.segment, "workload": r.workload, "variant": r.variant,
-        "params": dict(r.params), "source": r.source, "throughput": thr,
+        "params": dict(r.params), "ran_on_gpus": n_dev, "source": r.source, "throughput": thr,
         "origin": r.origin or (f"gpuarena run {r.run_id}" if r.run_id else None),
         "engine": R.engine_of(r), "unit": r.unit,
         "price_basis": basis, "price_usd": usd, "price_unit": P.UNIT[basis], "price_market": price.market,

@@ -8,7 +8,7 @@ from gpuarena.data import catalog
 from gpuarena.report.text.table import as_json, render as table
 
 _LEAD = [("gpu", "GPU"), ("workload", "workload"), ("variant", "variant"), ("params", "params"),
-         ("source", "source"), ("engine", "engine"), ("throughput", "items/s/GPU")]
+         ("ran_on_gpus", "GPUs run on"), ("source", "source"), ("engine", "engine"), ("throughput", "items/s/GPU")]
 _TAIL = [("items_per_joule", "items/J"), ("energy_basis", "energy from"), ("rel_items_per_joule", "items/J vs base")]
 COLUMNS = {
     "cloud": _LEAD + [("price", "$/GPU-h"), ("per_dollar", "items per $"), ("rel_perf_per_price", "perf/$ vs base"),

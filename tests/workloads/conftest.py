@@ -37,16 +37,12 @@ def static_libstdcxx_gxx(folder) -> str:
     """A ``g++`` whose links put libstdc++ inside the library, as the H200 machine's compiler did."""
     import shutil
 
+    from gpuarena.workloads.deploy import linking_gxx
+
     real = shutil.which("g++")
-    if not real:
+    if not real:   # conditional: the AOTInductor rung itself needs a C++ compiler (deploy.aot_ready)
         pytest.skip("no g++ on this machine")
-    os.makedirs(os.path.join(folder, "static-gcc"), exist_ok=True)
-    path = os.path.join(folder, "static-gcc", "g++")
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\ncase " $* " in *" -shared "*) exec "{real}" -static-libstdc++ "$@";; esac\n'
-                f'exec "{real}" "$@"\n')
-    os.chmod(path, 0o755)
-    return path
+    return linking_gxx(os.path.join(str(folder), "static-gcc"), real, "-static-libstdc++")
 
 
 def assert_ok(r: Result) -> None:

@@ -88,11 +88,17 @@ def shared_libstdcxx_compiler(folder: str) -> str | None:
     lib = loaded_libstdcxx() or next((f for f in found if os.path.isabs(f) and os.path.exists(f)), None)
     if not lib:
         return None
+    return linking_gxx(folder, real, f'-Wl,--no-as-needed "{lib}" -Wl,--as-needed')
+
+
+def linking_gxx(folder: str, real: str, link_args: str) -> str:
+    """``folder/bin/g++``: ``real`` with ``link_args`` first on every ``-shared`` link, every other command
+    (compiles, precompiled headers, ``--version``) passed through as it is."""
     os.makedirs(os.path.join(folder, "bin"), exist_ok=True)
     path = os.path.join(folder, "bin", "g++")
     with open(path, "w") as f:
         f.write(f'#!/bin/sh\ncase " $* " in *" -shared "*) ;; *) exec "{real}" "$@";; esac\n'
-                f'exec "{real}" -Wl,--no-as-needed "{lib}" -Wl,--as-needed "$@"\n')
+                f'exec "{real}" {link_args} "$@"\n')
     os.chmod(path, 0o755)
     return path
 

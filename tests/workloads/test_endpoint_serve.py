@@ -123,9 +123,9 @@ def test_sweep_finds_the_highest_rate_that_holds(tiny_url):
     key = {"base_url": tiny_url, "api_key_env": KEY_ENV}
     wl = in_process({**key, "rate": "sweep", "sweep_start": 4, "sweep_max": 16, "slo_ttft_ms": 1e8,
                      "slo_tpot_ms": 1e8}, env={KEY_ENV: KEY})
-    assert [t["rate"] for t in wl.sweep["tried"]] == [4, 8, 16] and wl.sweep["best_rate"] == wl.rate == 16
-    assert all(t["slo_attainment"] == 1.0 for t in wl.sweep["tried"])
-    with pytest.raises(RuntimeError, match=r"no rate from 4 req/s up holds 90% of requests .* TPOT 0.001 ms"):
+    assert [t["rate"] for t in wl.sweep["points"]] == [4, 8, 16] and wl.sweep["best_rate"] == wl.rate == 16
+    assert all(t["slo_attainment"] == 1.0 and t["tpot_ms"]["p50"] > 0 for t in wl.sweep["points"])
+    with pytest.raises(RuntimeError, match=r"no rate holds 90% of requests .* TPOT 0.001 ms \(rate 32: 0%"):
         in_process({**key, "rate": "sweep", "sweep_start": 32, "slo_tpot_ms": 0.001}, env={KEY_ENV: KEY})
 
 

@@ -21,8 +21,9 @@ import socket
 from gpuarena.errors import UserError
 from gpuarena.store.workload_figures import EndpointFigures
 from gpuarena.workloads.base import Param, Workload
-from gpuarena.workloads.endpoint import client, load
+from gpuarena.workloads.endpoint import client, drive, load, mix, trace
 from gpuarena.workloads.endpoint import metrics as M
+from gpuarena.workloads.endpoint import sweeps
 
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -35,6 +36,41 @@ def engine_name(params: dict, info: dict) -> str:
         return params["engine"]
     parts = [info.get("owned_by") or "unknown engine", info.get("version")]
     return " ".join(p for p in parts if p)
+
+
+def parse_concurrency(raw) -> int | str:
+    """'sweep' or a whole number of requests in flight (0: no cap)."""
+    text = str(raw).strip().lower()
+    if text == "sweep":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise UserError(f"concurrency={raw!r}: expected requests in flight (0: no cap) or 'sweep'") from None
+    if not 0 <= n <= 100_000:
+        raise UserError(f"concurrency={raw!r}: must be between 0 and 100000")
+    return n
+
+
+def combos(p: dict) -> None:
+    """Refuse parameters that contradict each other, one line each."""
+    mix.check(p)
+    if p["rate"] == "sweep" and p["concurrency"] == "sweep":
+        raise UserError("rate=sweep and concurrency=sweep: sweep one of them")
+    if p["trace_file"]:
+        clash = [k for k, default in (("prompts_file", ""), ("length_dist", "fixed"), ("prefix_share", 0.0),
+                                      ("turns", 1), ("load_shape", "steady")) if p[k] != default]
+        if p["rate"] != "inf" or p["concurrency"] == "sweep":
+            clash.append("rate" if p["rate"] != "inf" else "concurrency")
+        if clash:
+            raise UserError(f"trace_file gives the requests' times and lengths: it does not combine with {clash[0]}")
+    if p["prompts_file"] and (p["length_dist"] != "fixed" or p["prefix_share"]):
+        raise UserError("prompts_file gives the prompts: it does not combine with length_dist or prefix_share")
+    if p["load_shape"] != "steady":
+        if p["rate"] in ("inf", "sweep"):
+            raise UserError(f"load_shape={p['load_shape']} needs a rate in requests/s (not {p['rate']})")
+        if p["load_shape"] == "ramp" and p["ramp_start_rate"] >= float(p["rate"]):
+            raise UserError(f"ramp_start_rate={p['ramp_start_rate']:g} must be below rate={p['rate']}")
 
 
 def is_local(params: dict) -> bool:
@@ -78,8 +114,9 @@ class EndpointServe(Workload):
               "\"max_tokens\") used in turn instead of random words"),
         Param("rate", str, "inf", "requests per second (Poisson arrivals), inf (all at once) or sweep (the "
               "highest rate holding the SLO attainment)"),
-        Param("concurrency", int, 0, "most requests in flight (0: no cap); with rate=inf a fixed concurrency",
-              min=0, max=100_000),
+        Param("concurrency", str, 0, "most requests in flight (0: no cap); with rate=inf a fixed concurrency; "
+              "sweep: 1, 2, 4, ... up to sweep_max_concurrency, every point stored, the timed passes at the "
+              "busiest one holding the SLO attainment"),
         Param("num_requests", int, 200, "requests per timed pass (one pass per repeat)", tiny=8,
               min=1, max=1_000_000),
         Param("warmup_requests", int, 4, "requests sent before the timed passes and not counted", tiny=1,
@@ -99,6 +136,40 @@ class EndpointServe(Workload):
               "token are measured: auto (a loopback address), yes or no", choices=("auto", "yes", "no")),
         Param("server_gpus", int, 1, "GPUs the server uses (tensor parallel): cost is per GPU", min=1, max=4096),
         Param("seed", int, 0, "seed of the prompts and arrival times", min=0, max=2**31 - 1),
+        # --- the request mix (mix.py) and the load's shape (load.py waits, drive.py) ---
+        Param("length_dist", str, "fixed", "prompt and output lengths: fixed, normal or lognormal (means prompt_len "
+              "and output_len, spread length_spread) or dataset (pairs drawn from the dataset file)",
+              choices=mix.DISTS),
+        Param("length_spread", float, 0.5, "coefficient of variation (std / mean) of normal and lognormal lengths",
+              min=0.0, max=4.0),
+        Param("dataset", str, "", "length_dist=dataset: a JSONL file of {input_len, output_len}, {prompt} or "
+              "ShareGPT {conversations}; empty: the shipped synthetic chat table data/chat_lengths.jsonl"),
+        Param("prefix_share", float, 0.0, "share of each prompt that is a prefix common to its group (a system "
+              "prompt, a RAG document); 0: no two prompts share a prefix", min=0.0, max=1.0),
+        Param("prefix_group", int, 8, "requests per group sharing a prefix (prefix_share > 0)", min=1, max=1_000_000),
+        Param("turns", int, 1, "turns per session: each turn sends the conversation so far (the server's answers "
+              "included) and a new user message", min=1, max=1000),
+        Param("think_time_s", float, 0.0, "seconds between a turn's answer and the next turn", min=0.0, max=3600.0),
+        Param("trace_file", str, "", "a JSONL trace (timestamp, input_length, output_length, optional hash_ids) "
+              "replayed at its own times, at most num_requests lines a pass; replaces rate and the length mix"),
+        Param("trace_time_unit", str, "s", "unit of the trace's timestamps: s, or ms (Mooncake traces)",
+              choices=("s", "ms")),
+        Param("trace_block", int, 512, "tokens per hash_ids block of the trace (Mooncake: 512)", min=1,
+              max=1_000_000),
+        Param("load_shape", str, "steady", "arrivals: steady (Poisson at rate), ramp (Poisson rising from "
+              "ramp_start_rate to rate) or bursts (burst_size requests at once, same mean rate)",
+              choices=load.SHAPES),
+        Param("ramp_start_rate", float, 1.0, "load_shape=ramp: the rate of the first request (requests/s)",
+              min=1e-3, max=1e6),
+        Param("burst_size", int, 8, "load_shape=bursts: requests sent at once", min=1, max=1_000_000),
+        Param("duration_s", float, 0.0, "stop sending after this many seconds of a pass (requests in flight "
+              "finish); 0: send num_requests, which still caps a time-bounded pass", min=0.0, max=86400.0),
+        Param("stop_overloaded", bool, False, "end a timed pass when the server is overloaded (of the last 16 "
+              "requests most missed the SLO while the requests in flight grew); sweeps always do"),
+        Param("sweep_time_s", float, 300.0, "time budget of a sweep (rate or concurrency): no point starts after "
+              "it and the one running is cut at it", tiny=120.0, min=1.0, max=86400.0),
+        Param("sweep_max_concurrency", int, 256, "highest concurrency a concurrency sweep tries", tiny=8,
+              min=1, max=100_000),
     )
     variants = {"seed": "streamed requests as vLLM's serving benchmark sends them"}
     default_warmup = 0       # warm-up is warmup_requests, sent by the first step
@@ -120,12 +191,18 @@ class EndpointServe(Workload):
                             "the key (the key itself is never a parameter: it would be stored)")
         if p["sweep_max"] < p["sweep_start"]:
             raise UserError(f"sweep_max={p['sweep_max']:g} is below sweep_start={p['sweep_start']:g}")
+        p["concurrency"] = parse_concurrency(p["concurrency"])
+        combos(p)
         return p
 
     @classmethod
     def check_params(cls, params: dict) -> None:
         if params["prompts_file"]:
             load.read_prompts(params["prompts_file"])
+        if params["length_dist"] == "dataset":
+            mix.read_dataset(params["dataset"])
+        if params["trace_file"]:
+            trace.read(params["trace_file"], params["trace_time_unit"])
 
     @classmethod
     def environment(cls, params: dict) -> dict:
@@ -155,68 +232,69 @@ class EndpointServe(Workload):
         self.local = is_local(p)
         self.power_measured = self.local       # the runner drops NVML figures of a remote server
         self.file = load.read_prompts(p["prompts_file"]) if p["prompts_file"] else None
+        self.trace = trace.read(p["trace_file"], p["trace_time_unit"]) if p["trace_file"] else None
+        self.mix = mix.Mix(p)
         self.rate = None if p["rate"] == "sweep" else float(p["rate"])
+        self.concurrency = None if p["concurrency"] == "sweep" else p["concurrency"]
         self.passes: list[tuple[list[M.Record], float]] = []
+        self.stopped: list[str] = []
         self.sweep: dict = {}
         self.warm: dict | None = None
 
-    def _bodies(self, n: int, salt: int) -> list[dict]:
+    def _sessions(self, n: int, salt: int) -> list[mix.Session]:
+        """n requests of the mix (a trace: its first n lines; a prompts file: its rows in turn)."""
         p = self.p
+        if self.trace:
+            return self.trace[:n]
         if self.file:
             start = salt * n
             rows = [self.file[(start + i) % len(self.file)] for i in range(n)]
-            return [client.payload(self.api, self.model, r["prompt"], r["max_tokens"] or p["output_len"],
-                                   p["ignore_eos"]) for r in rows]
-        prompts = load.random_prompts(n, p["prompt_len"], p["seed"] * 100_003 + salt)
-        return [client.payload(self.api, self.model, t, p["output_len"], p["ignore_eos"]) for t in prompts]
+            t = p["turns"]
+            return [mix.Session([mix.Turn(None, r["max_tokens"], r["prompt"]) for r in rows[i:i + t]])
+                    for i in range(0, n, t)]
+        return self.mix.sessions(n, p["seed"] * 100_003 + salt)
 
-    def _pass(self, n: int, rate: float, salt: int) -> tuple[list[M.Record], float]:
+    def _pass(self, n: int, rate: float, salt: int, concurrency: int | None = None, sweep: bool = False,
+              deadline_s: float = 0.0) -> tuple[list[M.Record], float, str | None]:
+        """One pass of n requests: (records, duration, why it stopped early or None).  A sweep's
+        pass always stops when the server is overloaded and at its deadline."""
         p = self.p
-        return load.run_pass(self.url, self.api, self._bodies(n, salt), self.hdrs, rate, p["concurrency"],
-                             p["request_timeout_s"], p["seed"] * 7919 + salt)
+        sessions = self._sessions(n, salt)
+        plan = drive.Plan(self.url, self.api, self.model, self.hdrs, p["output_len"], p["ignore_eos"],
+                          self.concurrency if concurrency is None else concurrency, p["request_timeout_s"],
+                          p["think_time_s"], p["duration_s"], deadline_s,
+                          (p["slo_ttft_ms"], p["slo_tpot_ms"]) if sweep or p["stop_overloaded"] else None,
+                          p["seed"] * 100_003 + salt, p["trace_block"])
+        waits = load.waits(len(sessions), rate, p["seed"] * 7919 + salt, p["load_shape"], p["ramp_start_rate"],
+                           p["burst_size"])
+        return drive.run(plan, sessions, waits)
 
     # --- one pass ---------------------------------------------------------------------
     def step(self) -> None:
         if self.warm is None:
             self._first()
             return
-        recs, dur = self._pass(self.p["num_requests"], self.rate, len(self.passes) + 1)
+        recs, dur, stopped = self._pass(self.p["num_requests"], self.rate, len(self.passes) + 1)
         if not any(r.ok for r in recs):
-            raise RuntimeError(f"endpoint-serve: every request of a pass to {self.url} failed: {failures(recs)}")
+            raise RuntimeError(f"endpoint-serve: every request of a pass to {self.url} failed: "
+                               f"{failures(recs) or stopped}")
         self.passes.append((recs, dur))
+        if stopped:
+            self.stopped.append(f"pass {len(self.passes)}: {stopped}")
 
     def _first(self) -> None:
         """Warm-up requests (all failing ends the case, as vLLM's initial test request does), then the sweep."""
         n = self.p["warmup_requests"]
-        recs, dur = self._pass(n, float("inf"), 10_000_019) if n else ([], 0.0)
+        recs, dur = ([], 0.0)
+        if n:
+            recs, dur, _ = self._pass(n, float("inf"), 10_000_019, concurrency=self.concurrency or 0)
         if recs and not any(r.ok for r in recs):
             raise RuntimeError(f"endpoint-serve: the warm-up request(s) to {self.url} failed: {failures(recs)}")
         self.warm = {"requests": n, "failed": sum(not r.ok for r in recs), "duration_s": dur}
         if self.rate is None:
-            self.rate = self._search()
-
-    def _search(self) -> float:
-        p = self.p
-        seen: dict[float, dict] = {}
-
-        def holds(rate: float) -> bool:
-            recs, dur = self._pass(p["num_requests"], rate, 20_000_000 + len(seen))
-            s = M.summarize(recs, dur, p["slo_ttft_ms"], p["slo_tpot_ms"])
-            seen[rate] = s
-            return s["slo_attainment"] >= p["slo_attainment"]
-
-        best, tried = M.search_rate(holds, p["sweep_start"], p["sweep_max"], p["sweep_refine"])
-        self.sweep = {"best_rate": best, "target_attainment": p["slo_attainment"], "tried": [
-            {"rate": r, "holds": ok, "slo_attainment": seen[r]["slo_attainment"],
-             "goodput_requests_per_s": seen[r]["goodput_requests_per_s"],
-             "output_tokens_per_s": seen[r]["output_tokens_per_s"], "failed": seen[r]["failed"]}
-            for r, ok in tried]}
-        if best is None:
-            low = min(seen)
-            raise RuntimeError(f"endpoint-serve: no rate from {low:g} req/s up holds {p['slo_attainment']:.0%} of "
-                               f"requests within TTFT {p['slo_ttft_ms']:g} ms and TPOT {p['slo_tpot_ms']:g} ms "
-                               f"(at {low:g} req/s: {seen[low]['slo_attainment']:.0%})")
-        return best
+            self.rate = sweeps.rate(self)
+        elif self.concurrency is None:
+            self.concurrency = sweeps.concurrency(self)
 
     # --- figures ---------------------------------------------------------------------
     def items_per_step(self) -> float:
@@ -254,10 +332,12 @@ class EndpointServe(Workload):
         duration = sum(d for _, d in self.passes)
         out = {"engine": self.engine, "model": self.model, "api": self.api, "endpoint": self.url,
                "server_local": self.local, "server_gpus": p["server_gpus"], "served_models": self.info.get("models"),
-               "rate_requests_per_s": self.rate, "concurrency": p["concurrency"] or None, "warmup": self.warm,
+               "rate_requests_per_s": self.rate, "concurrency": self.concurrency or None, "warmup": self.warm,
                "metrics_definition": "vLLM benchmarks/benchmark_serving.py calculate_metrics"}
         if self.sweep:
             out["sweep"] = self.sweep
+        if self.stopped:
+            out["stopped"] = self.stopped
         if not recs:
             return out
         out.update(M.summarize(recs, duration, p["slo_ttft_ms"], p["slo_tpot_ms"]))

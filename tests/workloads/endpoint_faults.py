@@ -12,6 +12,8 @@ everywhere, so the model name is learnt):
   /errevent  an error event in the middle of the stream
   /longline  an event line of 1.5 MB
   /json      one JSON answer where a stream was asked for
+  /queue     a server of known timing: one request at a time, each answered (/ok) after 0.1 s, so
+             10 requests/s at most and a queue that grows under a faster arrival rate
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -34,6 +36,7 @@ def _chunk(text: str) -> bytes:
 
 def make_app() -> web.Application:
     calls = {"flaky": 0}
+    one_at_a_time = asyncio.Lock()
 
     async def models(request):
         return web.json_response({"object": "list", "data": [{"id": MODEL, "owned_by": "faults"}]})
@@ -53,6 +56,10 @@ def make_app() -> web.Application:
         mode = request.match_info["mode"]
         if mode == "ok":
             return await good(request)
+        if mode == "queue":
+            async with one_at_a_time:
+                await asyncio.sleep(0.1)
+                return await good(request)
         if mode == "nousage":
             return await good(request, usage=False)
         if mode == "json":

@@ -39,6 +39,8 @@ def _point(wl, x: float, key: str, n: int, salt: int, t_end: float, **kw) -> dic
           "tpot_ms": s["tpot_ms"], "ttft_ms": s["ttft_ms"], "itl_ms": s["itl_ms"]}
     if stopped:
         pt["stopped"] = stopped
+        if stopped.startswith("time limit"):
+            wl.sweep["cut_by_time_limit"] = True
     wl.sweep.setdefault("points", []).append(pt)
     return pt
 

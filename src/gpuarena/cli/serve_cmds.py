@@ -71,6 +71,10 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
     from gpuarena.report.text.endpoints import render
     from gpuarena.data.catalog import load_prices
 
+    from gpuarena.analysis import frontier
+
     check_format(fmt, ("table", "md", "json"))
-    rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
-    typer.echo(render(rows, fmt, own), nl=False)
+    store = open_store(db, readonly=True)
+    rows, own = endpoints.table(store, load_prices(prices))
+    curves = frontier.curves(store.results(status="ok"))
+    typer.echo(render(rows, fmt, own, curves), nl=False)

@@ -133,6 +133,36 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
         return _svg(fig, chart_id)
 
 
+def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title: str = "") -> str:
+    """Serving frontiers (analysis/frontier.py): every point faded, each curve's frontier as a line,
+    its best point under the SLO as a star, and each SLO's tokens/s per user as a dotted vertical line."""
+    with plt.rc_context(STYLE):
+        fig, (ax,) = _figure()
+        for i, c in enumerate(curves):
+            col = colour(i)
+            ax.scatter([p["per_user"] for p in c["points"]], [p["per_gpu"] for p in c["points"]], s=10,
+                       color=col, alpha=0.35)
+            f = sorted(c["frontier"], key=lambda p: p["per_user"])
+            ax.plot([p["per_user"] for p in f], [p["per_gpu"] for p in f], color=col, marker="o", markersize=4,
+                    linewidth=1.6, label=c["label"])
+            if c.get("best"):
+                ax.scatter([c["best"]["per_user"]], [c["best"]["per_gpu"]], marker="*", s=140, color=col,
+                           edgecolor="black", linewidth=0.6, zorder=5)
+        for x in sorted({c["slo_per_user"] for c in curves if c.get("slo_per_user")}):
+            ax.axvline(x, color="#888", linewidth=0.9, linestyle=":")
+            ax.annotate("SLO", (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                        textcoords="offset points", fontsize=8, color="#555")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        _thousands(ax)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        _legend(ax, len(curves))
+        return _svg(fig, chart_id)
+
+
 def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",
                  ref: float | None = None) -> str:
     """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?}).

@@ -84,6 +84,16 @@ def _legend(ax, n: int) -> None:
         ax.legend(loc="best")
 
 
+def _labelled(fig, ax, chart_id: str, xlabel: str, ylabel: str, title: str, n: int) -> str:
+    """Axis labels, title and legend of n lines; the SVG."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    _legend(ax, n)
+    return _svg(fig, chart_id)
+
+
 def _err(y, lo, hi):
     """Asymmetric error bars from CI bounds; missing bounds give zero-length bars."""
     # A lower bound under zero (a wide interval on a ratio) is drawn down to zero, not below it.
@@ -125,12 +135,7 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
         xs = sorted({x for s in series for x in s["x"]})
         if xs and len(xs) <= 12 and not logx:
             ax.set_xticks(xs)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        if title:
-            ax.set_title(title)
-        _legend(ax, len(series))
-        return _svg(fig, chart_id)
+        return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(series))
 
 
 def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title: str = "") -> str:
@@ -155,12 +160,7 @@ def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title:
         ax.set_ylim(bottom=0)
         ax.set_xlim(left=0)
         _thousands(ax)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        if title:
-            ax.set_title(title)
-        _legend(ax, len(curves))
-        return _svg(fig, chart_id)
+        return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(curves))
 
 
 def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",

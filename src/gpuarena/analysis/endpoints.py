@@ -23,6 +23,23 @@ SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "
            "slo_tpot_ms")
 
 
+MIX = ("length_dist", "length_spread", "dataset", "prefix_share", "prefix_group", "turns", "think_time_s",
+       "trace_file", "load_shape", "duration_s")
+
+
+def mix_text(p: dict) -> str:
+    """', length_dist lognormal, prefix_share 0.3, ...': the request mix where it is not the default."""
+    def shown(k: str) -> bool:
+        v = p.get(k)
+        if v in (None, "", 0, 0.0, "fixed", "steady") or (k == "turns" and v == 1):
+            return False
+        if k == "length_spread":
+            return p.get("length_dist") in ("normal", "lognormal")
+        return not (k == "prefix_group" and not p.get("prefix_share"))
+
+    return "".join(f", {k} {p[k]}" for k in MIX if shown(k))
+
+
 def setting(r: Result) -> str:
     """The question a result answered, as one line."""
     p = r.params
@@ -33,7 +50,7 @@ def setting(r: Result) -> str:
     def ms(x) -> str:   # an imported row may lack a parameter
         return f"{x:g}" if isinstance(x, (int, float)) else "?"
 
-    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}, {rate}{conc}, "
+    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}{mix_text(p)}, {rate}{conc}, "
             f"SLO TTFT {ms(p.get('slo_ttft_ms'))} ms / TPOT {ms(p.get('slo_tpot_ms'))} ms")
 
 

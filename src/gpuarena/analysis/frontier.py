@@ -13,21 +13,15 @@ SLO attainment (TTFT and TPOT of the stated share of requests), which keeps it r
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.endpoints import _ok_as
+from gpuarena.analysis.endpoints import _ok_as, mix_text
 from gpuarena.store.result import Result
-
-MIX = ("length_dist", "length_spread", "dataset", "prefix_share", "prefix_group", "turns", "trace_file")
-
 
 def _setting(r: Result) -> str:
     """The setting a curve shares: model, API, lengths and mix, SLOs (not the rate or concurrency)."""
     p = r.params
     lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
                else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
-    mix = ", ".join(f"{k} {p[k]}" for k in MIX if p.get(k) not in (None, "", 0, 0.0, 1, "fixed")
-                    and not (k == "length_spread" and p.get("length_dist") in (None, "fixed"))
-                    and not (k == "prefix_group" and not p.get("prefix_share")))
-    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}{', ' + mix if mix else ''}, "
+    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}{mix_text(p)}, "
             f"SLO TTFT {p.get('slo_ttft_ms')} ms / TPOT {p.get('slo_tpot_ms')} ms")
 
 

@@ -222,6 +222,7 @@ def test_overloaded_server_stops_the_pass(queue):
     (recs, dur), = wl.passes
     assert wl.stopped and "overloaded" in wl.stopped[0] and len(recs) < 100
     assert any("overloaded" in w for w in wl.extra()["stopped"])
+    assert any(w.startswith("stopped early, pass 1: overloaded after") for w in wl.check())
 
 
 def test_concurrency_sweep_stores_every_point_through_the_store(queue, db_path):

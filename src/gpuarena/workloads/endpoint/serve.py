@@ -214,6 +214,7 @@ class EndpointServe(Workload):
             notes.append(f"{len(bad)} of {len(recs)} requests failed: {failures(recs)}")
         if any(r.ok and r.tokens_from == "counted" for r in recs):
             notes.append("the server gave no usage: output tokens counted as streamed chunks (a chunk may hold more)")
+        notes += [f"stopped early, {x}" for x in self.stopped]
         short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:
             notes.append(f"{len(short)} requests generated other than the max_tokens they asked for "

@@ -36,9 +36,14 @@ def _param_map(workload: str):
 @app.command("import")
 def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
             published: bool = typer.Option(False, "--published", help="load the shipped published results"),
+            gpu: str = typer.Option("unknown GPU", "--gpu", metavar="NAME",
+                                    help="the GPU a serving tool's result file was measured on (the file does "
+                                         "not say)"),
             db: Optional[str] = DbOption) -> None:
     """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
-    transaction), or the shipped published results (--published)."""
+    transaction), a serving benchmark's result file (vllm bench serve; recognised by
+    content, its figures recomputed from its per-request records), or the shipped
+    published results (--published)."""
     if bool(file) == published:
         raise UserError("give a bundle file or --published (one of them)")
     if published:
@@ -48,7 +53,19 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
         typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")
         return
     from gpuarena.store import bundle as B
+    from gpuarena.workloads.endpoint import importers
 
+    data = importers.read(file)
+    if data is not None:            # a serving tool's result file
+        tool = importers.recognise(data, file)
+        res = importers.to_result(data, tool, file, printable(gpu)[:200], {})
+        out = B.import_bundle(open_store(db), file, B.from_results([res], file))
+        diffs = res["extra"]["tool_differences"]
+        typer.echo(f"imported {out['imported']} result of {tool} into run {out['run_id']} "
+                   f"({res['extra']['imported_from']['figures']}); {out['skipped_duplicates']} already present")
+        for line in diffs:
+            typer.echo(f"  differs from the tool's summary: {line}")
+        return
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)
     out = B.import_bundle(open_store(db), file, bundle)

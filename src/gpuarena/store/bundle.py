@@ -127,6 +127,14 @@ def read(path: str) -> Bundle:
     return bundle
 
 
+def from_results(results: list[dict], path: str) -> Bundle:
+    """A bundle of result dicts made here (an importer's), validated as any bundle is."""
+    try:
+        return Bundle.model_validate({"format": FORMAT, "version": VERSION, "environments": [], "results": results})
+    except ValidationError as exc:
+        raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
+
+
 def check_params(bundle: Bundle, path: str, param_map) -> None:
     """Each result's params against its workload's declared ones (param_map(workload) -> {name: Param},
     or None for a workload this gpuarena does not know): a bad value is refused like a bad --set."""

@@ -33,16 +33,13 @@ CLOSE = 0.01          # figures within 1 % agree
 
 
 def read(path: str):
-    """The parsed JSON of a file that is not a gpuarena bundle, or None for a bundle."""
-    text = safeio.read_text(path, path, MAX_BYTES)
+    """The parsed JSON object of a file that may be a serving tool's result; None for anything the
+    bundle reader should judge (a bundle, a file that is not a JSON object: it says why)."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise UserError(f"{path}: not JSON: neither a gpuarena bundle nor a serving benchmark's result file "
-                        "(vllm bench serve)") from None
-    except RecursionError:
-        raise UserError(f"{path}: nested too deeply") from None
-    if isinstance(data, dict) and data.get("format") == "gpuarena-bundle":
+        data = json.loads(safeio.read_text(path, path, MAX_BYTES))
+    except (UserError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or "format" in data:
         return None
     return data
 
@@ -51,8 +48,8 @@ def recognise(data, path: str) -> str:
     """The tool that wrote the data (a UserError when it is none gpuarena reads)."""
     if isinstance(data, dict) and all(k in data for k in VLLM_KEYS):
         return "vllm bench serve"
-    raise UserError(f"{path}: not a gpuarena bundle nor a result file gpuarena recognises "
-                    f"(vllm bench serve / benchmark_serving.py --save-result JSON)")
+    raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"gpuarena-bundle\") nor a result "
+                    "file gpuarena recognises (vllm bench serve / benchmark_serving.py --save-result JSON)")
 
 
 def _num(d: dict, k: str, path: str, ok=lambda x: x >= 0):

@@ -55,16 +55,18 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
     from gpuarena.store import bundle as B
     from gpuarena.workloads.endpoint import importers
 
-    data = importers.read(file)
-    if data is not None:            # a serving tool's result file
-        tool = importers.recognise(data, file)
-        res = importers.to_result(data, tool, file, printable(gpu)[:200], {})
-        out = B.import_bundle(open_store(db), file, B.from_results([res], file))
-        diffs = res["extra"]["tool_differences"]
-        typer.echo(f"imported {out['imported']} result of {tool} into run {out['run_id']} "
-                   f"({res['extra']['imported_from']['figures']}); {out['skipped_duplicates']} already present")
-        for line in diffs:
-            typer.echo(f"  differs from the tool's summary: {line}")
+    found = importers.read(file)
+    if found is not None:           # a serving tool's result file (one result per run it holds)
+        parsed = [importers.parse(kind, data, file) for kind, data in found]
+        results = [importers.to_result(p, file, printable(gpu)[:200]) for p in parsed]
+        out = B.import_bundle(open_store(db), file, B.from_results(results, file))
+        typer.echo(f"imported {out['imported']} result(s) of {parsed[0].tool} into run {out['run_id']} "
+                   f"({results[0]['extra']['imported_from']['figures']}); {out['skipped_duplicates']} already present")
+        for r in results:
+            for line in r["extra"]["tool_differences"]:
+                typer.echo(f"  differs from the tool's summary: {line}")
+            for line in r["extra"]["tool_not_comparable"]:
+                typer.echo(f"  not gpuarena's definition: {line}")
         return
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)

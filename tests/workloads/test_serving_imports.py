@@ -62,3 +62,57 @@ def test_bad_files_are_one_line_and_exit_2(cli, db_path, tmp_path):
         out = cli("import", str(f), "--db", db_path)
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, (name, out.stderr)
     assert not Path(db_path).exists() or Store(db_path).results() == []
+
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def test_sglang_jsonl_one_result_per_run(cli, db_path):
+    out = cli("import", str(FIX / "sglang_bench_serving.jsonl"), "--gpu", "H100", "--db", db_path)
+    assert out.returncode == 0 and "imported 2 result(s) of sglang bench_serving" in out.stdout, out.stderr
+    a, b = sorted(Store(db_path).results(), key=lambda r: r.params["rate"])
+    assert (a.params["rate"], b.params["rate"]) == ("4", "8")
+    assert a.extra.imported_from["figures"].startswith("recomputed") and a.extra.completed == 2
+    assert a.extra.ttft_ms.mean == pytest.approx(45) and a.extra.tpot_ms.mean == pytest.approx(11)
+    # SGLang's own E2E counts the stream's close (107.5 ms against 100 rebuilt from the chunks)
+    assert any(x.startswith("e2e_ms mean: recomputed 100, the tool's 107.5") for x in a.extra.tool_differences)
+    assert b.extra.imported_from["figures"].startswith("the tool's own") and b.extra.ttft_ms.mean == 60
+
+
+def test_llmperf_inter_token_latency_is_not_tpot(cli, db_path):
+    out = cli("import", str(FIX / "llama-3-8b_550_11_summary.json"), "--db", db_path)
+    assert out.returncode == 0, out.stderr
+    (r,) = Store(db_path).results()
+    e = r.extra
+    # 1.5 s for 11 tokens after a 0.5 s first token: TPOT (1.5 - 0.5) / 10 = 100 ms; LLMPerf says 1.5 / 11
+    assert e.tpot_ms.mean == pytest.approx(100) and (e.completed, e.failed) == (3, 1)
+    assert any(x.startswith("tpot_ms mean: recomputed 100, the tool's 136.4; LLMPerf's inter-token latency is a "
+                            "request's whole time, first token included") for x in e.tool_differences)
+    assert e.ttft_ms.mean == pytest.approx(500) and e.tool_summary["results_num_completed_requests_per_min"] == 36
+
+
+def test_genai_perf_and_mlperf_summaries(cli, db_path):
+    out = cli("import", str(FIX / "profile_export_genai_perf.json"), "--gpu", "H200", "--db", db_path)
+    assert out.returncode == 0 and "genai-perf" in out.stdout, out.stderr
+    out = cli("import", str(FIX / "mlperf_log_summary.txt"), "--gpu", "H200", "--db", db_path)
+    assert out.returncode == 0 and "mlperf loadgen" in out.stdout, out.stderr
+    assert "not gpuarena's definition: tpot_ms mean 21.96 (the tool's)" in out.stdout
+    g, m = sorted(Store(db_path).results(), key=lambda r: r.extra.imported_from["tool"])
+    # GenAI-Perf's inter-token latency is (latency - TTFT) / (tokens - 1): stored as gpuarena's TPOT
+    assert g.extra.tpot_ms.p50 == 5.4 and g.extra.ttft_ms.p99 == 200 and g.extra.output_tokens_per_s == 320
+    assert g.params["concurrency"] == 4 and g.params["model"] == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert m.extra.ttft_ms.mean == pytest.approx(503.858725) and m.extra.output_tokens_per_s == 1234.5
+    assert m.extra.tpot_ms is None and m.params["rate"] == "12.5"
+    assert m.extra.engine == "MLPerf loadgen Server scenario (via mlperf loadgen)"
+
+
+def test_imported_results_in_engines_cost_and_report(cli, db_path, tmp_path):
+    for f in ("vllm_bench_serve.json", "profile_export_genai_perf.json", "mlperf_log_summary.txt"):
+        assert cli("import", str(FIX / f), "--gpu", "H200", "--db", db_path).returncode == 0
+    eng = cli("engines", "--db", db_path, "-f", "json")
+    engines = {r["engine"] for r in json.loads(eng.stdout)["rows"]}
+    assert eng.returncode == 0 and {"vllm (via vllm bench serve)", "openai-compatible server (via genai-perf)",
+                                    "MLPerf loadgen Server scenario (via mlperf loadgen)"} == engines
+    assert cli("cost", "-w", "endpoint-serve", "--db", db_path).returncode == 0
+    rep = cli("report", "--db", db_path, "-o", str(tmp_path / "r.html"))
+    assert rep.returncode == 0 and "via genai-perf" in (tmp_path / "r.html").read_text()

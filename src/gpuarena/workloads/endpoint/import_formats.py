@@ -180,7 +180,8 @@ def genai_perf(d: dict, path: str) -> Parsed:
     cmp += [("output_tokens_per_s", None, stat("output_token_throughput", "avg"), "the same definition", True),
             ("requests_per_s", None, stat("request_throughput", "avg"), "the same definition", True)]
     cfg = d.get("input_config") if isinstance(d.get("input_config"), dict) else {}
-    meta = {"model": (cfg.get("model_names") or [None])[0] if isinstance(cfg.get("model_names"), list) else None,
+    models = cfg.get("model") or cfg.get("model_names")
+    meta = {"model": models[0] if isinstance(models, list) and models else models if isinstance(models, str) else None,
             "backend": "openai-compatible server", "rate": _n(cfg.get("request_rate")),
             "concurrency": cfg.get("concurrency"), "num_requests": None}
     return Parsed("genai-perf", None, meta, _flat({k: v.get("avg") for k, v in d.items()

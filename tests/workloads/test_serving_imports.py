@@ -116,3 +116,14 @@ def test_imported_results_in_engines_cost_and_report(cli, db_path, tmp_path):
     assert cli("cost", "-w", "endpoint-serve", "--db", db_path).returncode == 0
     rep = cli("report", "--db", db_path, "-o", str(tmp_path / "r.html"))
     assert rep.returncode == 0 and "via genai-perf" in (tmp_path / "r.html").read_text()
+
+
+def test_guidellm_tpot_includes_the_first_token(cli, db_path):
+    out = cli("import", str(FIX / "guidellm_benchmarks.json"), "--gpu", "H200", "--db", db_path)
+    assert out.returncode == 0 and "imported 2 result(s) of guidellm" in out.stdout, out.stderr
+    # guidellm's TPOT (1310 / 128 = 10.23 ms) has the first token in it: kept apart, never stored as TPOT
+    assert "not gpuarena's definition: tpot_ms mean 10.23 (the tool's): guidellm's TPOT" in out.stdout
+    sync, const = sorted(Store(db_path).results(), key=lambda r: r.params["rate"] != "inf")
+    assert sync.extra.ttft_ms.p50 == 40 and sync.extra.tpot_ms is None and sync.extra.completed == 20
+    assert const.params["rate"] == "4" and const.extra.output_tokens_per_s == 499
+    assert sync.params["model"] == "meta-llama/Llama-3.1-8B-Instruct"

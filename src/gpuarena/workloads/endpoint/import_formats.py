@@ -21,6 +21,13 @@ tool's source writes them:
   ``time_to_first_token``, ``inter_token_latency``, ``request_latency``,
   ``output_token_throughput``, ``request_throughput``, each ``{unit, avg, p50, p90, p99, ...}``;
   its inter-token latency is (request latency - TTFT) / (output tokens - 1): vLLM's TPOT.
+- guidellm ``benchmarks.json``: ``{"benchmarks": [...]}``, each with ``metrics`` of
+  ``{successful: {mean, median, percentiles: {p50, p90, p99 ...}}}`` distributions
+  (``time_to_first_token_ms``, ``time_per_output_token_ms``, ``inter_token_latency_ms``,
+  ``request_latency`` in s, ``requests_per_second``, ``output_tokens_per_second``); its TPOT is
+  (last token - request start) / output tokens, first token included, and its ITL is
+  (last - first token) / (tokens - 1) per request (gpuarena's TPOT) but weighted by tokens in the
+  distribution (guidellm schemas/request_stats.py, generative/metrics.py).
 - MLPerf Inference loadgen ``mlperf_log_summary.txt``: ``key : value`` lines (``Scenario``,
   ``Completed samples per second``, ``Completed tokens per second``, ``Mean First Token latency
   (ns)``, ``Mean Time to Output Token (ns)``, ``99.00 percentile latency (ns)`` ...).
@@ -186,6 +193,41 @@ def genai_perf(d: dict, path: str) -> Parsed:
             "concurrency": cfg.get("concurrency"), "num_requests": None}
     return Parsed("genai-perf", None, meta, _flat({k: v.get("avg") for k, v in d.items()
                                                    if isinstance(v, dict) and "avg" in v}), None, {}, cmp)
+
+
+def guidellm(b: dict, path: str) -> Parsed:
+    """One benchmark of a guidellm benchmarks.json."""
+    m = b.get("metrics") if isinstance(b.get("metrics"), dict) else {}
+
+    def stat(k, q, scale=1.0):
+        ok = (m.get(k) or {}).get("successful") if isinstance(m.get(k), dict) else None
+        if not isinstance(ok, dict):
+            return None
+        v = ok.get(q) if q in ("mean", "median") else (ok.get("percentiles") or {}).get(q)
+        return None if _n(v) is None else _n(v) * scale
+
+    tpot_why = "guidellm's TPOT is (last token - request start) / tokens: the first token included"
+    itl_why = ("guidellm's ITL is gpuarena's TPOT per request, but its distribution weighs each request by its "
+               "tokens")
+    cmp = [("ttft_ms", Q[q], stat("time_to_first_token_ms", q), "the same definition", True)
+           for q in ("mean", "median", "p90", "p99")]
+    cmp += [("e2e_ms", Q[q], stat("request_latency", q, 1e3), "the same definition", True) for q in ("mean", "p99")]
+    cmp += [("tpot_ms", Q[q], stat("time_per_output_token_ms", q), tpot_why, False) for q in ("mean", "median")]
+    cmp += [("tpot_ms", Q[q], stat("inter_token_latency_ms", q), itl_why, False) for q in ("mean", "median")]
+    cmp += [("output_tokens_per_s", None, stat("output_tokens_per_second", "mean"),
+             "guidellm's mean output tokens/s over its measured window", True),
+            ("requests_per_s", None, stat("requests_per_second", "mean"),
+             "guidellm's mean requests/s over its measured window", True)]
+    args = b.get("config") or b.get("args") or {}
+    strat = args.get("strategy") if isinstance(args, dict) and isinstance(args.get("strategy"), dict) else {}
+    totals = m.get("request_totals") if isinstance(m.get("request_totals"), dict) else {}
+    meta = {"model": (b.get("worker") or {}).get("backend_model") if isinstance(b.get("worker"), dict) else None,
+            "backend": f"guidellm {strat.get('type_', '?')} strategy", "rate": _n(strat.get("rate")),
+            "concurrency": strat.get("streams"), "num_requests": totals.get("total")}
+    summary = {f"{k}_{q}": stat(k, q) for k in m if isinstance(m[k], dict) for q in ("mean", "median", "p99")
+               if stat(k, q) is not None}
+    figures = {"completed": totals.get("successful"), "failed": totals.get("errored")}
+    return Parsed("guidellm", None, meta, summary, None, figures, cmp)
 
 
 MLPERF_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$")

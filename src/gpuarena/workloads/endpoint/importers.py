@@ -1,7 +1,7 @@
 """Other serving benchmarks' result files, recognised by content and stored as endpoint-serve results.
 
 `gpuarena import FILE` reads a gpuarena bundle or one of import_formats.py's files (vllm bench
-serve, SGLang bench_serving, LLMPerf, GenAI-Perf/AIPerf, MLPerf loadgen).  Where a file has
+serve, SGLang bench_serving, LLMPerf, GenAI-Perf/AIPerf, guidellm, MLPerf loadgen).  Where a file has
 per-request records, every figure is recomputed from them with gpuarena's definitions
 (workloads/endpoint/metrics.py: vLLM's own) and the tool's summary kept beside
 (``extra.tool_summary``); each figure that differs from the tool's by more than 1 % gets a line
@@ -22,8 +22,8 @@ from gpuarena.workloads.endpoint import import_formats as F
 from gpuarena.workloads.endpoint import metrics as M
 
 CLOSE = 0.01          # figures within 1 % agree
-KNOWN = "vllm bench serve, SGLang bench_serving, LLMPerf *_summary.json, GenAI-Perf/AIPerf profile_export, MLPerf " \
-        "loadgen mlperf_log_summary.txt"
+KNOWN = "vllm bench serve, SGLang bench_serving, LLMPerf *_summary.json, GenAI-Perf/AIPerf profile_export, " \
+        "guidellm benchmarks.json, MLPerf loadgen mlperf_log_summary.txt"
 
 
 def read(path: str):
@@ -50,6 +50,9 @@ def read(path: str):
         return [("sglang", r) for r in rows]
     if not isinstance(data, dict) or "format" in data:
         return None
+    if isinstance(data.get("benchmarks"), list) and data["benchmarks"] and all(
+            isinstance(b, dict) and isinstance(b.get("metrics"), dict) for b in data["benchmarks"]):
+        return [("guidellm", b) for b in data["benchmarks"]]     # guidellm: one result per benchmark
     return [(recognise(data, path), data)]
 
 

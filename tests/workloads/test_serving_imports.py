@@ -104,6 +104,10 @@ def test_genai_perf_and_mlperf_summaries(cli, db_path):
     assert m.extra.ttft_ms.mean == pytest.approx(503.858725) and m.extra.output_tokens_per_s == 1234.5
     assert m.extra.tpot_ms is None and m.params["rate"] == "12.5"
     assert m.extra.engine == "MLPerf loadgen Server scenario (via mlperf loadgen)"
+    out = cli("import", str(FIX / "profile_export_aiperf.json"), "--gpu", "H200", "--db", db_path)
+    assert out.returncode == 0 and "of aiperf" in out.stdout, out.stderr
+    (a,) = [r for r in Store(db_path).results() if r.extra.imported_from["tool"] == "aiperf"]
+    assert a.extra.ttft_ms.p50 == 15.34 and a.extra.tpot_ms.mean == 4.9 and a.params["concurrency"] == 8
 
 
 def test_imported_results_in_engines_cost_and_report(cli, db_path, tmp_path):

@@ -17,10 +17,12 @@ tool's source writes them:
   ``number_output_tokens``, ``error_code`` per request).  Its inter-token latency is a request's
   whole time, first token included, over its output tokens; its throughputs divide by the wall
   time of its launch loop (first send to the last result collected).
-- NVIDIA GenAI-Perf ``profile_export_genai_perf.json`` (AIPerf writes the same metric names):
-  ``time_to_first_token``, ``inter_token_latency``, ``request_latency``,
-  ``output_token_throughput``, ``request_throughput``, each ``{unit, avg, p50, p90, p99, ...}``;
-  its inter-token latency is (request latency - TTFT) / (output tokens - 1): vLLM's TPOT.
+- NVIDIA GenAI-Perf ``profile_export_genai_perf.json`` and AIPerf ``profile_export_aiperf.json``
+  (the same metric names at the top level, or, in AIPerf's documented summary, under ``records``
+  by tag: ``ttft``, ``inter_token_latency``, ``request_latency`` ...): ``time_to_first_token``,
+  ``inter_token_latency``, ``request_latency``, ``output_token_throughput``,
+  ``request_throughput``, each ``{unit, avg, p50, p90, p99, ...}``; their inter-token latency is
+  (request latency - TTFT) / (output tokens - 1): vLLM's TPOT.
 - guidellm ``benchmarks.json``: ``{"benchmarks": [...]}``, each with ``metrics`` of
   ``{successful: {mean, median, percentiles: {p50, p90, p99 ...}}}`` distributions
   (``time_to_first_token_ms``, ``time_per_output_token_ms``, ``inter_token_latency_ms``,
@@ -173,6 +175,20 @@ def _llmperf_record(x, i: int, path: str) -> M.Record:
     return M.Record(sent=_n(x.get("start_time")) or 0.0, ok=n > 0, ttft=ttft, e2e=e2e, output_tokens=n,
                     prompt_tokens=x.get("number_input_tokens"), tokens_from="tool",
                     error=None if n > 0 else "empty")
+
+
+AIPERF_TAGS = {"ttft": "time_to_first_token", "inter_token_latency": "inter_token_latency",
+               "request_latency": "request_latency", "output_token_throughput": "output_token_throughput",
+               "request_throughput": "request_throughput"}
+
+
+def aiperf(d: dict, path: str) -> Parsed:
+    """AIPerf's summary with its metrics under ``records`` by tag: read as GenAI-Perf's names."""
+    recs = d["records"]
+    flat = {AIPERF_TAGS.get(k, k): v for k, v in recs.items() if isinstance(v, dict)}
+    p = genai_perf({**flat, "input_config": d.get("input_config") or {}}, path)
+    p.tool = "aiperf"
+    return p
 
 
 def genai_perf(d: dict, path: str) -> Parsed:

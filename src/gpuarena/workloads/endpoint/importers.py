@@ -66,6 +66,8 @@ def recognise(d: dict, path: str) -> str:
         return "llmperf"
     if isinstance(d.get("time_to_first_token"), dict) and "avg" in d["time_to_first_token"]:
         return "genai_perf"
+    if isinstance(d.get("records"), dict) and isinstance(d["records"].get("ttft"), dict):
+        return "aiperf"
     raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"gpuarena-bundle\") nor a result file "
                     f"gpuarena recognises ({KNOWN})")
 

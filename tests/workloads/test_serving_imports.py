@@ -131,3 +131,17 @@ def test_guidellm_tpot_includes_the_first_token(cli, db_path):
     assert sync.extra.ttft_ms.p50 == 40 and sync.extra.tpot_ms is None and sync.extra.completed == 20
     assert const.params["rate"] == "4" and const.extra.output_tokens_per_s == 499
     assert sync.params["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_summary_lengths_and_one_result_per_gpu(cli, db_path):
+    f = str(FIX / "sglang_bench_serving.jsonl")
+    assert cli("import", f, "--gpu", "H200", "--db", db_path).returncode == 0
+    out = cli("import", f, "--gpu", "H100 80GB SXM5", "--db", db_path)
+    assert out.returncode == 0 and "imported 2 result(s)" in out.stdout, out.stderr     # another GPU: new results
+    rs = Store(db_path).results()
+    assert len(rs) == 4 and {(r.params["prompt_len"], r.params["output_len"]) for r in rs} == {(256, 6)}
+    for name, lens in (("profile_export_genai_perf.json", (512, 128)), ("guidellm_benchmarks.json", (256, 128)),
+                       ("llama-3-8b_550_11_summary.json", (550, 11))):
+        assert cli("import", str(FIX / name), "--db", db_path).returncode == 0
+        r = max(Store(db_path).results(), key=lambda r: r.id)
+        assert (r.params["prompt_len"], r.params["output_len"]) == lens, name

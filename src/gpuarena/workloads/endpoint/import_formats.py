@@ -66,6 +66,15 @@ def _n(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+def _lens(prompt, output, n) -> dict:
+    """{"prompt_len", "output_len"}: the mean lengths a summary states (totals over n requests), where it does."""
+    out = {}
+    for k, total in (("prompt_len", prompt), ("output_len", output)):
+        if _n(total) and _n(n) and n > 0:
+            out[k] = max(1, round(total / n))
+    return out
+
+
 def _flat(d: dict) -> dict:
     return {k: v for k, v in d.items() if not isinstance(v, (list, dict))}
 
@@ -114,7 +123,8 @@ def _vllm_like(d: dict, path: str, tool: str, e2e: str) -> Parsed:
     rate = d.get("request_rate")
     meta = {"model": d.get("model_id") or d.get("model"), "backend": d.get("backend"),
             "rate": None if rate in (None, "inf") or _n(rate) in (None, float("inf")) or _n(rate) <= 0 else _n(rate),
-            "concurrency": d.get("max_concurrency"), "num_requests": d.get("num_prompts") or d.get("completed")}
+            "concurrency": d.get("max_concurrency"), "num_requests": d.get("num_prompts") or d.get("completed"),
+            **_lens(d.get("total_input_tokens"), d.get("total_output_tokens"), d.get("completed"))}
     recs = _lists(d, path)
     figures = {} if recs else {"duration_s": dur, "completed": d.get("completed"),
                                "output_tokens": d.get("total_output_tokens")}
@@ -149,7 +159,8 @@ def llmperf(d: dict, path: str) -> Parsed:
            ("output_tokens_per_s", None, r("mean_output_throughput_token_per_s"), loop_why, False),
            ("requests_per_s", None, per_min / 60 if per_min else None, loop_why, False)]
     meta = {"model": d.get("model"), "backend": "openai-compatible server", "rate": None,
-            "concurrency": d.get("num_concurrent_requests"), "num_requests": d.get("results_num_requests_started")}
+            "concurrency": d.get("num_concurrent_requests"), "num_requests": d.get("results_num_requests_started"),
+            **_lens(r("number_input_tokens_mean"), r("number_output_tokens_mean"), 1)}
     recs = None
     sibling = Path(path).with_name(Path(path).name.replace("_summary.json", "_individual_responses.json"))
     if sibling.name != Path(path).name and sibling.exists():
@@ -206,7 +217,8 @@ def genai_perf(d: dict, path: str) -> Parsed:
     models = cfg.get("model") or cfg.get("model_names")
     meta = {"model": models[0] if isinstance(models, list) and models else models if isinstance(models, str) else None,
             "backend": "openai-compatible server", "rate": _n(cfg.get("request_rate")),
-            "concurrency": cfg.get("concurrency"), "num_requests": None}
+            "concurrency": cfg.get("concurrency"), "num_requests": None,
+            **_lens(stat("input_sequence_length", "avg"), stat("output_sequence_length", "avg"), 1)}
     return Parsed("genai-perf", None, meta, _flat({k: v.get("avg") for k, v in d.items()
                                                    if isinstance(v, dict) and "avg" in v}), None, {}, cmp)
 
@@ -239,7 +251,8 @@ def guidellm(b: dict, path: str) -> Parsed:
     totals = m.get("request_totals") if isinstance(m.get("request_totals"), dict) else {}
     meta = {"model": (b.get("worker") or {}).get("backend_model") if isinstance(b.get("worker"), dict) else None,
             "backend": f"guidellm {strat.get('type_', '?')} strategy", "rate": _n(strat.get("rate")),
-            "concurrency": strat.get("streams"), "num_requests": totals.get("total")}
+            "concurrency": strat.get("streams"), "num_requests": totals.get("total"),
+            **_lens(stat("prompt_token_count", "mean"), stat("output_token_count", "mean"), 1)}
     summary = {f"{k}_{q}": stat(k, q) for k in m if isinstance(m[k], dict) for q in ("mean", "median", "p99")
                if stat(k, q) is not None}
     figures = {"completed": totals.get("successful"), "failed": totals.get("errored")}

@@ -116,6 +116,7 @@ def to_result(p: F.Parsed, path: str, gpu: str) -> dict:
              "concurrency": conc if isinstance(conc, int) and not isinstance(conc, bool) and conc > 0 else 0}
     if isinstance(m.get("num_requests"), int) and m["num_requests"] > 0:
         given["num_requests"] = m["num_requests"]
+    given.update({k: m[k] for k in ("prompt_len", "output_len") if m.get(k)})
     ok = [r for r in p.records or [] if r.ok]
     if ok and all(r.prompt_tokens for r in ok):
         given["prompt_len"] = max(1, round(sum(r.prompt_tokens for r in ok) / len(ok)))
@@ -130,7 +131,8 @@ def to_result(p: F.Parsed, path: str, gpu: str) -> dict:
     else:
         figures, other = _tools_figures(p)
         diffs, how = [], "the tool's own summary (the file has no per-request records)"
-    digest = hashlib.sha256(json.dumps(p.tool_summary, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    # one measurement: the tool's figures on that GPU (the same file imported for another GPU is another result)
+    digest = hashlib.sha256(json.dumps([p.tool_summary, gpu], sort_keys=True, default=str).encode()).hexdigest()[:32]
     extra = {"engine": params["engine"], "model": params["model"] or None, "api": params["api"],
              "server_gpus": params["server_gpus"],
              "rate_requests_per_s": None if params["rate"] == "inf" else float(params["rate"]),

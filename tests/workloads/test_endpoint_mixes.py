@@ -247,3 +247,14 @@ def test_sweep_stops_at_its_time_limit(queue):
     assert wl.sweep["cut_by_time_limit"] and wl.sweep["elapsed_s"] < 3.5 and wl.concurrency == 1
     assert [p["concurrency"] for p in wl.sweep["points"]] == [1, 2]
     assert "time limit" in wl.sweep["points"][-1]["stopped"] and not wl.sweep["points"][-1]["holds"]
+
+
+def test_rate_sweep_keeps_every_point_inside_its_time_limit(queue):
+    # 4 requests a point from 2 requests/s, doubling to 64: about 4 s of points at 10 requests/s at most,
+    # so the 3 s budget cuts the sweep; every point run so far is kept and the best that held is used
+    wl = in_process({"base_url": queue, "rate": "sweep", "sweep_start": 2, "sweep_max": 64, "num_requests": 4,
+                     "slo_ttft_ms": 1e6, "warmup_requests": 0, "sweep_time_s": 3})
+    pts = wl.sweep["points"]
+    assert wl.sweep["cut_by_time_limit"] and wl.sweep["elapsed_s"] < 3.5
+    assert [p["rate"] for p in pts] == [2 * 2 ** i for i in range(len(pts))] and len(pts) >= 2
+    assert wl.rate == max(p["rate"] for p in pts if p["holds"]) and wl.sweep["best_rate"] == wl.rate

@@ -153,9 +153,9 @@ def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title:
             if c.get("best"):
                 ax.scatter([c["best"]["per_user"]], [c["best"]["per_gpu"]], marker="*", s=140, color=col,
                            edgecolor="black", linewidth=0.6, zorder=5)
-        for x in sorted({c["slo_per_user"] for c in curves if c.get("slo_per_user")}):
+        for k, x in enumerate(sorted({c["slo_per_user"] for c in curves if c.get("slo_per_user")})):
             ax.axvline(x, color="#888", linewidth=0.9, linestyle=":")
-            ax.annotate("SLO", (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
+            ax.annotate(f"SLO {x:g}", (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12 - 10 * k),
                         textcoords="offset points", fontsize=8, color="#555")
         ax.set_ylim(bottom=0)
         ax.set_xlim(left=0)

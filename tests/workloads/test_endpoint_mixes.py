@@ -258,3 +258,21 @@ def test_rate_sweep_keeps_every_point_inside_its_time_limit(queue):
     assert wl.sweep["cut_by_time_limit"] and wl.sweep["elapsed_s"] < 3.5
     assert [p["rate"] for p in pts] == [2 * 2 ** i for i in range(len(pts))] and len(pts) >= 2
     assert wl.rate == max(p["rate"] for p in pts if p["holds"]) and wl.sweep["best_rate"] == wl.rate
+
+
+def test_time_bounded_sweep_points_judge_the_requests_they_sent(queue):
+    # each point stops sending after 1 s: its attainment is over the ~10 requests sent, not num_requests
+    wl = in_process({"base_url": queue, "concurrency": "sweep", "sweep_max_concurrency": 2, "num_requests": 256,
+                     "duration_s": 1, "slo_ttft_ms": 1e6, "warmup_requests": 0})
+    (one, two) = wl.sweep["points"]
+    assert 5 <= one["sent"] < 256 and one["slo_attainment"] == 1.0 and one["holds"] and two["holds"]
+    assert wl.concurrency in (1, 2)
+
+
+def test_a_trace_warms_up_without_waiting_for_its_times(tiny, tmp_path):
+    f = tmp_path / "late.jsonl"
+    f.write_text('{"timestamp": 0.2, "input_length": 4, "output_length": 2}\n'
+                 '{"timestamp": 30, "input_length": 4, "output_length": 2}\n')
+    url, _ = tiny
+    wl = in_process({"base_url": url, "trace_file": str(f), "warmup_requests": 2, "num_requests": 1})
+    assert wl.warm["requests"] == 2 and wl.warm["duration_s"] < 10      # not the trace's 30 s

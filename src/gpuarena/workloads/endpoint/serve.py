@@ -29,6 +29,7 @@ from gpuarena.workloads.endpoint import sweeps
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_STORED_GAPS = 200_000      # beyond this many inter-token gaps a result keeps only their percentiles
+WARMUP_SALT = 10_000_019       # the warm-up pass's seed salt: its requests go at once, a trace's times ignored
 
 
 def engine_name(params: dict, info: dict) -> str:
@@ -135,11 +136,12 @@ class EndpointServe(Workload):
         self.sweep: dict = {}
         self.warm: dict | None = None
 
-    def _sessions(self, n: int, salt: int) -> list[mix.Session]:
-        """n requests of the mix (a trace: its first n lines; a prompts file: its rows in turn)."""
+    def _sessions(self, n: int, salt: int, timed: bool = True) -> list[mix.Session]:
+        """n requests of the mix (a trace: its first n lines, at their times unless ``timed`` is false,
+        as for the warm-up; a prompts file: its rows in turn)."""
         p = self.p
         if self.trace:
-            return self.trace[:n]
+            return self.trace[:n] if timed else [mix.Session(s.turns, None, s.hash_ids) for s in self.trace[:n]]
         if self.file:
             start = salt * n
             rows = [self.file[(start + i) % len(self.file)] for i in range(n)]
@@ -153,7 +155,7 @@ class EndpointServe(Workload):
         """One pass of n requests: (records, duration, why it stopped early or None).  A sweep's
         pass always stops when the server is overloaded and at its deadline."""
         p = self.p
-        sessions = self._sessions(n, salt)
+        sessions = self._sessions(n, salt, timed=salt != WARMUP_SALT)
         plan = drive.Plan(self.url, self.api, self.model, self.hdrs, p["output_len"], p["ignore_eos"],
                           self.concurrency if concurrency is None else concurrency, p["request_timeout_s"],
                           p["think_time_s"], p["duration_s"], deadline_s,
@@ -181,7 +183,7 @@ class EndpointServe(Workload):
         n = self.p["warmup_requests"]
         recs, dur = ([], 0.0)
         if n:
-            recs, dur, _ = self._pass(n, float("inf"), 10_000_019, concurrency=self.concurrency or 0)
+            recs, dur, _ = self._pass(n, float("inf"), WARMUP_SALT, concurrency=self.concurrency or 0)
         if recs and not any(r.ok for r in recs):
             raise RuntimeError(f"endpoint-serve: the warm-up request(s) to {self.url} failed: {failures(recs)}")
         self.warm = {"requests": n, "failed": sum(not r.ok for r in recs), "duration_s": dur}

@@ -31,7 +31,9 @@ def _point(wl, x: float, key: str, n: int, salt: int, t_end: float, **kw) -> dic
         raise _OutOfTime
     recs, dur, stopped = wl._pass(n, salt=salt, sweep=True, deadline_s=left, **kw)
     s = M.summarize(recs, dur, p["slo_ttft_ms"], p["slo_tpot_ms"])
-    att = len([r for r in recs if r.meets(p["slo_ttft_ms"], p["slo_tpot_ms"])]) / max(1, n)
+    # over the requests the point sent (a duration_s bound sends fewer than n); failures count as misses, and a
+    # point stopped for overload or the time limit does not hold whatever its attainment
+    att = len([r for r in recs if r.meets(p["slo_ttft_ms"], p["slo_tpot_ms"])]) / max(1, len(recs))
     pt = {key: x, "holds": att >= p["slo_attainment"] and not stopped, "slo_attainment": att,
           "sent": len(recs), "failed": s["failed"], "duration_s": dur,
           "output_tokens_per_s": s["output_tokens_per_s"], "requests_per_s": s["requests_per_s"],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 from typing import Optional
 
@@ -41,26 +43,72 @@ def _doctor_cases(device: str, n_gpus: int):
     return fit_to_host(expand(spec, device, method, {}), device)[0]
 
 
-@app.command()
+DOCTOR_HELP = """A health and acceptance check of every GPU, with a verdict per GPU and per link; results stored.
+
+Checks (spec/suites/doctor.yaml): matmul TFLOP/s per dtype, device copy and pinned host-link GB/s, a
+small ResNet-50 training step, an all-reduce over the host's GPUs; then every GEMM result compared
+with an exact reference, a memory test over most of the free memory, the NVML error counters
+(ECC, row remapping, retired pages) before and after and the XID events between, and the peer
+bandwidth of every pair of GPUs.  --level burn-in adds MINUTES of GEMM and copy load on every GPU at
+once with clocks, power, temperature and throttle reasons sampled (time to first throttle,
+sustained/burst).
+
+Each run writes an evidence bundle (--bundle): the results, the fingerprint (serials, UUIDs, driver,
+VBIOS, PCIe link state), the acceptance evidence and a SHA-256 of it; `gpuarena fleet` reads them.
+
+Exit codes: 0 every GPU and link OK (or CHECK: a state worth a look, figures within expected);
+1 a GPU or link SLOW, WRONG (a wrong result, a memory or XID error) or FAIL (a check did not
+complete); 2 a usage error."""
+
+
+def _bundle_path(path: Optional[str], fp: dict) -> str:
+    import datetime as dt
+    import re
+
+    if path:
+        parent = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise UserError(f"--bundle {path}: not a file in a folder this user can write")
+        return path
+    host = re.sub(r"[^A-Za-z0-9._-]", "_", str(fp.get("hostname") or "host"))[:60]
+    return f"doctor-{host}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
+
+
+@app.command(help=DOCTOR_HELP)
 def doctor(db: Optional[str] = DbOption,
            device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEVICE",
                                                 help="cpu, cuda (every GPU: the default where there is one) or cuda:N"),
+           level: str = typer.Option("quick", "--level", metavar="LEVEL",
+                                     help="quick (about a minute per GPU) or burn-in (quick, then --minutes of load)"),
+           minutes: Optional[float] = typer.Option(None, "--minutes", metavar="N",
+                                                   help="burn-in length in minutes (burn-in only; default 10)"),
+           bundle: Optional[str] = typer.Option(None, "--bundle", "-o", metavar="PATH",
+                                                help="evidence bundle to write (default doctor-HOST-TIME.json here)"),
            allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process uses a GPU"),
            quiet: bool = typer.Option(False, "--quiet", "-q", help="no line per check while it runs"),
            fmt: str = FMT) -> None:
-    """A short health check of every GPU (spec/suites/doctor.yaml) and a verdict per GPU; results are stored."""
     import torch
 
     from gpuarena.analysis import doctor as D
     from gpuarena.report.text.doctor import render as render_doctor
+    from gpuarena.runner import acceptance
     from gpuarena.runner.guard import check_device, check_environment, default_device, release
     from gpuarena.measure.busy import busy_message
     from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
     from gpuarena.runner.executor import StoreFailed, execute
+    from gpuarena.store import bundle as B
 
     check_format(fmt, ("table", "md", "json"))
+    if level not in acceptance.LEVELS:
+        raise UserError(f"--level {level!r}: one of {', '.join(acceptance.LEVELS)}")
+    if minutes is not None and level != "burn-in":
+        raise UserError("--minutes applies to --level burn-in only")
+    minutes = 10.0 if minutes is None and level == "burn-in" else minutes
+    if minutes is not None and not (0 < minutes <= 7 * 24 * 60):
+        raise UserError(f"--minutes {minutes:g}: more than 0 and at most a week")
     check_environment()
     device = check_device(device or default_device())
+    path = _bundle_path(bundle, {"hostname": socket.gethostname()})
     n = torch.cuda.device_count() if device.startswith("cuda") else 0
     devices = [f"cuda:{i}" for i in range(n)] if device == "cuda" else [device]
     for d in devices if device.startswith("cuda") else []:
@@ -81,7 +129,9 @@ def doctor(db: Optional[str] = DbOption,
         def on_done(i, outcome, d=d):
             r = outcome.result
             if not quiet:
-                tail = f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median") else r.get("error") or ""
+                tail = (f"{r['tflops']:,.1f} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
+                        else f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median")
+                        else r.get("error") or "")
                 console.print(escape(f"  {d} {r['status']:<7} {outcome.case.label()}  {tail}"))
 
         try:
@@ -93,10 +143,20 @@ def doctor(db: Optional[str] = DbOption,
             release(store, run_id, "interrupted")
             raise
         store.release_run(run_id, "complete")
-    verdicts = D.verdicts(store.results(run_ids), store.results(status="ok"), fp, store.environment)
+    if not quiet:
+        console.print(escape(f"  acceptance ({level}{f', {minutes:g} min of load' if minutes else ''}): "
+                             "GEMM results against the exact reference, memory test, error counters, links"))
+    evidence = acceptance.run(devices, level, minutes or 0.0)
+    verdicts = D.verdicts(store.results(run_ids), store.results(status="ok"), fp, store.environment, evidence)
+    out = B.export(store, run_ids)
+    out["doctor"] = {"level": level, "minutes": minutes, "devices": devices, "acceptance": evidence}
+    out["sha256"] = B.content_hash(out)
+    B.write(out, path, protect=(store.path,))
     typer.echo(render_doctor(verdicts, fmt), nl=False)
     if fmt != "json":
-        console.print(f"stored as run(s) {', '.join(run_ids)} in {escape(store.path)}")
+        console.print(f"stored as run(s) {', '.join(run_ids)} in {escape(store.path)}; "
+                      f"evidence bundle {escape(path)} (sha256 {out['sha256'][:16]}...)")
+    raise typer.Exit(D.exit_code(verdicts))
 
 
 ENV_IDS = 10**9   # more than any one bundle's environment ids

@@ -71,6 +71,9 @@ def _gpus() -> tuple[list[dict], list[dict]]:
 
         get("name", lambda: nv.nvmlDeviceGetName(h))
         get("uuid", lambda: nv.nvmlDeviceGetUUID(h))
+        get("serial", lambda: nv.nvmlDeviceGetSerial(h))            # the board's, as on its label
+        get("vbios", lambda: nv.nvmlDeviceGetVbiosVersion(h))
+        get("pci_bus_id", lambda: nv.nvmlDeviceGetPciInfo(h).busId)
         get("memory_bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).total)
         get("power_limit_w", lambda: nv.nvmlDeviceGetPowerManagementLimit(h) / 1e3)
         get("power_default_limit_w", lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3)

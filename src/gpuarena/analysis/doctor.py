@@ -46,10 +46,12 @@ def exit_code(v: dict) -> int:
 
 
 def _in_units(r: Result, e) -> dict:
-    """The check's figure and expected figure as people read them: TFLOP/s for a matmul, else as stored."""
+    """The check's figure and expected figure as people read them: TFLOP/s for a matmul, else as stored
+    (a device check's expected figure is already in its unit: analysis/expected_device.py)."""
     per = (r.flops_per_item or 0) / 1e12
     if r.workload == "matmul" and per and r.throughput_median:
-        return {"value": r.throughput_median * per, "unit": "TFLOP/s", "expected": e and e.figure * per}
+        expected = e and (e.figure if e.unit == "TFLOP/s" else e.figure * per)
+        return {"value": r.tflops or r.throughput_median * per, "unit": "TFLOP/s", "expected": expected}
     return {"value": r.throughput_median, "unit": r.unit, "expected": e and e.figure}
 
 
@@ -133,12 +135,22 @@ def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environ
         gpus.append({"device": dev, "name": mine[0].device_name, "verdict": verdict,
                      "why": fail + wrong + slow + health, "notes": a["notes"], "checks": checks,
                      "acceptance": _brief(evidence.get(dev))})
-    links = [{"check": check_name(r), "status": r.status, "value": r.throughput_median,
-              "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs}
-             for r in rows if r.gpus > 1]
+    links = []
+    for r in rows:
+        if r.gpus > 1:
+            e = r.derived.expected
+            below = bool(e and e.below)
+            links.append({"check": check_name(r), "status": r.status, "value": r.throughput_median,
+                          "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs, "expected": e and e.figure,
+                          "expected_unit": e and e.unit, "vs_expected": e and e.ratio, "below": below,
+                          "verdict": "FAIL" if r.status not in ("ok", "skipped") else "SLOW" if below else "OK",
+                          "why": ([f"{check_name(r)} {r.status}"] if r.status not in ("ok", "skipped") else [])
+                          + ([f"bus bandwidth {e.ratio:.2f}x of expected {e.figure:,.0f} {e.unit or ''}"]
+                             if below else [])})
     link_evidence = (acceptance or {}).get("links") or {}
     pairs = A.links(link_evidence, fp)
-    verdict = min([g["verdict"] for g in gpus] + [p["verdict"] for p in pairs], key=ORDER.index) if gpus else "FAIL"
+    verdict = (min([g["verdict"] for g in gpus] + [x["verdict"] for x in pairs + links], key=ORDER.index)
+               if gpus else "FAIL")
     return {"gpus": gpus, "links": links, "pairs": pairs, "pairs_skipped": link_evidence.get("skipped"),
             "level": (acceptance or {}).get("level"), "tiny": tiny, "verdict": verdict}
 
@@ -156,3 +168,49 @@ def _brief(e: dict | None) -> dict | None:
             "memtest_gb": m.get("bytes_tested", 0) / 1e9 if m else None,
             "counters": "read" if (e.get("counters_before") or {}).get("available") else "not available",
             "burn_in": {k: b[k] for k in keep if k in b} or None}
+
+
+def hosts(groups: list[dict], pool: list[Result], environment=lambda env_id: None) -> list[dict]:
+    """Doctor's verdicts per host of a fleet: groups are [{"results", "fp", "acceptance"}] (one per bundle
+    or per environment); ``pool`` is every result (the other hosts' figures are stored references)."""
+    out = []
+    for g in groups:
+        fp = g.get("fp") or {}
+        v = verdicts(g["results"], pool, fp, environment, g.get("acceptance"))
+        host = str(fp.get("hostname") or g.get("label") or "?")
+        uuids = {x.get("index"): x.get("uuid") for x in fp.get("gpus") or []}
+        for x in v["gpus"]:
+            dev = str(x["device"])
+            idx = int(dev.split(":")[1]) if dev.startswith("cuda:") and dev.split(":")[1].isdigit() else None
+            x["unit"] = (f"{host}/{dev if ':' in dev else dev + ':0'}"      # as analysis/fleet.py names a GPU
+                         + (f" ({uuids[idx][:12]})" if uuids.get(idx) else ""))
+        for p in v["pairs"]:
+            p["unit"] = f"{host} {p['pair']}"
+        for x in v["links"]:
+            x["unit"] = f"{host} {x['check']}"
+        out.append({"host": host, "label": g.get("label"), "verdict": v["verdict"], "gpus": v["gpus"],
+                    "pairs": v["pairs"], "links": v["links"], "tiny": v["tiny"], "level": v.get("level")})
+    return out
+
+
+def named(fleet: dict, host_verdicts: list[dict]) -> dict:
+    """The GPUs and links a fleet names, each with its reasons: an outlier against the fleet median
+    (analysis/fleet.py) or a host's own verdict not within expected; and the exit code (1 if any)."""
+    gpus: dict[str, list[str]] = {}
+    links: dict[str, list[str]] = {}
+    for c in fleet["cases"]:
+        for unit, x in c["units"].items():
+            if x["outlier"]:
+                (gpus if c["kind"] == "gpu" else links).setdefault(unit, []).append(
+                    f"{c['workload']} {x['ratio']:.2f}x the fleet median")
+    for h in host_verdicts:
+        for x in h["gpus"]:
+            if x["verdict"] not in ACCEPT:
+                key = next((u for u in gpus if u.split(" (")[0] == x["unit"].split(" (")[0]), x["unit"])
+                gpus.setdefault(key, []).extend(f"{x['verdict']}: {w}" for w in x["why"])
+        for p in h["pairs"] + h["links"]:
+            if p["verdict"] not in ACCEPT:
+                links.setdefault(p["unit"], []).extend(f"{p['verdict']}: {w}" for w in p["why"])
+    return {"gpus": [{"unit": u, "why": w} for u, w in sorted(gpus.items())],
+            "links": [{"unit": u, "why": w} for u, w in sorted(links.items())],
+            "exit_code": 1 if gpus or links else 0}

@@ -170,13 +170,16 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
                                               help="only the database's runs of this suite (e.g. doctor)"),
           show_all: bool = typer.Option(False, "--all", help="every GPU and link, not only the outliers"),
           fmt: str = FMT) -> None:
-    """Many hosts' runs of one suite, from BUNDLEs (`gpuarena export` on each host) or one database:
-    each GPU and link against the fleet median (MAD), outliers flagged."""
+    """Many hosts' runs of one suite, from BUNDLEs (`gpuarena doctor` or `gpuarena export` on each host) or
+    one database: each GPU and link against its expected figure and the fleet median (MAD), doctor's
+    acceptance evidence judged again; the slow or wrong GPUs and links named.  Exit code 0: none named;
+    1: a GPU or link named; 2: a usage error."""
+    from gpuarena.analysis import doctor as D
     from gpuarena.analysis import fleet as F
     from gpuarena.report.text.fleet import render as render_fleet
 
     check_format(fmt, ("table", "md", "json"))
-    results, envs = [], {}
+    results, envs, groups = [], {}, []
     if bundles:
         if db or run or suite:
             raise UserError("give bundles or a database (--db, --run, --suite), not both")
@@ -186,7 +189,12 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
             b = B.read(path)               # validated whole; a bad bundle is one line, exit 2
             for e in b.environments:       # env ids made unique across bundles
                 envs[i * ENV_IDS + e.id] = e.fingerprint
-            results += [r.replaced(env_id=i * ENV_IDS + r.env_id) if r.env_id is not None else r for r in b.results]
+            mine = [r.replaced(env_id=i * ENV_IDS + r.env_id) if r.env_id is not None else r for r in b.results]
+            results += mine
+            acceptance = (b.doctor or {}).get("acceptance") if len(b.environments) <= 1 else None
+            for eid in dict.fromkeys(r.env_id for r in mine):
+                groups.append({"results": [r for r in mine if r.env_id == eid], "fp": envs.get(eid),
+                               "acceptance": acceptance, "label": path})
         lookup = envs.get
     else:
         store = open_store(db, readonly=True)
@@ -205,6 +213,14 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
             except UserError:
                 pass
         lookup = store.environment
+        for eid in dict.fromkeys(r.env_id for r in results):
+            groups.append({"results": [r for r in results if r.env_id == eid],
+                           "fp": lookup(eid) if eid is not None else None, "label": f"env {eid}"})
     if not [r for r in results if r.status == "ok"]:
         raise UserError("no ok results to compare")
-    typer.echo(render_fleet(F.analyse(results, lookup), fmt, show_all), nl=False)
+    analysis = F.analyse(results, lookup)
+    per_host = D.hosts(groups, results, lookup)
+    analysis["hosts_verdicts"] = per_host
+    analysis["named"] = D.named(analysis, per_host)
+    typer.echo(render_fleet(analysis, fmt, show_all), nl=False)
+    raise typer.Exit(analysis["named"]["exit_code"])

@@ -55,6 +55,14 @@ def _in_units(r: Result, e) -> dict:
     return {"value": r.throughput_median, "unit": r.unit, "expected": e and e.figure}
 
 
+def _below_text(name: str, e) -> str:
+    """Why a check is below expected: its own figure's band, or (a stored figure from the same slow cards
+    being no defence) the catalog's (analysis/expected.py expect_device)."""
+    if e.ratio * e.figure < e.low:
+        return f"{name} {e.ratio:.2f}x of expected {e.figure:,.0f} {e.unit or ''} ({e.basis})".replace("  ", " ")
+    return f"{name} below the catalog's expected band ({e.source})"
+
+
 def _basis_note(r: Result, e) -> str | None:
     """Why a published reference of another batch is context, not a verdict."""
     pub = e.published if e is not None and e.basis == "published" else None
@@ -118,7 +126,7 @@ def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environ
             if r.status not in ("ok", "skipped"):
                 fail.append(f"{check_name(r)} {r.status}")
             if e is not None and e.below:
-                slow.append(f"{check_name(r)} {e.ratio:.2f}x of expected")
+                slow.append(_below_text(check_name(r), e))
             if peer.get("slow"):
                 slow.append(f"{check_name(r)} {peer['ratio']:.2f}x of the host's GPUs")
         idx = C.gpu_indices(mine[0])[0] if dev.startswith("cuda") else None

@@ -61,6 +61,50 @@ Exit codes: 0 every GPU and link OK (or CHECK: a state worth a look, figures wit
 complete); 2 a usage error."""
 
 
+def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, quiet: bool) -> str:
+    """The doctor suite's speed checks on one device, stored as a run; its id."""
+    from gpuarena.measure.env import device_name
+    from gpuarena.runner.executor import StoreFailed, execute
+    from gpuarena.runner.guard import release
+
+    cases = _doctor_cases(d, n_gpus)
+    run_id = store.create_run("doctor", d, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
+    store.claim_run(run_id)
+
+    def on_done(i, outcome):
+        r = outcome.result
+        if not quiet:
+            tail = (f"{r['tflops']:,.1f} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
+                    else f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median")
+                    else r.get("error") or "")
+            console.print(escape(f"  {d} {r['status']:<7} {outcome.case.label()}  {tail}"))
+
+    try:
+        execute(store, run_id, cases, env_id, device_name(fp, d), None, on_done)
+    except StoreFailed as exc:
+        release(store, run_id, "interrupted")
+        raise UserError(str(exc)) from None
+    except BaseException:
+        release(store, run_id, "interrupted")
+        raise
+    store.release_run(run_id, "complete")
+    return run_id
+
+
+def _levels(level: str, minutes: Optional[float]) -> Optional[float]:
+    """--level and --minutes checked together; the burn-in's minutes (10 when not given)."""
+    from gpuarena.runner.acceptance import LEVELS
+
+    if level not in LEVELS:
+        raise UserError(f"--level {level!r}: one of {', '.join(LEVELS)}")
+    if minutes is not None and level != "burn-in":
+        raise UserError("--minutes applies to --level burn-in only")
+    minutes = 10.0 if minutes is None and level == "burn-in" else minutes
+    if minutes is not None and not (0 < minutes <= 7 * 24 * 60):
+        raise UserError(f"--minutes {minutes:g}: more than 0 and at most a week")
+    return minutes
+
+
 def _bundle_path(path: Optional[str], fp: dict) -> str:
     import datetime as dt
     import re
@@ -92,20 +136,13 @@ def doctor(db: Optional[str] = DbOption,
     from gpuarena.analysis import doctor as D
     from gpuarena.report.text.doctor import render as render_doctor
     from gpuarena.runner import acceptance
-    from gpuarena.runner.guard import check_device, check_environment, default_device, release
+    from gpuarena.runner.guard import check_device, check_environment, default_device
     from gpuarena.measure.busy import busy_message
-    from gpuarena.measure.env import device_name, fingerprint, fingerprint_hash
-    from gpuarena.runner.executor import StoreFailed, execute
+    from gpuarena.measure.env import fingerprint, fingerprint_hash
     from gpuarena.store import bundle as B
 
     check_format(fmt, ("table", "md", "json"))
-    if level not in acceptance.LEVELS:
-        raise UserError(f"--level {level!r}: one of {', '.join(acceptance.LEVELS)}")
-    if minutes is not None and level != "burn-in":
-        raise UserError("--minutes applies to --level burn-in only")
-    minutes = 10.0 if minutes is None and level == "burn-in" else minutes
-    if minutes is not None and not (0 < minutes <= 7 * 24 * 60):
-        raise UserError(f"--minutes {minutes:g}: more than 0 and at most a week")
+    minutes = _levels(level, minutes)
     check_environment()
     device = check_device(device or default_device())
     path = _bundle_path(bundle, {"hostname": socket.gethostname()})
@@ -119,30 +156,7 @@ def doctor(db: Optional[str] = DbOption,
     store = open_store(db)
     fp = fingerprint()
     env_id = store.env_id(fp, fingerprint_hash(fp))
-    run_ids = []
-    for d in devices:
-        cases = _doctor_cases(d, n if device == "cuda" else 0)
-        run_id = store.create_run("doctor", d, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
-        store.claim_run(run_id)
-        run_ids.append(run_id)
-
-        def on_done(i, outcome, d=d):
-            r = outcome.result
-            if not quiet:
-                tail = (f"{r['tflops']:,.1f} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
-                        else f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median")
-                        else r.get("error") or "")
-                console.print(escape(f"  {d} {r['status']:<7} {outcome.case.label()}  {tail}"))
-
-        try:
-            execute(store, run_id, cases, env_id, device_name(fp, d), None, on_done)
-        except StoreFailed as exc:
-            release(store, run_id, "interrupted")
-            raise UserError(str(exc)) from None
-        except BaseException:
-            release(store, run_id, "interrupted")
-            raise
-        store.release_run(run_id, "complete")
+    run_ids = [_doctor_suite(store, d, n if device == "cuda" else 0, env_id, fp, console, quiet) for d in devices]
     if not quiet:
         console.print(escape(f"  acceptance ({level}{f', {minutes:g} min of load' if minutes else ''}): "
                              "GEMM results against the exact reference, memory test, error counters, links"))
@@ -162,6 +176,25 @@ def doctor(db: Optional[str] = DbOption,
 ENV_IDS = 10**9   # more than any one bundle's environment ids
 
 
+def _bundle_groups(bundles: list[str]) -> tuple[list, dict, list[dict]]:
+    """(results, fingerprints by env id, one group per bundle and environment): env ids made unique
+    across bundles; a bundle's doctor evidence goes with it where it has one environment."""
+    from gpuarena.store import bundle as B
+
+    results, envs, groups = [], {}, []
+    for i, path in enumerate(bundles):
+        b = B.read(path)               # validated whole; a bad bundle is one line, exit 2
+        for e in b.environments:
+            envs[i * ENV_IDS + e.id] = e.fingerprint
+        mine = [r.replaced(env_id=i * ENV_IDS + r.env_id) if r.env_id is not None else r for r in b.results]
+        results += mine
+        acceptance = (b.doctor or {}).get("acceptance") if len(b.environments) <= 1 else None
+        for eid in dict.fromkeys(r.env_id for r in mine):
+            groups.append({"results": [r for r in mine if r.env_id == eid], "fp": envs.get(eid),
+                           "acceptance": acceptance, "label": path})
+    return results, envs, groups
+
+
 @app.command()
 def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
           db: Optional[str] = DbOption,
@@ -179,22 +212,11 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
     from gpuarena.report.text.fleet import render as render_fleet
 
     check_format(fmt, ("table", "md", "json"))
-    results, envs, groups = [], {}, []
+    groups: list[dict] = []
     if bundles:
         if db or run or suite:
             raise UserError("give bundles or a database (--db, --run, --suite), not both")
-        from gpuarena.store import bundle as B
-
-        for i, path in enumerate(bundles):
-            b = B.read(path)               # validated whole; a bad bundle is one line, exit 2
-            for e in b.environments:       # env ids made unique across bundles
-                envs[i * ENV_IDS + e.id] = e.fingerprint
-            mine = [r.replaced(env_id=i * ENV_IDS + r.env_id) if r.env_id is not None else r for r in b.results]
-            results += mine
-            acceptance = (b.doctor or {}).get("acceptance") if len(b.environments) <= 1 else None
-            for eid in dict.fromkeys(r.env_id for r in mine):
-                groups.append({"results": [r for r in mine if r.env_id == eid], "fp": envs.get(eid),
-                               "acceptance": acceptance, "label": path})
+        results, envs, groups = _bundle_groups(bundles)
         lookup = envs.get
     else:
         store = open_store(db, readonly=True)

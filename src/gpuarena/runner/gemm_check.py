@@ -81,11 +81,12 @@ class GemmCheck:
 
     def result(self) -> dict:
         """{dtype, n, results, bad_results, bad_elements, reference_ok, reference} (synchronises)."""
+        out = str(self.ref.dtype).replace("torch.", "")
         return {"dtype": self.dtype, "n": self.n, "results": self.results,
                 "bad_results": int(self.bad_results.item()), "bad_elements": int(self.bad_elements.item()),
                 "reference_ok": self.reference_ok,
                 "reference": f"exact: integer operands in [{LOW}, {HIGH}] (seed {SEED}), FP64 product on the "
-                             f"device rounded to {str(self.ref.dtype)[6:]}, {min(CPU_ROWS, self.n)} rows recomputed on the CPU"}
+                             f"device rounded to {out}, {min(CPU_ROWS, self.n)} rows recomputed on the CPU"}
 
 
 def check(device, dtype: str, n: int, count: int) -> dict:

@@ -68,8 +68,7 @@ def _basis_note(r: Result, e) -> str | None:
     pub = e.published if e is not None and e.basis == "published" else None
     batch, theirs = r.params.get("batch_size"), pub and pub.batch_size
     if batch and theirs and theirs != batch:
-        return (f"context, not like-for-like: published at batch {theirs:,} ({pub.engine}, {pub.precision}); "
-                f"this check runs batch {batch} to prove the step works, and a smaller batch runs slower")
+        return f"context: published at batch {theirs:,}, {pub.precision}; this check's batch {batch} runs slower"
     return None
 
 

@@ -177,3 +177,19 @@ def test_error_counters_that_grew_are_wrong_or_worth_a_look():
                           "a row remap pending (reset to apply) during the checks (now)"]
     absent = A.gpu({"counters_before": H.counters("cpu")}, tiny=True)     # a CPU: said, not failed
     assert absent["notes"] == [H.NO_NVML] and not absent["wrong"] and not absent["fail"]
+
+
+def test_a_healthy_h200_doctor_run_reads_ok_in_units_people_read():
+    """The shipped H200 doctor run (docs/data/h200-s6-doctor-2026-12-01.json) alone: matmuls in TFLOP/s
+    against the catalog, and the ResNet-50 step's published figure (batch 2,560) marked as context."""
+    b = B.read(os.path.join(ROOT, "docs", "data", "h200-s6-doctor-2026-12-01.json"))
+    fps = {e.id: e.fingerprint for e in b.environments}
+    v = D.verdicts(b.results, b.results, fps[b.results[0].env_id], fps.get)
+    (gpu,) = v["gpus"]
+    assert gpu["verdict"] == "OK" and D.exit_code(v) == 0
+    checks = {c["check"]: c for c in gpu["checks"]}
+    bf16 = checks["matmul bf16"]
+    assert bf16["unit"] == "TFLOP/s" and 600 < bf16["value"] < 800 and bf16["basis"] == "catalog"
+    resnet = checks["resnet50-train amp-bf16+channels-last"]
+    assert resnet["basis"] == "published" and 0.8 < resnet["vs_expected"] < 0.9 and not resnet["below"]
+    assert resnet["basis_note"].startswith("context: published at batch 2,560") and "batch 64" in resnet["basis_note"]

@@ -9,7 +9,7 @@ FP32/TF32 is the exact integer, and in BF16/FP16 the exact integer rounded once 
 
 - a second method computes it once per GPU and dtype: an FP64 GEMM of the same operands (FP64
   units, not the tensor cores' low-precision path), rounded to the output type;
-- the CPU checks that reference on a few fixed rows (an FP64 product of those rows on the host).
+- the CPU checks that reference on a few fixed rows (those rows' product on the host, exact in FP32).
 
 Each GEMM under test is then compared bit for bit with the reference on the device (no host copy,
 no synchronisation per GEMM); reduced-precision reductions are switched off for the check, since they
@@ -19,6 +19,7 @@ would round partial sums.  Any mismatch is a wrong result of that GPU.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import torch
 
@@ -42,11 +43,21 @@ def exact_matmul(dtype: str):
         m.allow_tf32, m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = saved
 
 
+@functools.lru_cache(maxsize=1)
 def operands(n: int, seed: int = SEED) -> tuple[torch.Tensor, torch.Tensor]:
-    """A and B (n x n, int8 on the CPU) from the fixed seed."""
+    """A and B (n x n, int8 on the CPU) from the fixed seed (drawn once per size: every dtype uses them)."""
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(LOW, HIGH + 1, (n, n), generator=g, dtype=torch.int8),
             torch.randint(LOW, HIGH + 1, (n, n), generator=g, dtype=torch.int8))
+
+
+@functools.lru_cache(maxsize=1)
+def host_rows(n: int, seed: int = SEED) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row indices, the exact product's rows) computed on the CPU, in FP32: exact too, every partial sum
+    being an integer under 2^24."""
+    a, b = operands(n, seed)
+    rows = torch.linspace(0, n - 1, min(CPU_ROWS, n)).long()
+    return rows, a[rows].float() @ b.float()
 
 
 class GemmCheck:
@@ -60,8 +71,8 @@ class GemmCheck:
         t = DTYPES[dtype]
         self.a, self.b = a.to(self.device, t), b.to(self.device, t)
         self.ref = (a.to(self.device, torch.float64) @ b.to(self.device, torch.float64)).to(t)
-        rows = torch.linspace(0, n - 1, min(CPU_ROWS, n)).long()
-        host = (a[rows].double() @ b.double()).to(t)
+        rows, exact = host_rows(n, seed)
+        host = exact.to(t)
         self.reference_ok = bool(torch.equal(host, self.ref[rows.to(self.device)].cpu()))
         self.results = 0
         self.bad_results = torch.zeros((), dtype=torch.int64, device=self.device)

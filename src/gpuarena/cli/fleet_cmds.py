@@ -14,6 +14,7 @@ from rich.markup import escape
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
 from gpuarena.errors import UserError
+from gpuarena.numbers import fmt_num
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 
@@ -74,7 +75,7 @@ def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, qu
     def on_done(i, outcome):
         r = outcome.result
         if not quiet:
-            tail = (f"{r['tflops']:,.1f} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
+            tail = (f"{fmt_num(r['tflops'])} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
                     else f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median")
                     else r.get("error") or "")
             console.print(escape(f"  {d} {r['status']:<7} {outcome.case.label()}  {tail}"))

@@ -20,9 +20,11 @@ Per pair of GPUs, the link's raw rate per direction from what the host reports: 
 names the connection (NV# for # NVLinks, else a PCIe path); an NVLink's rate is # x the GPU's per-link
 rate (the fingerprint's nvlink_gbs_per_direction / nvlink_links_active), a PCIe path's the slower
 end's PCIe link at the generation and width NVML says the device and slot allow (data/pcie_links.csv).
-A pair is SLOW under LINK_FLOOR of that rate (a healthy copy engine moves 80-90% of it: a link at
-half its width or one generation down lands under the floor), or an outlier among the host's pairs of
-the same connection (analysis/fleet.py's rule).
+A pair is SLOW under LINK_FLOOR of that rate, or an outlier among the host's pairs of the same
+connection (analysis/fleet.py's rule).  A healthy copy moves 0.78-0.88x of the raw rate: an HGX H100's
+unidirectional peer copies ran at 371-377 GB/s over NV18 (18 x 26.6 = 478 GB/s; p2pBandwidthLatencyTest
+in NVIDIA/nccl issue #1264), gpuarena's H200 moved 55.4 GB/s pinned over PCIe Gen5 x16 (63 GB/s; run
+20261129-151415-f3a8c6).  A link at half its width or one generation down lands under 0.5.
 """
 
 from __future__ import annotations

@@ -46,14 +46,20 @@ def _rows(v: dict) -> list[dict]:
                              "value": f"{fmt_num(b['sustained_tflops'])} TFLOP/s sustained, "
                                       f"{fmt_num(b.get('sustained_copy_gbs'))} GB/s copy",
                              "expected": f"{b['sustained_to_burst']:.2f}x of burst {fmt_num(b['burst_tflops'])}; "
-                                         + (f"first throttle at {first:g} s" if first is not None
-                                            else "no throttle seen" if "throttle_first_seen_s" in b
-                                            else "throttle not sampled"),
+                                         + _throttle(b, first),
                              "peers": "-", "flag": ""})
     for link in v["links"]:
         rows.append({"gpu": "all", "check": link["check"], "value": (f"{fmt_num(link['busbw_gbs'])} GB/s bus"
                      if link.get("busbw_gbs") else link["status"]), "expected": "-", "peers": "-", "flag": ""})
     return rows
+
+
+def _throttle(b: dict, first) -> str:
+    """'first throttle at 1.5 s (sw_power_cap 1.5 s, sw_thermal 84 s)', or why there is none."""
+    if first is None:
+        return "no throttle seen" if "throttle_first_seen_s" in b else "throttle not sampled"
+    seen = sorted((b.get("throttle_first_seen_s") or {}).items(), key=lambda kv: kv[1])
+    return f"first throttle at {first:g} s (" + ", ".join(f"{k} {t:g} s" for k, t in seen) + ")"
 
 
 def _pairs(v: dict) -> list[dict]:

@@ -94,6 +94,12 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           steps: Optional[int] = typer.Option(None, "--steps", help="diffusion steps", metavar="N"),
           gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim", metavar="N"),
           scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus", metavar="COEFF"),
+          replicas: Optional[int] = typer.Option(None, "--replicas", metavar="R", help="llm-serve: the --gpus run as R "
+                                                 "independent copies (data parallel), each tensor parallel over "
+                                                 "gpus/R; without it one copy over all --gpus"),
+          ttft: Optional[float] = typer.Option(None, "--ttft", metavar="SECONDS", help="llm-serve: claimed time to the "
+                                               "first token of --set prompt_len= tokens (one sequence unless "
+                                               "--batch-size)"),
           vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim", metavar="GPU"),
           ratio: Optional[str] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs; with --gpus, "
                                               "the claimed time ratio or range (1.4-1.6 = 40-60% longer)", metavar="RATIO"),
@@ -116,17 +122,27 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
             "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
+    serving = registry.has(workload, physics="serving")
+    if not serving and (replicas is not None or ttft is not None):
+        raise UserError("--replicas and --ttft are for llm-serve claims (-w llm-serve)")
     store = _optional_store(db)
     if vs is not None or ratio is not None:
-        _out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store, fmt))
+        _out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store, fmt,
+                          replicas, latency, ttft))
         return
     one = {"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
            "throughput": throughput, "latency": latency, "seq_len": seq_len, "image_size": image_size,
-           "steps": steps, "gpus": gpus, "scaling": scaling}
+           "steps": steps, "gpus": gpus, "scaling": scaling, "replicas": replicas, "ttft": ttft}
     if csv_path:
         if any(x is not None for x in one.values()):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
         claims = C.read_claims(csv_path)
+    elif serving:   # the batch may be the engine's (bounded at the largest that fits)
+        if any(one[k] is None for k in ("gpu", "precision")) or all(
+                one[k] is None for k in ("throughput", "latency", "ttft")):
+            raise UserError("an llm-serve claim needs --gpu, --precision and --throughput, --latency or --ttft "
+                            "(or --csv)")
+        claims = [one]
     else:
         if not registry.fact(workload, "device_figure") and (   # micro_check says what a micro claim needs
                 any(one[k] is None for k in ("gpu", "workload", "precision", "batch_size"))
@@ -152,7 +168,7 @@ def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
 
 
 def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store,
-                 fmt: str) -> str:
+                 fmt: str, replicas=None, latency=None, ttft=None) -> str:
     """A ratio claim (--vs, --ratio): one GPU against another, alone or over --gpus."""
     from gpuarena.analysis import ratio as RT
     from gpuarena.report.text.ratio import render
@@ -164,7 +180,10 @@ def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, th
         from gpuarena.analysis.llm_claims import check_serving_ratio
         from gpuarena.cli.llm_cmds import llm_claim_sets
 
-        cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
+        if any(x is not None for x in (throughput, latency, ttft)):
+            raise UserError("an llm-serve ratio claim states --ratio only (no --throughput, --latency or --ttft)")
+        cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus,
+                "replicas": replicas, **llm_claim_sets(sets, workload)}
         return render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
     if gpus and gpus > 1:
         if what not in ("allreduce", "step"):
@@ -186,11 +205,11 @@ def _check_claim_input(c: dict) -> None:
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
         bs = int(str(c.get("batch_size")).strip())
-        nums = {k: float(str(c[k]).strip()) for k in ("throughput", "latency", "scaling", "gpus")
+        nums = {k: float(str(c[k]).strip()) for k in ("throughput", "latency", "scaling", "gpus", "replicas", "ttft")
                 if c.get(k) not in (None, "")}
     except ValueError:
         raise UserError(f"claim {c.get('gpu')!s:.40} {c.get('workload')!s:.40}: batch_size must be an "
-                        "integer and throughput, latency, scaling and gpus numbers") from None
+                        "integer and throughput, latency, scaling, gpus, replicas and ttft numbers") from None
     for k, v in nums.items():
         finite(v, k, cap=MAX_THROUGHPUT)
     if not 1 <= bs <= 1_000_000:

@@ -42,7 +42,8 @@ REGIMES = ("", "nvls", "ring")      # an all-reduce's: reduced in the NVSwitch (
 VERDICTS = ("plausible", "implausible", "impossible")
 # the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
 CHECK_COLUMNS = ("gpu", "workload", "precision", "batch_size", "throughput", "latency", "seq_len", "image_size",
-                 "steps", "gpus", "scaling", "model", "prompt_len", "new_tokens", "source")
+                 "steps", "gpus", "scaling", "model", "prompt_len", "new_tokens", "source", "replicas", "ttft", "vs",
+                 "ratio")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,13 @@ class Claim:
     date: str
     expected: str               # plausible | implausible | impossible
     why: str
+    # llm-serve forms (issue 39), the file's last columns, empty on rows of other kinds (a short row
+    # reads them as empty): independent copies of the model over `gpus`, a time to the first token,
+    # and a throughput ratio over a second GPU
+    replicas: int | None = None
+    ttft: float | None = None   # seconds to the first token of prompt_len tokens
+    vs: str | None = None
+    ratio: float | None = None  # throughput of gpu over vs's
 
     def check_row(self) -> dict:
         """The claim as `gpuarena check --csv` reads a row (absent values as empty strings)."""
@@ -178,7 +186,7 @@ def _text(row: dict, key: str, where: str) -> str:
 def claims(path: str | Path | None = None) -> tuple[Claim, ...]:
     """The published claims, typed; UserError naming the line of the first malformed row."""
     p = Path(path or CLAIMS_CSV)
-    required = tuple(f.name for f in fields(Claim))
+    required = tuple(f.name for f in fields(Claim) if f.default is not None)   # the serving forms' are optional
     out = []
     for line, row in _rows(p, "claims", required):
         where = f"{p.name} line {line}"
@@ -186,13 +194,15 @@ def claims(path: str | Path | None = None) -> tuple[Claim, ...]:
         if expected not in VERDICTS:
             raise UserError(f"{where}: expected {expected!r} is not one of {', '.join(VERDICTS)}")
         n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps", "gpus",
-                                                      "prompt_len", "new_tokens")}
-        x = {k: _number(row, k, where) for k in ("throughput", "latency", "scaling")}
-        if x["throughput"] is None and x["latency"] is None and x["scaling"] is None:
-            raise UserError(f"{where}: give a throughput, a latency or a scaling coefficient")
+                                                      "prompt_len", "new_tokens", "replicas")}
+        x = {k: _number(row, k, where) for k in ("throughput", "latency", "scaling", "ttft", "ratio")}
+        if all(v is None for v in x.values()):
+            raise UserError(f"{where}: give a throughput, a latency, a scaling coefficient, a ttft or a ratio")
+        if (x["ratio"] is None) != (row.get("vs") in (None, "")):
+            raise UserError(f"{where}: a ratio claim gives both vs and ratio")
         out.append(Claim(gpu=_text(row, "gpu", where), workload=_text(row, "workload", where),
                          precision=_text(row, "precision", where), gpus=n.pop("gpus") or 1, **n, **x,
-                         model=row["model"] or None, source=_text(row, "source", where),
+                         model=row["model"] or None, source=_text(row, "source", where), vs=row.get("vs") or None,
                          date=_text(row, "date", where), expected=expected, why=_text(row, "why", where)))
     return tuple(out)
 
@@ -252,4 +262,49 @@ def pcie_links(path: str | Path | None = None) -> tuple[PcieLink, ...]:
             raise UserError(f"{where}: PCIe gen {gen} is given twice")
         out.append(PcieLink(gen, _needed(row, "gt_per_s", where), _text(row, "encoding", where),
                             _needed(row, "x16_gbs_per_direction", where), _text(row, "source", where)))
+    return tuple(out)
+
+
+SERVING_CSV = DATA / "serving_evidence.csv"
+SERVING_PRECISIONS = ("bf16", "fp16", "fp8")    # the engines' weights; KV cache in FP8 with FP8 weights
+
+
+@dataclass(frozen=True, slots=True)
+class ServingFigure:
+    """One published serving figure (MLPerf Inference, TensorRT-LLM's tables and blogs) as its source
+    states it: output tokens/s per GPU at a batch and lengths, or the time to the first token of one
+    prompt.  The evidence analysis/serving_evidence.py turns into the shares credibly reached (every
+    row must lie within the serving model's physical bound: tests/analysis/test_serving_claims.py)."""
+    gpu: str                    # as the catalog matches it
+    engine: str
+    model: str                  # an LLM shape (workloads/llm/shapes.py SHAPES)
+    precision: str              # the weights': bf16, fp16 or fp8
+    tp: int                     # tensor-parallel GPUs per copy of the model
+    batch_size: int | None      # the engine's batch; None where the source states none
+    prompt_len: int | None      # None where the source gives no input length (then 1 token: a floor)
+    new_tokens: int | None      # output tokens per request (throughput rows)
+    tokens_per_s_per_gpu: float | None
+    ttft_s: float | None        # seconds to the first token (batch-1 rows)
+    source: str
+    date: str
+
+
+def serving_figures(path: str | Path | None = None) -> tuple[ServingFigure, ...]:
+    """The published serving figures, typed; UserError naming the line of the first malformed row."""
+    p = Path(path or SERVING_CSV)
+    out = []
+    for line, row in _rows(p, "serving evidence", tuple(f.name for f in fields(ServingFigure))):
+        where = f"{p.name} line {line}"
+        t = {k: _text(row, k, where) for k in ("gpu", "engine", "model", "precision", "source", "date")}
+        if t["precision"] not in SERVING_PRECISIONS:
+            raise UserError(f"{where}: precision {t['precision']!r} is not one of {', '.join(SERVING_PRECISIONS)}")
+        n = {k: _number(row, k, where, int) for k in ("batch_size", "prompt_len", "new_tokens")}
+        x = {k: _number(row, k, where) for k in ("tokens_per_s_per_gpu", "ttft_s")}
+        if (x["tokens_per_s_per_gpu"] is None) == (x["ttft_s"] is None):
+            raise UserError(f"{where}: give either tokens_per_s_per_gpu (with new_tokens) or ttft_s (with prompt_len)")
+        if x["tokens_per_s_per_gpu"] is not None and n["new_tokens"] is None:
+            raise UserError(f"{where}: a throughput row needs new_tokens")
+        if x["ttft_s"] is not None and n["prompt_len"] is None:
+            raise UserError(f"{where}: a time-to-first-token row needs prompt_len")
+        out.append(ServingFigure(**t, tp=_needed(row, "tp", where, int), **n, **x))
     return tuple(out)

@@ -21,6 +21,7 @@ time to the first token, or one card's throughput over another's.
 from __future__ import annotations
 
 from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.serving_layout import Layout, layout
 from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
 from gpuarena.data import catalog
@@ -46,7 +47,7 @@ def check_serving(claim: dict, store=None) -> dict:
         return _ratio_as_check_row(claim, store)
     g, prec, cls, params, open_batch = _serving_claim(claim)
     cfg = cls.config(params)
-    lay = M.layout(claim_gpus(claim), claim.get("replicas"))
+    lay = layout(claim_gpus(claim), claim.get("replicas"))
     why = M.refusal(g, prec, cfg, lay.tp)
     if why:
         raise UserError(f"claim on {g.short}: {why}")
@@ -86,7 +87,7 @@ def _times(r: dict, replicas: int) -> dict:
     return {**r, "tokens_per_s": r["tokens_per_s"] * replicas}
 
 
-def _row(claim: dict, g, prec: str, cls, params: dict, lay: M.Layout, batch: int) -> dict:
+def _row(claim: dict, g, prec: str, cls, params: dict, lay: Layout, batch: int) -> dict:
     """The fields every serving row of `check` carries."""
     return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} weights" + ("" if W.COMPUTE[prec] == prec else f", {W.COMPUTE[prec]} arithmetic"),
@@ -95,7 +96,7 @@ def _row(claim: dict, g, prec: str, cls, params: dict, lay: M.Layout, batch: int
             "source": claim.get("source", "")}
 
 
-def _check_ttft(claim: dict, store, g, prec: str, cls, cfg, params: dict, lay: M.Layout) -> dict:
+def _check_ttft(claim: dict, store, g, prec: str, cls, cfg, params: dict, lay: Layout) -> dict:
     """Seconds to the first token of ``batch`` prompts of prompt_len tokens on one copy (TP = gpus /
     replicas): the prefill bound at the dense peak, and at the best prefill MFU credibly reached."""
     ttft, b, prompt, tp = _num(claim, "ttft"), params["batch_size"], params["prompt_len"], lay.tp
@@ -199,6 +200,16 @@ def _ratio_as_check_row(claim: dict, store) -> dict:
             "claim_text": f"{claim['ratio']}x the {catalog.match(claim['vs']).short}"}
 
 
+def _cannot_hold(cfg, cards, batches, prec: str, tp: int, context: int, kv: int) -> str:
+    """Why one of the cards cannot hold its batch (weights + KV at the context), or ''."""
+    for g, b in zip(cards, batches):
+        need = M.memory_per_gpu(cfg, prec, tp, max(b, 1), context, kv)
+        if b < 1 or need > g.memory_gb * 1e9:
+            return (f"the {g.short} cannot serve it: {prec} weights and {max(b, 1)} sequence(s) of {context} tokens "
+                    f"need {need / 1e9:,.0f} GB per GPU over {tp} GPU(s); it has {g.memory_gb:g} GB")
+    return ""
+
+
 def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict, store=None) -> dict:
     """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (lengths,
     --gpus and --replicas, the same engine on both), at the claim's batch or, without one, each card at
@@ -212,7 +223,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     if claim.get("model") not in (None, "") and "hf_config" not in given:
         given.setdefault("shape", claim["model"])
     params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
-    cfg, lay = cls.config(params), M.layout(claim_gpus(claim), claim.get("replicas"))
+    cfg, lay = cls.config(params), layout(claim_gpus(claim), claim.get("replicas"))
     prec = serving_precision(claim.get("precision") or "bf16")
     kv, tp, prompt, out = _kv_bytes(prec), lay.tp, params["prompt_len"], params["new_tokens"]
     cards = catalog.match(gpu), catalog.match(vs)
@@ -230,16 +241,10 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     # the batch on each card: the claim's, or the largest each holds with none or 10% of memory kept back
     batches = {k: [params["batch_size"]] * 2 if not open_batch else
                [M.max_batch(cfg, g, prec, tp, prompt + out, k, kv) for g in cards] for k in KEPT_BACK}
-    short = [(g, b) for k in KEPT_BACK[:1] for g, b in zip(cards, batches[k])
-             if b < 1 or M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv) > g.memory_gb * 1e9]
+    short = _cannot_hold(cfg, cards, batches[0.0], prec, tp, prompt + out, kv)
     if short:
-        g, b = short[0]
-        need = M.memory_per_gpu(cfg, prec, tp, max(b, 1), prompt + out, kv)
-        return {**base, "batch_size": None if open_batch else b, "expected_low": None, "expected_high": None,
-                "verdict": "impossible",
-                "reason": (f"the {g.short} cannot serve it: {model} ({prec}) needs {need / 1e9:,.0f} GB per GPU for "
-                           f"the weights and {max(b, 1)} sequence(s) of {prompt + out} tokens over {tp} GPU(s); it "
-                           f"has {g.memory_gb:g} GB")}
+        return {**base, "batch_size": None if open_batch else batches[0.0][0], "expected_low": None,
+                "expected_high": None, "verdict": "impossible", "reason": f"{short} ({model})"}
     ratios, shown = [], []
     for k in (KEPT_BACK if open_batch else KEPT_BACK[:1]):
         ba, bb = batches[k]

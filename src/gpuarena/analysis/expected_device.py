@@ -148,6 +148,10 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     pool = list(M.published_evidence()) + _measured(results, figure)
     regime = M.regime(figure, g, n)
     c = M.ceiling(figure, prec, P.arch_of(g), regime=regime, pool=pool)
+    nvls = None
+    if regime == "nvls":    # reduced in the switch only where the system enables it (NVLS): expect the ring
+        nvls, regime = c, "ring"
+        c = M.ceiling(figure, prec, P.arch_of(g), regime=regime, pool=pool) or nvls
     if c is None:
         raise UserError(f"no evidence of {figure.replace('-', ' ')}"
                         + (f" at {P.NAMES.get(prec, prec)}" if prec else "") + " in data/micro_ceilings.csv")
@@ -166,6 +170,9 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     if figure == "allreduce-busbw":
         f, at = _collective_factor(wl, n, size_mb, value)
         value, how = value * f, how + at
+        if nvls is not None and nvls is not c:
+            switch = min(top, nvls.best.share * base * f)
+            notes.append(f"up to {switch:,.0f} GB/s where NCCL reduces in the NVSwitch (NVLS)")
         if wl != "allreduce":
             band += OTHER_COLLECTIVE
             like = False
@@ -174,13 +181,14 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
             like = False
             notes.append("a latency-bound message size: context")
     band = min(band, 0.9)
-    return _verdict(value, band, top, figure, how, notes, like, measured, measured_high, causes)
+    high = max(min(top, value * (1 + M.MICRO_SPREAD)), switch if nvls is not None and nvls is not c else 0)
+    return _verdict(value, band, high, figure, how, notes, like, measured, measured_high, causes)
 
 
-def _verdict(value, band, top, figure, how, notes, like, measured, measured_high, causes) -> Expected:
+def _verdict(value, band, high, figure, how, notes, like, measured, measured_high, causes) -> Expected:
     """The Expected of a catalog figure, with the ratio and verdict where a measured figure is given."""
     out = {"figure": value, "basis": "catalog", "band": band, "low": value * (1 - band),
-           "high": min(top, value * (1 + M.MICRO_SPREAD)), "unit": M.UNITS[figure],
+           "high": high, "unit": M.UNITS[figure],
            "source": how + (f"; band {band:.0%}: " + ", ".join(notes) if notes else f"; band {band:.0%}"),
            "like_for_like": like, "below": False,
            "model": ModelFigure(value=value, band=band, how=how, same_recipe=False)}

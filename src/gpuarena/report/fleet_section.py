@@ -9,6 +9,17 @@ from gpuarena.analysis import fleet as F
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
 from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result
+from gpuarena.workloads import registry
+
+
+def variant_text(r: Result) -> str:
+    """The variant, with what sets a device check apart (a matmul's dtype, a copy's pinning) where it has one."""
+    cls = registry.find(r.workload)
+    label = cls.label(r.params) if cls is not None else r.workload
+    extra = label[len(r.workload):].strip() if label.startswith(r.workload) else label
+    if r.gpus > 1 and r.params.get("size_mb"):          # a collective: its message size
+        extra = f"{r.params['size_mb']:g} MiB"
+    return f"{r.variant} ({extra})" if extra else r.variant
 
 
 def expected_table(rows: list[Result]) -> Table | None:
@@ -19,7 +30,7 @@ def expected_table(rows: list[Result]) -> Table | None:
             continue
         unit = e.unit or r.unit or ""        # a device check is read in its figure's unit (TFLOP/s, bus GB/s)
         measured = e.ratio * e.figure if e.ratio is not None else r.throughput_median
-        out.append([r.workload, r.variant, device_of(r), f"{fmt_num(measured)} {unit}",
+        out.append([r.workload, variant_text(r), device_of(r), f"{fmt_num(measured)} {unit}",
                     f"{fmt_num(e.figure)} ({fmt_num(e.low)}-{fmt_num(e.high)})", f"{e.ratio:.2f}x", e.basis,
                     "below-expected: " + ("; ".join(e.causes or []) or "no cause recorded") if e.below
                     else ("" if e.like_for_like else "context"), e.source or e.model.how])

@@ -53,8 +53,20 @@ def settings_of(workload: str, params: dict) -> dict:
     return cls.resolve_params({k: v for k, v in params.items() if k in cls.param_map()})
 
 
+_ATTAINED: dict[tuple, tuple[float, str] | None] = {}     # per result: a fleet's pool is read once per result
+
+
 def _attainment(q: Result) -> tuple[float, str] | None:
     """(q's attainment of its own roofline, its precision class) for a measured single-GPU result."""
+    key = (q.id, q.run_id, q.workload, q.device_name, q.throughput_median)
+    if key not in _ATTAINED:
+        if len(_ATTAINED) > 100_000:
+            _ATTAINED.clear()
+        _ATTAINED[key] = _attained(q)
+    return _ATTAINED[key]
+
+
+def _attained(q: Result) -> tuple[float, str] | None:
     from gpuarena.analysis import physics as X
     from gpuarena.analysis.rows import gpu_of
 

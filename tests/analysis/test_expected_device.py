@@ -80,3 +80,16 @@ def test_a_slow_h100_alone_in_the_database_is_flagged_by_results(cli, tmp_path, 
     assert e["low"] < e["figure"] <= e["high"] and e["source"].startswith("catalog:")
     table = cli("results", "--db", db, env={"COLUMNS": "240"}).stdout
     assert "below-expected" in table
+
+
+def test_a_cards_own_published_figure_and_its_power_limit_set_its_matmul_expectation():
+    own = expected_device("matmul", "A100 80GB PCIe", "bf16")          # its own mamf-finder row: 252.9
+    assert own.figure == pytest.approx(252.9) and "another" not in own.source
+    pcie = expected_device("matmul", "A100 40GB PCIe", "bf16")         # 250 W: the SXM4's 400 W clock not held
+    assert pcie.figure < expected_device("matmul", "A100 80GB SXM4", "bf16").figure * 0.9
+    assert "analysis/power.py" in pcie.source
+
+
+def test_another_generations_figure_is_context_and_never_flags():
+    e = expected_device("matmul", "L40S", "bf16", measured=50.0)        # no Ada evidence: borrowed
+    assert "unverified" in e.source and not e.like_for_like and not e.below

@@ -1,27 +1,27 @@
-"""Is my number normal?  The expected figure beside each measured result.
+"""Is my number normal?  The expected figure beside every finite result (measured or published, on
+one GPU or several), from one model, the first of:
 
-Three references, each with where it comes from:
+- **stored**: the same recipe (workload, variant, parameters, GPU count) measured on the
+  same GPU model in other runs: other hosts, other days, imported bundles (the median);
+- **published**: the best like-for-like published figure (data/published_results.csv;
+  analysis/expected_refs.py) for the same GPU and workload, at the same executed precision,
+  the same settings other than batch, the same engine class (rows.engine_of), then the
+  nearest batch, then the newest; shown with its source and date;
+- **catalog** (device checks: matmul, copy, host links, collectives): the card's physical
+  bound x the share healthy cards reach (analysis/expected_device.py); a device check is
+  always also held to it, since a stored figure may come from the same slow card;
+- **model**: gpuarena's projection of this GPU from the same recipe's figures on other
+  GPUs (``model_expectation``), else the workload's own physics (analysis/expected_physics.py:
+  roofline, serving, decoder training, data parallel, endpoint).
 
-- **stored**: the same recipe (workload, variant, parameters) measured on the same GPU
-  model in other runs: other hosts, other days, imported bundles (the median of them);
-- **published**: the best like-for-like published figure (data/published_results.csv)
-  for the same GPU and workload, at the same executed precision (BF16 and FP16 share
-  the tensor peak), the same settings other than batch (sequence length, image
-  size, steps), preferring the same engine class, then the nearest batch, then the
-  newest; shown with its source and date;
-- **model**: gpuarena's projection of this GPU from the same recipe's figures on
-  other GPUs (stored results of the same workload, variant and parameters; else the
-  published figures of the same precision), through ``model_expectation`` only.
-
-The expected figure is the stored one where there is one, else the published one,
-else the model's;
-the band around it is the model's error band (how far the projection has been
-wrong before).  A result whose 95% interval lies wholly below the band is
+The band is the model's error band (how far the projection has been wrong before), or the
+catalog's (published and card-to-card spread); ``low``-``high`` is the range a healthy
+result falls in.  A measured result whose 95% interval lies wholly below ``low`` is
 ``below-expected``, with the likely causes read from its fingerprint and telemetry
-(analysis/causes.py) -- but only against a like-for-like figure: a projection made
-from other code's published figures (NVIDIA's fused BERT against HF's) is shown as
-context and never flags.  Articles' own figures are never references (they are the
-claims `check` judges).  Computed when results are read, never stored.
+(analysis/causes.py) -- but only against a like-for-like figure: a model's figure, another
+generation's device figure, or a figure set beside a published row is context and never
+flags.  Articles' own figures are never references (they are the claims `check` judges).
+Computed when results are read, never stored.
 """
 
 from __future__ import annotations

@@ -52,9 +52,9 @@ DEFAULT_SHARES = {
                             f"863 GB/s of 2,039 {_GPT_FAST}")}
 CEILINGS = {"int8": (1322.58 / 2039, f"gpt-fast's Llama-2-70B int8 batch-1 decode, 1,323 GB/s of 2,039 {_GPT_FAST}"),
             "int4": (1097.66 / 2039, f"gpt-fast's Llama-2-70B int4 batch-1 decode, 1,098 GB/s of 2,039 {_GPT_FAST}")}
-# gpuarena's own eager prefill (BENCHMARKS.md, llm-serve on one H200, session 5): 492 TFLOP/s of 989.
+# gpuarena's own eager prefill (BENCHMARKS.md, llm-serve on one H200, 2026-11-30): 492 TFLOP/s of 989.
 DEFAULT_PREFILL_MFU = (0.497, "default: gpuarena's eager prefill, llama3-8b batch 64 on one H200, 492 TFLOP/s "
-                       "(BENCHMARKS.md, session 5)")
+                       "(2026-11-30, run 20261130-210020-dd57ec; BENCHMARKS.md)")
 # BENCHMARKS.md, two NVLinked H200s: an all-reduce of up to 512 KiB costs a fixed 30-60 us a call.
 ALLREDUCE_LATENCY_S = 30e-6
 FP8_MIN_CC, BF16_MIN_CC = float("%d.%d" % FP8_MIN_CAPABILITY), 8.0

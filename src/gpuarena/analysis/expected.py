@@ -1,27 +1,27 @@
-"""Is my number normal?  The expected figure beside each measured result.
+"""Is my number normal?  The expected figure beside every finite result (measured or published, on
+one GPU or several), from one model, the first of:
 
-Three references, each with where it comes from:
+- **stored**: the same recipe (workload, variant, parameters, GPU count) measured on the
+  same GPU model in other runs: other hosts, other days, imported bundles (the median);
+- **published**: the best like-for-like published figure (data/published_results.csv;
+  analysis/expected_refs.py) for the same GPU and workload, at the same executed precision,
+  the same settings other than batch, the same engine class (rows.engine_of), then the
+  nearest batch, then the newest; shown with its source and date;
+- **catalog** (device checks: matmul, copy, host links, collectives): the card's physical
+  bound x the share healthy cards reach (analysis/expected_device.py); a device check is
+  always also held to it, since a stored figure may come from the same slow card;
+- **model**: gpuarena's projection of this GPU from the same recipe's figures on other
+  GPUs (``model_expectation``), else the workload's own physics (analysis/expected_physics.py:
+  roofline, serving, decoder training, data parallel, endpoint).
 
-- **stored**: the same recipe (workload, variant, parameters) measured on the same GPU
-  model in other runs: other hosts, other days, imported bundles (the median of them);
-- **published**: the best like-for-like published figure (data/published_results.csv)
-  for the same GPU and workload, at the same executed precision (BF16 and FP16 share
-  the tensor peak), the same settings other than batch (sequence length, image
-  size, steps), preferring the same engine class, then the nearest batch, then the
-  newest; shown with its source and date;
-- **model**: gpuarena's projection of this GPU from the same recipe's figures on
-  other GPUs (stored results of the same workload, variant and parameters; else the
-  published figures of the same precision), through ``model_expectation`` only.
-
-The expected figure is the stored one where there is one, else the published one,
-else the model's;
-the band around it is the model's error band (how far the projection has been
-wrong before).  A result whose 95% interval lies wholly below the band is
+The band is the model's error band (how far the projection has been wrong before), or the
+catalog's (published and card-to-card spread); ``low``-``high`` is the range a healthy
+result falls in.  A measured result whose 95% interval lies wholly below ``low`` is
 ``below-expected``, with the likely causes read from its fingerprint and telemetry
-(analysis/causes.py) -- but only against a like-for-like figure: a projection made
-from other code's published figures (NVIDIA's fused BERT against HF's) is shown as
-context and never flags.  Articles' own figures are never references (they are the
-claims `check` judges).  Computed when results are read, never stored.
+(analysis/causes.py) -- but only against a like-for-like figure: a model's figure, another
+generation's device figure, or a figure set beside a published row is context and never
+flags.  Articles' own figures are never references (they are the claims `check` judges).
+Computed when results are read, never stored.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from __future__ import annotations
 from gpuarena.analysis import causes as C
 from gpuarena.analysis import expected_device as D
 from gpuarena.analysis.expected_device import expected_device  # noqa: F401  (the device checks' API, here too)
-from gpuarena.analysis.expected_refs import model_refs, published_reference, result_request, stored_reference
+from gpuarena.analysis.expected_physics import physics_expectation
+from gpuarena.analysis.expected_refs import model_refs, published_reference, request_of, stored_reference
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.result import Result
@@ -67,10 +68,9 @@ def model_expectation(gpu: catalog.GPU, workload: str, request: str, refs: list[
 # --- the verdict ---------------------------------------------------------------------
 
 def eligible(r: Result) -> catalog.GPU | None:
-    """The catalog GPU of a measured full-size ok result (one GPU, or a device check over several), else
-    None (nothing to expect)."""
-    if (r.status != "ok" or r.source == "published" or r.size == "tiny"
-            or (r.gpus != 1 and D.figure_of(r.workload) is None) or not r.throughput_median
+    """The catalog GPU of a finite full-size result (measured or published, on any GPU count), else None
+    (nothing to expect)."""
+    if (r.status != "ok" or r.size == "tiny" or not r.throughput_median
             or not str(r.device or "cuda").startswith("cuda")):
         return None
     return catalog.find(r.device_name or "")
@@ -101,33 +101,49 @@ def expect_device(r: Result, gpu: catalog.GPU, pool: list[Result], fp: dict | No
     return out
 
 
-def expect(r: Result, pool: list[Result], published: list[Result], fp: dict | None = None) -> dict | None:
-    """The expected figure of one result, its ratio, band and below-expected verdict; None if none applies."""
-    gpu = eligible(r)
-    if gpu is None:
-        return None
-    if D.figure_of(r.workload):
-        return expect_device(r, gpu, pool, fp)
-    pub = published_reference(r, gpu, published)
-    ref = stored_reference(r, gpu, pool)
-    request = result_request(r)
+def model_figure(r: Result, gpu: catalog.GPU, pool: list[Result], published: list[Result],
+                 everything: list[Result]) -> dict:
+    """The model's figure: the projection from the same recipe (else like published figures) on other
+    GPUs where the workload has a published family, else the workload's physics (expected_physics.py)."""
+    request = request_of(r)
     refs, same_recipe = model_refs(r, gpu, pool, published)
     model = (model_expectation(gpu, r.workload, request, refs) if request
              else {"value": None, "band": FALLBACK_BAND, "how": "no precision to model"})
-    model["same_recipe"] = same_recipe
+    physics = None if model["value"] else physics_expectation(r, gpu, everything)
+    if physics:     # the projection's band still measures a stored or published reference
+        return {**physics, "same_recipe": False, "reference_band": model["band"]}
+    return {**model, "same_recipe": same_recipe}
+
+
+def expect(r: Result, pool: list[Result], published: list[Result], fp: dict | None = None,
+           everything: list[Result] | None = None) -> dict | None:
+    """The expected figure of one result, its ratio, band and below-expected verdict; None if none applies.
+    ``pool``: the stored results of r's recipe (or more); ``everything``: all ok results (the physics
+    models' calibration: other results' shares, the 1-GPU step of a data-parallel run), pool if None."""
+    gpu = eligible(r)
+    if gpu is None:
+        return None
+    everything = pool if everything is None else everything
+    if D.figure_of(r.workload):
+        return expect_device(r, gpu, everything, fp)
+    pub = published_reference(r, gpu, published)
+    ref = stored_reference(r, gpu, pool)
+    model = model_figure(r, gpu, pool, published, everything)
     figure = (ref or pub or model)["value"]
     if not figure:
         return None
     measured = r.throughput_median
     hi = (r.throughput.ci95_high if r.throughput else None) or measured
-    band = model["band"] or FALLBACK_BAND
-    like_for_like = bool(ref or pub) or same_recipe
+    band = (model.pop("reference_band", None) if ref or pub else None) or model["band"] or FALLBACK_BAND
+    model.pop("reference_band", None)
+    like_for_like = bool(ref or pub) or model["same_recipe"]
     basis = "stored" if ref else "published" if pub else "model"
     src = ref["source"] if ref else f"{pub['source']}, {pub['date']}" if pub else "model: " + model["how"]
     out = {"figure": figure, "basis": basis, "ratio": measured / figure, "stored": ref,
            "band": band, "low": figure * (1 - band), "high": figure * (1 + band), "like_for_like": like_for_like,
-           "source": src + ("" if like_for_like else " (not like for like: context, never a flag)"),
-           "below": like_for_like and hi < figure * (1 - band), "published": pub,
+           "source": src + ("" if like_for_like else " (not like for like: context, never a flag)")
+           + (" (a published figure: context, never a flag)" if r.source == "published" else ""),
+           "below": like_for_like and r.source != "published" and hi < figure * (1 - band), "published": pub,
            "model": {**model, "ratio": measured / model["value"]} if model["value"] else model}
     if pub:
         out["published"] = {**pub, "ratio": measured / pub["value"]}
@@ -165,7 +181,7 @@ def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: 
         eid = r.env_id
         if eid not in envs:
             envs[eid] = environment(eid) if eid is not None else None
-        e = expect(r, recipes.get((r.workload, r.variant), []), published, envs[eid])
+        e = expect(r, recipes.get((r.workload, r.variant), []), published, envs[eid], pool)
         if e is None:
             out.append(r)
             continue

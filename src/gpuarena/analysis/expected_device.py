@@ -16,8 +16,11 @@ expected.  The band adds, each for a stated reason:
   for a matmul at least SUSTAINED_SPREAD (13%): a sustained product under the power cap against the
   burst most published figures are (the H200's bf16 8192^3: 677.4 TFLOP/s sustained at 687 W, run
   20261129-151415-f3a8c6, against 773.3 burst, run 20261129-181742-380252; BENCHMARKS.md 'Ceilings');
-- OTHER_MODEL (5%) when the evidence is another card of the generation, BORROWED (10%) when it is
-  another generation (said: "unverified");
+- OTHER_MODEL (5%) when the evidence is another card of the generation (a card's own published figure
+  is preferred to its generation's best), BORROWED (10%) when it is another generation (said:
+  "unverified"; such a figure is context and never flags, as a borrowed ceiling never rejects a claim);
+- a matmul's figure scaled by the clock the card's power limit sustains against the evidence card's
+  (analysis/power.py: an A100 PCIe at 250 W does not hold the SXM4's quoted clock);
 - collectives: their small messages are latency-bound, and how much depends on the harness
   (torch.distributed here ~40 us, a Megatron harness 120-200 us on 8 H100s: IBM/pytorch-communication-
   benchmarks issue #1), so below FLAG_MIN_BYTES they are context and never flag.
@@ -33,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpuarena.analysis import micro_check as M
+from gpuarena.analysis import power
 from gpuarena.analysis import precision as P
 from gpuarena.analysis.roofline import precision_class
 from gpuarena.data import catalog
@@ -123,6 +127,25 @@ def _band(pool, c, g: catalog.GPU, figure: str, prec: str, regime: str) -> tuple
     return band, notes
 
 
+def _evidence(figure: str, g: catalog.GPU, prec: str, n: int, results: Iterable):
+    """(the evidence pool, the ceiling the figure is taken from, the NVLS ceiling or None, the regime)."""
+    pool = list(M.published_evidence()) + _measured(results, figure)
+    regime = M.regime(figure, g, n)
+    c = M.ceiling(figure, prec, P.arch_of(g), regime=regime, pool=pool)
+    nvls = None
+    if regime == "nvls":    # reduced in the switch only where the system enables it (NVLS): expect the ring
+        nvls, regime = c, "ring"
+        c = M.ceiling(figure, prec, P.arch_of(g), regime=regime, pool=pool) or nvls
+    if c is None:
+        raise UserError(f"no evidence of {figure.replace('-', ' ')}"
+                        + (f" at {P.NAMES.get(prec, prec)}" if prec else "") + " in data/micro_ceilings.csv")
+    own = [x for x in pool if x.gpu == g.name and not x.measured and x.figure == figure and x.regime == regime
+           and x.precision == (precision_class(prec) if prec else "")]
+    if own and not c.borrowed:      # the card's own published figure is the most like-for-like evidence
+        c = type(c)(max(own, key=lambda x: x.share), False)
+    return pool, c, nvls, regime
+
+
 def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None = None, *, gpus: int = 1,
                     size_mb: float | None = None, shape: tuple[int, int, int] | None = None,
                     measured: float | None = None, measured_high: float | None = None,
@@ -145,18 +168,18 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     if figure == "host-link":
         top, what, causes = _link_gen(g, link)
         base = top
-    pool = list(M.published_evidence()) + _measured(results, figure)
-    regime = M.regime(figure, g, n)
-    c = M.ceiling(figure, prec, P.arch_of(g), regime=regime, pool=pool)
-    if c is None:
-        raise UserError(f"no evidence of {figure.replace('-', ' ')}"
-                        + (f" at {P.NAMES.get(prec, prec)}" if prec else "") + " in data/micro_ceilings.csv")
+    pool, c, nvls, regime = _evidence(figure, g, prec, n, results)
     e = c.best
     band, notes = _band(pool, c, g, figure, prec, regime)
     value = min(top, e.share * base)
     how = (f"catalog: {e.share:.0%} of {what} ({base:,.1f}) as on {catalog.match(e.gpu).short}"
            + (f" x{e.gpus}" if e.gpus > 1 else "") + f" ({e.engine}: {e.source})")
-    like = True
+    like = not c.borrowed           # another generation's figure only warns (unverified), never flags
+    if figure == "compute-peak":     # a card whose power limit cannot hold its quoted clock (analysis/power.py)
+        held = power.sustained_fraction(g) / power.sustained_fraction(catalog.match(e.gpu))
+        if abs(held - 1) > 1e-9:
+            value = min(top, value * held)
+            how += f" x {held:.2f}: the clock its {g.tdp_w:g} W limit sustains (analysis/power.py)"
     if figure == "compute-peak" and shape:
         value, how = _shape_roof(g, prec, shape, value, how)
     if figure == "host-link" and not pinned:
@@ -166,6 +189,9 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     if figure == "allreduce-busbw":
         f, at = _collective_factor(wl, n, size_mb, value)
         value, how = value * f, how + at
+        if nvls is not None and nvls is not c:
+            switch = min(top, nvls.best.share * base * f)
+            notes.append(f"up to {switch:,.0f} GB/s where NCCL reduces in the NVSwitch (NVLS)")
         if wl != "allreduce":
             band += OTHER_COLLECTIVE
             like = False
@@ -174,13 +200,14 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
             like = False
             notes.append("a latency-bound message size: context")
     band = min(band, 0.9)
-    return _verdict(value, band, top, figure, how, notes, like, measured, measured_high, causes)
+    high = max(min(top, value * (1 + M.MICRO_SPREAD)), switch if nvls is not None and nvls is not c else 0)
+    return _verdict(value, band, high, figure, how, notes, like, measured, measured_high, causes)
 
 
-def _verdict(value, band, top, figure, how, notes, like, measured, measured_high, causes) -> Expected:
+def _verdict(value, band, high, figure, how, notes, like, measured, measured_high, causes) -> Expected:
     """The Expected of a catalog figure, with the ratio and verdict where a measured figure is given."""
     out = {"figure": value, "basis": "catalog", "band": band, "low": value * (1 - band),
-           "high": min(top, value * (1 + M.MICRO_SPREAD)), "unit": M.UNITS[figure],
+           "high": high, "unit": M.UNITS[figure],
            "source": how + (f"; band {band:.0%}: " + ", ".join(notes) if notes else f"; band {band:.0%}"),
            "like_for_like": like, "below": False,
            "model": ModelFigure(value=value, band=band, how=how, same_recipe=False)}

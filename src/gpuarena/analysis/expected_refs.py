@@ -55,6 +55,17 @@ def published_request(r: Result) -> str | None:
     return None
 
 
+def request_of(r: Result) -> str | None:
+    """The precision request of a result, measured or published."""
+    return published_request(r) if r.source == "published" else result_request(r)
+
+
+def _same_row(p: Result, r: Result) -> bool:
+    """p is r itself (a published row read from the catalog and from the database)."""
+    return (r.source == "published" and p.origin == r.origin and p.device_name == r.device_name
+            and p.throughput_median == r.throughput_median and p.params == r.params)
+
+
 def _same_settings(mine: dict, theirs: dict) -> bool:
     """Every setting the result has (sequence length, image size, steps) is the published row's too."""
     return all(mine.get(k) is None or theirs.get(k) == mine.get(k) for k in SETTINGS)
@@ -68,8 +79,8 @@ def _like(r: Result, pub: Result, gpu: catalog.GPU) -> bool:
             and engine_of(pub).startswith("PyTorch")
             and ("compiled" in engine_of(pub)) == ("compiled" in engine_of(r))   # eager does not bound compiled
             and _same_settings(r.params, pub.params)
-            and _cls(r.workload, published_request(pub), gpu) == _cls(r.workload, result_request(r), gpu)
-            and _cls(r.workload, result_request(r), gpu) is not None)
+            and _cls(r.workload, published_request(pub), gpu) == _cls(r.workload, request_of(r), gpu)
+            and _cls(r.workload, request_of(r), gpu) is not None and not _same_row(pub, r))
 
 
 def published_reference(r: Result, gpu: catalog.GPU, published: list[Result]) -> dict | None:

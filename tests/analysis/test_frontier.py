@@ -58,3 +58,15 @@ def test_report_draws_the_frontier(swept, cli, tmp_path):
     text = html.read_text()
     assert 'id="endpoint-frontier"' in text and "endpoint-frontier-best" in text
     assert "best under SLO" in text
+
+
+def test_a_varied_mix_names_its_lengths_and_meets_no_fixed_length_loop(swept):
+    from gpuarena.analysis.endpoints import _lengths, setting
+
+    r = Store(swept).results()[0]
+    fixed = r.model_copy(update={"params": {**r.params, "prompt_len": 512, "output_len": 128}})
+    chat = r.model_copy(update={"params": {**r.params, "length_dist": "dataset", "prefix_share": 0.3,
+                                           "prefix_group": 16}})
+    assert _lengths(fixed) == (512, 128) and _lengths(chat) is None
+    assert "lengths from the shipped chat table, length_dist dataset, prefix_share 0.3, prefix_group 16" in setting(chat)
+    assert "16 in / 8 out" not in setting(chat)

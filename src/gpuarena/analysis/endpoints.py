@@ -40,11 +40,21 @@ def mix_text(p: dict) -> str:
     return "".join(f", {k} {p[k]}" for k in MIX if shown(k))
 
 
+def lengths_text(p: dict) -> str:
+    """What set the lengths: the prompts file, the trace, the dataset, or prompt_len / output_len."""
+    if p.get("prompts_file"):
+        return f"prompts {p['prompts_file']}"
+    if p.get("trace_file"):
+        return f"trace {p['trace_file']}"
+    if p.get("length_dist") == "dataset":
+        return f"lengths from {p.get('dataset') or 'the shipped chat table'}"
+    return f"{p.get('prompt_len')} in / {p.get('output_len')} out"
+
+
 def setting(r: Result) -> str:
     """The question a result answered, as one line."""
     p = r.params
-    lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
-               else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
+    lengths = lengths_text(p)
     rate = "sweep" if p.get("rate") == "sweep" else f"rate {p.get('rate')}"
     conc = f", concurrency {p['concurrency']}" if p.get("concurrency") else ""
     def ms(x) -> str:   # an imported row may lack a parameter
@@ -89,9 +99,12 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]
 
 
 def _lengths(r: Result) -> tuple | None:
-    """(prompt, output) tokens an endpoint-serve result asked for; None for a prompts file."""
+    """(prompt, output) tokens every request of an endpoint-serve result asked for; None when they vary
+    (a prompts file, a trace, a length distribution, turns carrying the conversation)."""
     p = r.params
-    return None if p.get("prompts_file") else (p.get("prompt_len"), p.get("output_len"))
+    varied = (p.get("prompts_file") or p.get("trace_file") or p.get("length_dist", "fixed") != "fixed"
+              or p.get("turns", 1) != 1)
+    return None if varied else (p.get("prompt_len"), p.get("output_len"))
 
 
 def own_loop_rows(results: list[Result]) -> list[dict]:

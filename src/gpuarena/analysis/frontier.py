@@ -13,15 +13,13 @@ SLO attainment (TTFT and TPOT of the stated share of requests), which keeps it r
 from __future__ import annotations
 
 from gpuarena.analysis import rows as R
-from gpuarena.analysis.endpoints import _ok_as, mix_text
+from gpuarena.analysis.endpoints import _ok_as, lengths_text, mix_text
 from gpuarena.store.result import Result
 
 def _setting(r: Result) -> str:
     """The setting a curve shares: model, API, lengths and mix, SLOs (not the rate or concurrency)."""
     p = r.params
-    lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
-               else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
-    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}{mix_text(p)}, "
+    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths_text(p)}{mix_text(p)}, "
             f"SLO TTFT {p.get('slo_ttft_ms')} ms / TPOT {p.get('slo_tpot_ms')} ms")
 
 

@@ -68,5 +68,6 @@ def test_a_varied_mix_names_its_lengths_and_meets_no_fixed_length_loop(swept):
     chat = r.model_copy(update={"params": {**r.params, "length_dist": "dataset", "prefix_share": 0.3,
                                            "prefix_group": 16}})
     assert _lengths(fixed) == (512, 128) and _lengths(chat) is None
-    assert "lengths from the shipped chat table, length_dist dataset, prefix_share 0.3, prefix_group 16" in setting(chat)
-    assert "16 in / 8 out" not in setting(chat)
+    shown = setting(chat)
+    assert "lengths from the shipped chat table, length_dist dataset, prefix_share 0.3, prefix_group 16" in shown
+    assert "16 in / 8 out" not in shown

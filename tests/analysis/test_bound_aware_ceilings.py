@@ -79,3 +79,13 @@ def test_the_two_ceilings_carry_to_the_claims_conditions():
         sides = {b.side: lim.allows(b) for b in lim.bounds}
         assert lim.credible == pytest.approx(min(sides.values())) and lim.credible <= lim.peak
         assert lim.binding.side == "compute"
+
+
+def test_a_compute_bound_figure_sets_no_memory_ceiling():
+    """The H200's compute-bound BERT inference (1,507.9 seq/s at seq 512, data/ceilings.csv) used 30% of its
+    memory roof because compute held it; as a memory ceiling it capped the H100, same BF16 peak and 70% of
+    the bandwidth, at 1,141 seq/s, below the H200's own speed.  Only the compute side of it bounds."""
+    r = judge(gpu="H100 80GB SXM5", workload="bert-large-infer", precision="bf16", batch_size=64, seq_len=512,
+              throughput=1500)
+    assert r["verdict"] == "plausible" and r["ceiling"]["side"] == "compute", r["reason"]
+    assert "memory ceiling" not in r["reason"]

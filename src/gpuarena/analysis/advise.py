@@ -230,7 +230,9 @@ def _row(g: catalog.GPU, b: _Basis) -> dict | str:
         top = lim.highest * (1 - 1e-9)     # check judges a figure at the limit itself by rounding
         if thr > top:
             note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
-                    + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
+                    + (f"its {lim.binding.side} ceiling" if lim.binding is not None else
+                       f"the {lim.borrowed.side} ceiling of another generation" if lim.borrowed is not None else
+                       "its peak") + ")")
             thr = top
         lo, hi, basis, src = thr * (1 - b.band), min(thr * (1 + b.band), top), "projected", b.how
     return {"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,

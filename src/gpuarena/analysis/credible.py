@@ -95,9 +95,14 @@ def measured_evidence(store, workload: str) -> list[Evidence]:
 
 
 def _evidence(rf, workload: str, g, thr: float, engine: str, source: str, measured: bool, tuned: bool) -> Evidence:
+    """A figure's shares.  Its memory share counts only where its roofline is memory-bound: a compute-bound
+    figure used the bandwidth it needed, which says nothing of how much an engine can use (the H200's
+    compute-bound BERT inference at 30% of its memory roof would have capped an H100 with 70% of its
+    bandwidth below the H200's own speed).  Its compute share always counts: the issue's expert bound, no
+    ResNet-50 trained above 27% of a tensor peak, is read from memory-bound MLPerf figures."""
+    t_c = max(rf.t_compute, rf.t_sustained)
     return Evidence(workload, rf.executed, P.arch_of(g), g.name, thr, rf.attainment(thr), rf.share_of_peak(thr),
-                    engine, source, measured, thr * max(rf.t_compute, rf.t_sustained),
-                    thr * rf.t_memory if rf.t_memory else None, tuned)
+                    engine, source, measured, thr * t_c, thr * rf.t_memory if rf.t_memory > t_c else None, tuned)
 
 
 def evidence(workload: str, store=None) -> list[Evidence]:

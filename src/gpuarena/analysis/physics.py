@@ -20,7 +20,8 @@ verb uses:
 - **implausible**: above what the evidence allows at the claim's conditions, the tighter of two
   ceilings per workload, precision class (BF16 and FP16 are one: the same tensor cores at the
   same rate) and architecture generation: the best share of the compute peak reached (F x
-  throughput / P) and the best share of the memory roof (B x throughput / BW), each widened by
+  throughput / P) and the best share of the memory roof (B x throughput / BW) among figures
+  that memory bounds (a compute-bound figure's share of it is no ceiling), each widened by
   the spread between publications of one figure; and, where the card has a published figure of
   a tuned engine, that figure carried to the claim's conditions by its roofline (MLPerf's
   7,951 images/s caps the H200's ResNet-50 training).  Evidence: data/ceilings.csv, every row

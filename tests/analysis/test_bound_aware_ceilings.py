@@ -30,7 +30,7 @@ def test_a_compute_bound_h20_meets_hoppers_compute_ceiling_not_the_h100s_memory_
     assert r["verdict"] == "implausible"
     assert r["ceiling"]["side"] == "compute" and not r["ceiling"]["borrowed"] and r["ceiling"]["tuned"]
     assert "the compute bound holds" in r["reason"] and "h200_ngc24.04_mxnet" in r["reason"]
-    assert "the memory ceiling allows" in r["reason"]          # the looser bound is named too
+    assert "; memory bound 6," in r["reason"]          # the looser bound is named too
     # MLPerf's H200 share of the BF16 peak (7,951 x 24.5 GFLOP / 989 TFLOP/s, 20%), widened by 8%
     assert 1200 < r["credible_max"] < 1400
     assert judge(gpu="H20", workload="resnet50-train", precision="bf16", batch_size=256,
@@ -88,4 +88,4 @@ def test_a_compute_bound_figure_sets_no_memory_ceiling():
     r = judge(gpu="H100 80GB SXM5", workload="bert-large-infer", precision="bf16", batch_size=64, seq_len=512,
               throughput=1500)
     assert r["verdict"] == "plausible" and r["ceiling"]["side"] == "compute", r["reason"]
-    assert "memory ceiling" not in r["reason"]
+    assert "memory bound" not in r["reason"]

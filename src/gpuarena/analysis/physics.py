@@ -129,22 +129,21 @@ def limit(workload: str, g: catalog.GPU, request: str, params: dict, store=None,
     return Limit(rf, tuple(own), tuple(reach), max(PUBLISHED_SPREAD, spread(store, workload)[0]))
 
 
-def _side(lim: Limit, b: Bound, with_source: bool) -> str:
-    """One ceiling as a verdict states it: what it allows here, the share, and the evidence that sets it."""
+def _side(lim: Limit, b: Bound) -> str:
+    """One ceiling as a verdict states it: the share it reached and the evidence that sets it."""
     e, rf = b.ceiling.best, lim.roof
-    where = f"{catalog.match(e.gpu).short}, {e.engine}" + (f": {e.source}" if with_source else "")
+    where = f"{catalog.match(e.gpu).short}, {e.engine}: {e.source}"
     if b.side == "card":
-        return (f"the card's own best figure ({e.throughput:,.0f}/s, {e.attainment:.0%} of its roofline) allows "
-                f"{lim.allows(b):,.0f}/s at these conditions ({where})")
+        return f"its own best figure, {e.throughput:,.0f}/s ({where})"
     what = f"{P.NAMES.get(rf.executed, rf.executed)} peak" if b.side == "compute" else "memory roof"
-    return f"the {b.side} ceiling allows {lim.allows(b):,.0f}/s ({e.share(b.side):.0%} of the {what}; {where})"
+    return f"{e.share(b.side):.0%} of the {what} ({where})"
 
 
-def _sides(lim: Limit, first: Bound) -> str:
-    """The bound that holds, with its source, then the others it is tighter than."""
-    others = [b for b in lim.bounds if b is not first and b.ceiling.borrowed == first.ceiling.borrowed]
-    return (f"the {first.side} bound holds: {_side(lim, first, True)}"
-            + "".join(f"; {_side(lim, b, False)}" for b in others))
+def _sides(lim: Limit, first: Bound, others: bool = True) -> str:
+    """The bound that holds, with its source, then (``others``) what the looser ones allow."""
+    rest = [b for b in lim.bounds if others and b is not first and b.ceiling.borrowed == first.ceiling.borrowed]
+    return (f"the {first.side} bound holds at {lim.allows(first):,.0f}/s, {_side(lim, first)}"
+            + "".join(f"; {b.side} bound {lim.allows(b):,.0f}/s" for b in rest))
 
 
 def judge(lim: Limit, throughput: float) -> tuple[str, str]:
@@ -165,7 +164,7 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
                if rf.bound_by == "memory" else
                f"{rf.flops / 1e9:,.1f} GFLOP per item at {held or 'peak'})"))
     gen = P.arch_of(g).capitalize()
-    widened = f"each widened by the spread between publications of one figure ({lim.spread:.0%})"
+    widened = f"each bound +{lim.spread:.0%} (publication spread)"
     if lim.binding is None and lim.borrowed is None:
         return "plausible", f"{head}; {road}; no credible figure known for this workload and precision, so only the peak bounds it"
     if lim.binding is None:
@@ -176,11 +175,11 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
                              f"{widened}")
     b = lim.binding
     if throughput <= lim.credible * (1 + 1e-9):
-        return "plausible", f"{head}; {road}; within what the evidence allows: {_sides(lim, b)}; {widened}"
+        return "plausible", f"{head}; {road}; within the evidence: {_sides(lim, b, False)}; {widened}"
     if throughput > lim.rejects_above * (1 + 1e-9):
-        return "implausible", (f"{head}; {road}; above what the evidence allows, {lim.credible:,.0f}/s: "
-                               f"{_sides(lim, b)}; {widened}")
+        return "implausible", f"{head}; {road}; above the evidence: {_sides(lim, b)}; {widened}"
     w = lim.widest
+    best = ("" if w is None else f", within the best any engine reached on any generation "
+            f"({w.ceiling.best.generation.capitalize()}: {lim.allows(w):,.0f}/s here, {_side(lim, w)})")
     return "plausible", (f"{head}; {road}; unverified: above the {gen} ceiling, which framework figures alone set "
-                         f"({_sides(lim, b)}), within what a faster engine reached on "
-                         f"{w.ceiling.best.generation.capitalize()} ({_side(lim, w, True)}); {widened}")
+                         f"({_sides(lim, b)}){best}; {widened}")

@@ -120,7 +120,7 @@ def _check_one(claim: dict, store=None) -> dict:
     return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": lim.roof.peak_tflops,
             "share_of_peak": lim.roof.share_of_peak(per_gpu), "attainment": lim.roof.attainment(per_gpu),
             "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil,
-            "unverified": "unverified:" in reason, "reason": reason}
+            "unverified": lim.unverified(per_gpu) and v == "plausible", "reason": reason}
 
 
 def _workload_flops(workload: str, params: dict) -> float:

@@ -113,6 +113,14 @@ class Limit:
             return self.peak
         return max(self.credible, self.allows(self.widest) if self.widest else 0.0)
 
+    def unverified(self, throughput: float) -> bool:
+        """A figure no ceiling of its generation vouches for and none rejects: a borrowed ceiling, or above
+        one that framework figures alone set (within rejects_above).  It is plausible, with a warning."""
+        if throughput > self.rejects_above * (1 + 1e-9):
+            return False
+        return self.binding is None and self.borrowed is not None or (
+            self.credible is not None and throughput > self.credible * (1 + 1e-9))
+
     @property
     def highest(self) -> float:
         """The highest figure the evidence supports (a projection's cap): the generation's ceiling, else the

@@ -30,11 +30,15 @@ precision.py, ratio.py):
   300 W against the SXM4's 400 W, one datasheet peak) runs the compute time at the peak it sustains,
   (TDP / rated W)^(1/3) of it (analysis/power.py); the datasheet peak still bounds what is impossible.
 - **impossible**: above the executed precision's peak (the reason names the precision it would need);
-  **implausible**: attainment above the best credibly reached on that workload, precision class (BF16 and
-  FP16 are one class) and architecture generation, widened by the 8% between publications of one figure
-  (data/ceilings.csv with sources: NVIDIA DLE, MLPerf Training per GPU, Lambda, gpuarena's H200; and finite
-  measurements in the database); a generation without evidence borrows the best of any, and says so;
-  **plausible** otherwise. `advise` caps every projection at this bound and puts every projected row
+  **implausible**: above the tighter of two ceilings of that workload, precision class (BF16 and FP16 are
+  one class) and architecture generation at the claim's conditions: the best share of the compute peak
+  reached, and the best share of the memory roof among figures memory bounds; or above the card's own
+  best tuned figure (MLPerf, TensorRT) carried to the claim's conditions; each widened by the 8% between
+  publications of one figure (data/ceilings.csv with sources: NVIDIA DLE and TensorRT, MLPerf Training per
+  GPU, Lambda, gpuarena's H200; and finite measurements in the database). The reason names the bound that
+  holds and the evidence that sets it. **plausible, unverified**: a ceiling borrowed from another generation
+  (none of its own: "unverified: no evidence for Volta"), or one that framework figures alone set while the
+  claim is within what any engine reached on any generation, only warns; **plausible** otherwise. `advise` caps every projection at this bound and puts every projected row
   through `check` before ranking it.
 - **Scaling coefficients**: above 1 impossible; above what full overlap allows (the step still waits for an
   all-reduce longer than its compute) implausible; below the no-overlap floor still plausible: input

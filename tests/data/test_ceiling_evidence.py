@@ -85,6 +85,8 @@ def test_every_model_ceiling_parses_with_its_source_and_names_a_catalog_gpu_and_
         catalog.match(r.gpu)
         registry.get(r.workload)
         assert r.source and r.engine and r.items_per_s > 0
+        # an MLPerf submission or TensorRT is a tuned engine: its figure rejects, a framework's only warns
+        assert (r.engine_class == "tuned") == any(k in r.engine for k in ("MLPerf", "TensorRT", "MXNet + DALI"))
     sd = [r for r in rows if r.throughput is None]
     assert sd and all(r.items_per_s == pytest.approx((r.batch_size or 1) / r.latency_s) for r in sd)
 
@@ -97,6 +99,8 @@ def test_every_model_ceiling_parses_with_its_source_and_names_a_catalog_gpu_and_
     ("throughput", "", 0, r"line 2: give a throughput or a latency_s"),
     ("batch_size", "51.2", 0, r"line 2: batch_size '51.2' is not a whole number"),
     ("latency_s", "nan", 13, r"line 15: latency_s 'nan' must be a finite positive number"),
+    ("engine_class", "fast", 0, r"line 2: engine_class 'fast' is not one of tuned, framework"),
+    ("engine_class", "", 0, r"line 2: engine_class is empty"),
 ])
 def test_a_malformed_model_ceiling_is_refused_with_its_file_and_line(tmp_path, field, value, row, match):
     with pytest.raises(UserError, match=match):

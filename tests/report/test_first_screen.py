@@ -144,3 +144,34 @@ def test_the_default_run_shape_gives_resnet50_advice_from_its_finite_recipe(repo
     best = max(finite, key=lambda r: r.throughput_median)
     assert row[1] == f"{fmt_num(best.throughput_median)} images/s"
     assert row[4].startswith("fastest ")
+
+
+def test_every_projection_on_the_first_screen_carries_its_band_and_says_when_it_is_an_upper_bound(report_db):
+    """Issue 39, symptom 7: the B200 at exactly the BF16 peak ratio for unlike workloads, printed as a figure.
+    A projection whose time is all compute term is the reference times the ratio of the peaks, the best case:
+    the decision and the chart give its band and say it is an upper bound."""
+    store = Store(report_db)
+    rows = answer_rows(store)
+    sd = rows["sd15-generate"][4]
+    assert "(projected, " in sd and "x; at the compute-peak ratio: upper bound)" in sd
+    for w in ("resnet50-train", "sd15-generate"):
+        assert "(projected)" not in rows[w][4]                  # never a projection without its band
+    chart = gather(store).sections[0].charts[0]
+    for g in chart.args["groups"]:
+        assert len(g["lo"]) == len(g["hi"]) == len(g["values"]) == len(g["upper"])
+        for v, lo, hi, up in zip(g["values"], g["lo"], g["hi"], g["upper"]):
+            if v is not None:
+                assert lo <= v <= hi and (not up or hi == v)     # an upper bound's band ends at it
+    assert any(any(g["upper"]) for g in chart.args["groups"])
+
+
+def test_advise_marks_a_capped_or_peak_ratio_projection_as_an_upper_bound(report_db):
+    from gpuarena.analysis.advise import advise
+
+    for x in advise(Store(report_db), "sd15-generate")["rows"]:
+        if x["basis"] != "projected":
+            assert x["upper_bound"] is None
+        elif x["upper_bound"]:
+            assert x["note"].endswith("upper bound") and x["high"] == x["throughput"] > x["low"]
+        else:
+            assert x["low"] < x["throughput"] < x["high"]

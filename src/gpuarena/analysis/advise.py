@@ -25,6 +25,7 @@ from gpuarena.analysis import precision as P
 from gpuarena.analysis import projection as J
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.advise_rows import explain, scale_and_price
+from gpuarena.analysis.projection_bound import bounded
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -217,7 +218,7 @@ def _row(g: catalog.GPU, b: _Basis) -> dict | str:
     """A card's figure of the class: measured, else published (its own or its twin's), else projected
     and capped at physics' limit; a string when there is none (the reason)."""
     c = b.best.get(g.name) or _twin(g, b.best)
-    note = ""
+    note, on = "", None
     if c:
         thr, lo, hi, basis, src = c["throughput"], c["throughput"], c["throughput"], c["basis"], c["source"]
         if c["gpu"].name != g.name:
@@ -227,15 +228,14 @@ def _row(g: catalog.GPU, b: _Basis) -> dict | str:
         if not thr:
             return f"no {P.NAMES.get(b.request, b.request)} peak to project with ({g.architecture} has none)"
         lim = X.limit(b.workload, g, b.request, b.params, pool=b.pool)
-        top = lim.highest * (1 - 1e-9)     # check judges a figure at the limit itself by rounding
-        if thr > top:
-            note = (f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: "
-                    + ("the best attainment credibly reached" if lim.credible is not None else "its peak") + ")")
-            thr = top
-        lo, hi, basis, src = thr * (1 - b.band), min(thr * (1 + b.band), top), "projected", b.how
+        thr, on = bounded(thr, lim, b.abc, g, b.workload, b.request)
+        note = ("" if on is None else "at the compute-peak ratio to its reference: upper bound" if "peak ratio" in on
+                else f"capped at what physics and evidence allow the {g.short} ({lim.highest:,.0f}: {on}): upper bound")
+        lo, hi = thr * (1 - b.band), thr if on else min(thr * (1 + b.band), lim.highest * (1 - 1e-9))
+        basis, src = "projected", b.how
     return {"gpu": g.name, "g": g, "basis": basis, "throughput": thr, "low": lo, "high": hi,
             "rank_value": thr, "unit": b.unit, "precision": P.NAMES.get(b.request, b.request), "engine": b.cls[1],
-            "source": src, "note": note}
+            "source": src, "note": note, "upper_bound": on}
 
 
 def _ranked(rows: list[dict], excluded: list[dict], cands: list[dict], b: _Basis, workload: str, gpus: int,

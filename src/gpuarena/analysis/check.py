@@ -7,9 +7,12 @@ with the precision judged as the arithmetic actually ran on that GPU generation
 matmuls in IEEE FP32; a V100 has no TF32).  Verdicts:
 
 - impossible: above the peak of that precision (the reason names the one it would need);
-- implausible: above the best attainment of the roofline credibly reached on that workload,
-  precision class and architecture generation (physics.ceiling, with its source);
-- plausible: otherwise.
+- implausible: above the tighter of the two ceilings credibly reached on that workload, precision
+  class and architecture generation (the best share of the compute peak and of the memory roof), or
+  above the card's own best published figure (physics.Limit; the reason names the bound that holds
+  and its source);
+- plausible: otherwise; "unverified" (in the reason and the ``unverified`` field) where no evidence
+  on the generation, or framework figures alone, set the ceiling the claim is above.
 
 A multi-GPU scaling coefficient above 1 is impossible; below the interconnect model's
 no-overlap floor it is still plausible (data loading, stragglers and launch gaps lose more
@@ -108,13 +111,16 @@ def _check_one(claim: dict, store=None) -> dict:
     implied = per_gpu * fpi / 1e12
     if implied > lim.roof.peak_tflops and P.would_need(implied, g, prec).startswith("would need"):
         reason += f"; {P.would_need(implied, g, prec)}"    # only a claim above its precision's peak needs another
-    c = lim.ceiling
-    ceil = None if c is None else {"attainment": c.best.attainment, "share": c.best.share_of_peak,
-                                   "gpu": c.best.gpu, "generation": c.best.generation, "borrowed": c.borrowed,
-                                   "engine": c.best.engine, "source": c.best.source}
+    b = lim.binding or lim.borrowed
+    ceil = None if b is None else {"attainment": b.ceiling.best.attainment, "share": b.ceiling.best.share_of_peak,
+                                   "side": b.side, "side_share": b.share, "allows": lim.allows(b),
+                                   "gpu": b.ceiling.best.gpu, "generation": b.ceiling.best.generation,
+                                   "borrowed": b.ceiling.borrowed, "engine": b.ceiling.best.engine,
+                                   "tuned": b.tuned, "source": b.ceiling.best.source}
     return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": lim.roof.peak_tflops,
             "share_of_peak": lim.roof.share_of_peak(per_gpu), "attainment": lim.roof.attainment(per_gpu),
-            "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil, "reason": reason}
+            "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil,
+            "unverified": lim.unverified(per_gpu) and v == "plausible", "reason": reason}
 
 
 def _workload_flops(workload: str, params: dict) -> float:

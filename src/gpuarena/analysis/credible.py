@@ -1,7 +1,9 @@
-"""The best attainment credibly reached, per workload, precision class and GPU generation: the
-published evidence (data/ceilings.csv, every row sourced, read by data/evidence.py) and the finite
-measurements of the database, and the run-to-run spread that widens it (see analysis/physics.py).
-ceiling_of is the rule micro-benchmark claims (analysis/micro_check.py) follow too."""
+"""The ceilings credibly reached, per workload, precision class and GPU generation: the best share of
+the compute peak, the best share of the memory roof, and a card's own best tuned figure (bounds);
+the published evidence (data/ceilings.csv, every row sourced, read by data/evidence.py) and the
+finite measurements of the database, and the run-to-run spread that widens them (see
+analysis/physics.py).  ceiling_of is the rule micro-benchmark claims (analysis/micro_check.py)
+follow too."""
 
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ from gpuarena.errors import UserError
 
 
 
+SIDES = ("compute", "memory", "card")   # the ceilings of a claim (physics.Limit): see Evidence.share
+
+
 @dataclass(frozen=True)
 class Evidence:
     workload: str
@@ -27,11 +32,21 @@ class Evidence:
     generation: str
     gpu: str
     throughput: float
-    attainment: float
-    share_of_peak: float
+    attainment: float        # of the roofline (the larger of the two shares below)
+    share_of_peak: float     # of the datasheet peak
     engine: str
     source: str
     measured: bool = False   # a measurement of this database, not a published figure
+    compute_share: float | None = None   # of the peak the card sustains (power.py); None: share_of_peak
+    memory_share: float | None = None    # of the memory roof (estimated bytes / bandwidth); None: bytes unknown
+    tuned: bool = False      # an engine built for the figure (data/evidence.ENGINE_CLASSES), not a framework's own
+
+    def share(self, side: str) -> float | None:
+        """The share of one side of the roofline this figure reached: the compute peak, the memory roof, or
+        (``card``) the roofline itself, which carries the card's own figure to a claim's conditions."""
+        if side == "compute":
+            return self.share_of_peak if self.compute_share is None else self.compute_share
+        return self.memory_share if side == "memory" else self.attainment
 
 
 @functools.lru_cache(maxsize=2)
@@ -45,9 +60,8 @@ def published_evidence(path: Path | None = None) -> tuple[Evidence, ...]:
             r = roof(row.workload, g, P.request_of(row.precision), workload_params(row.workload, row.conditions()))
         except UserError as e:
             raise UserError(f"{Path(path or CEILINGS_CSV).name}: {row.workload} on {row.gpu}: {e}") from None
-        thr = row.items_per_s
-        out.append(Evidence(row.workload, r.executed, P.arch_of(g), g.name, thr, r.attainment(thr),
-                            r.share_of_peak(thr), row.engine, row.source))
+        out.append(_evidence(r, row.workload, g, row.items_per_s, row.engine, row.source, False,
+                             row.engine_class == "tuned"))
     return tuple(out)
 
 
@@ -75,10 +89,20 @@ def measured_evidence(store, workload: str) -> list[Evidence]:
         thr = r.throughput_median
         if rf.share_of_peak(thr) > 1:
             continue     # a measurement above peak is a broken measurement, not evidence
-        out.append(Evidence(workload, rf.executed, P.arch_of(g), g.name, thr, rf.attainment(thr),
-                            rf.share_of_peak(thr), "PyTorch compiled" if "compile" in variants else "PyTorch eager",
-                            f"gpuarena measurement (run {r.run_id}, {r.variant})", measured=True))
+        out.append(_evidence(rf, workload, g, thr, "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+                             f"gpuarena measurement (run {r.run_id}, {r.variant})", True, False))
     return out
+
+
+def _evidence(rf, workload: str, g, thr: float, engine: str, source: str, measured: bool, tuned: bool) -> Evidence:
+    """A figure's shares.  Its memory share counts only where its roofline is memory-bound: a compute-bound
+    figure used the bandwidth it needed, which says nothing of how much an engine can use (the H200's
+    compute-bound BERT inference at 30% of its memory roof would have capped an H100 with 70% of its
+    bandwidth below the H200's own speed).  Its compute share always counts: the issue's expert bound, no
+    ResNet-50 trained above 27% of a tensor peak, is read from memory-bound MLPerf figures."""
+    t_c = max(rf.t_compute, rf.t_sustained)
+    return Evidence(workload, rf.executed, P.arch_of(g), g.name, thr, rf.attainment(thr), rf.share_of_peak(thr),
+                    engine, source, measured, thr * t_c, thr * rf.t_memory if rf.t_memory > t_c else None, tuned)
 
 
 def evidence(workload: str, store=None) -> list[Evidence]:
@@ -146,14 +170,62 @@ def ceiling_of(same: Sequence[E], generation: str, key: Callable[[E], float]) ->
     return Ceiling(max([e for e in same if not e.measured] + here, key=key), True)
 
 
-def ceiling(workload: str, executed: str, generation: str, store=None,
-            pool: list[Evidence] | None = None) -> Ceiling[Evidence] | None:
-    """The best attainment credibly reached on the workload at the precision class on this generation
-    (ceiling_of's rule).
+def anywhere(same: Sequence[E], generation: str, key: Callable[[E], float]) -> Ceiling[E] | None:
+    """The best by ``key`` of every generation's published evidence and this generation's measurements: how
+    far any engine has gone, the bound a claim above its own generation's framework-only ceiling meets."""
+    pool = [e for e in same if not e.measured or e.generation == generation]
+    if not any(not e.measured for e in pool):
+        return None
+    best = max(pool, key=key)
+    return Ceiling(best, best.generation != generation)
 
-    Per generation because attainment of an estimated roofline does not carry perfectly: a newer die
-    with a larger L2 and newer kernels beats its DRAM roofline by more (MLPerf's H100 ResNet-50 reaches
-    69% of it, the A100 50%), so an A100 figure judged by the H100's best would pass at 4,600 images/s."""
+
+@dataclass(frozen=True)
+class Bound:
+    """One ceiling of a claim: the best share credibly reached of one side (SIDES) on the claim's generation
+    (on its card, for ``card``), or borrowed from another generation; ``tuned``: a tuned engine published on
+    the generation (the card) at this precision class, so the ceiling rejects rather than warns."""
+    side: str
+    ceiling: Ceiling[Evidence]
+    tuned: bool
+
+    @property
+    def share(self) -> float:
+        return self.ceiling.best.share(self.side)
+
+
+def bounds(workload: str, executed: str, gpu: str, generation: str, store=None,
+           pool: list[Evidence] | None = None) -> tuple[list[Bound], list[Bound]]:
+    """(the claim's ceilings, the best of any generation and engine per side), at the executed precision's
+    class: compute and memory by ceiling_of's rule, and the card's own best figure where it has one."""
     pool = evidence(workload, store) if pool is None else pool
     cls = precision_class(executed)
-    return ceiling_of([e for e in pool if precision_class(e.precision) == cls], generation, lambda e: e.attainment)
+    same = [e for e in pool if precision_class(e.precision) == cls]
+    own, reach = [], []
+    for side in SIDES:
+        here = [e for e in same if e.share(side) is not None
+                and (side != "card" or (e.gpu == gpu and (e.tuned or e.measured)))]   # a framework's is no card's best
+        c = ceiling_of(here, generation, lambda e, s=side: e.share(s))
+        if c is None or (side == "card" and c.borrowed):
+            continue
+        own.append(Bound(side, c, not c.borrowed and any(e.tuned and not e.measured for e in here
+                                                          if e.generation == generation)))
+        a = None if side == "card" else anywhere(here, generation, lambda e, s=side: e.share(s))
+        if a is not None:
+            reach.append(Bound(side, a, a.best.tuned))
+    return own, reach
+
+
+def ceiling(workload: str, executed: str, generation: str, store=None,
+            pool: list[Evidence] | None = None, side: str = "compute") -> Ceiling[Evidence] | None:
+    """The best share of one side of the roofline credibly reached on the workload at the precision class on
+    this generation (ceiling_of's rule).
+
+    Per generation because a share does not carry perfectly: a newer die with a larger L2 and newer
+    kernels beats its DRAM roofline by more (MLPerf's H100 ResNet-50 reaches 69% of it, the A100 50%), and
+    a generation whose tensor peak grew faster than everything else reaches less of it (MLPerf's ResNet-50
+    training: 27% of the A100's FP16 peak, 20% of the H200's)."""
+    pool = evidence(workload, store) if pool is None else pool
+    cls = precision_class(executed)
+    same = [e for e in pool if precision_class(e.precision) == cls and e.share(side) is not None]
+    return ceiling_of(same, generation, lambda e: e.share(side))

@@ -23,8 +23,9 @@ per item over the memory efficiency, c the host, data-loading and launch time.
   overhead terms, not the FLOPs: scaling all three terms by one factor would
   put the compute term above peak.
 - Every projection is then capped at what analysis.physics accepts for that
-  GPU (the roofline and the best attainment credibly reached on its
-  generation), so advise never ranks a row that check rejects.
+  GPU (the roofline and the tighter of its generation's compute and memory
+  ceilings, or the card's own tuned figure), so advise never ranks a row that
+  check rejects.
 
 projection_check.validate() tests both paths with the held-out GPU's whole chip family left out
 of every fit, and against cross-GPU ratios from sources no fit has seen

@@ -15,7 +15,9 @@ Every row of both keeps its source (repository and path at a commit, or a URL) a
 
 ceilings.csv: the best throughput credibly reached on a model workload (MLPerf, NVIDIA's
 DeepLearningExamples and TensorRT, Lambda, gpuarena's H200 runs) at the conditions its source
-states: the evidence analysis/credible.py judges model claims by.
+states: the evidence analysis/credible.py judges model claims by.  Its engine_class says whether the
+engine was built for the figure ("tuned": MLPerf submissions, TensorRT, DeepSpeed's kernels) or is a
+framework's own ("framework"): a ceiling set by framework figures alone only warns (analysis/physics.py).
 
 micro_ceilings.csv: the best figure a micro-benchmark (matmul TFLOP/s, membw, h2d, d2h GB/s,
 allreduce bus bandwidth) reached on a GPU, published or measured here, each with its engine
@@ -38,6 +40,7 @@ HOLDOUT_CSV = DATA / "holdout_ratios.csv"
 CEILINGS_CSV = DATA / "ceilings.csv"
 MICRO_CSV = DATA / "micro_ceilings.csv"
 PCIE_CSV = DATA / "pcie_links.csv"
+ENGINE_CLASSES = ("tuned", "framework")   # a ceiling's engine: built for the figure, or a framework's own
 REGIMES = ("", "nvls", "ring")      # an all-reduce's: reduced in the NVSwitch (NVLink SHARP) or a ring
 VERDICTS = ("plausible", "implausible", "impossible")
 # the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
@@ -109,6 +112,8 @@ class ModelCeiling:
     image_size: int | None
     steps: int | None           # diffusion steps
     engine: str
+    engine_class: str           # ENGINE_CLASSES: "tuned" (MLPerf, TensorRT, DeepSpeed's kernels, NVIDIA's MXNet +
+    #                             DALI) or "framework" (a framework's own kernels: PyTorch eager or compiled, Paddle)
     source: str
 
     @property
@@ -230,7 +235,9 @@ def model_ceilings(path: str | Path | None = None) -> tuple[ModelCeiling, ...]:
         x = {k: _number(row, k, where) for k in ("throughput", "latency_s")}
         if x["throughput"] is None and x["latency_s"] is None:
             raise UserError(f"{where}: give a throughput or a latency_s")
-        t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu", "engine", "source")}
+        t = {k: _text(row, k, where) for k in ("workload", "precision", "gpu", "engine", "engine_class", "source")}
+        if t["engine_class"] not in ENGINE_CLASSES:
+            raise UserError(f"{where}: engine_class {t['engine_class']!r} is not one of {', '.join(ENGINE_CLASSES)}")
         n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps")}
         out.append(ModelCeiling(**t, **x, **n))
     return tuple(out)

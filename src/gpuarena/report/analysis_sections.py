@@ -160,8 +160,11 @@ def claims(pool, csv_path: str | None = None) -> Section | None:
         f"{len(checked)} claims from the articles: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         + ". Implied FLOP/s = claimed per-GPU throughput x the workload's FLOPs per item at the claim's "
         "conditions, against the peak of the precision the arithmetic executed as on that GPU; impossible = "
-        "above that peak; implausible = above the best share of peak credibly reached on that workload at that "
-        "precision (each reason names its source, finite measurements in this database included).")
+        "above that peak; implausible = above the tighter of the best shares of the compute peak and of the "
+        "memory roof credibly reached on that workload, precision and generation, or above the card's own tuned "
+        "figure (each reason names the bound that holds and its source, finite measurements in this database "
+        "included); unverified = a ceiling from another generation or from framework figures alone, which "
+        "only warns.")
     s.tables.append(Table("claims-table", [
         ("GPU", TEXT), ("workload", TEXT), ("judged at", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),

@@ -170,7 +170,7 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
     instead of colliding under the axis."""
     if len(categories) > MAX_BARS:   # a chart of thousands of bars is unreadable, and slow to draw
         title = f"{title} (the first {MAX_BARS} of {len(categories)}; the table lists all)".lstrip()
-        groups = [{**g, **{k: g[k][:MAX_BARS] for k in ("values", "lo", "hi") if g.get(k)}} for g in groups]
+        groups = [{**g, **{k: g[k][:MAX_BARS] for k in ("values", "lo", "hi", "upper") if g.get(k)}} for g in groups]
         categories = categories[:MAX_BARS]
     if len(categories) > HBAR_FROM:
         return _hbars(chart_id, categories, groups, ylabel, title, ref)
@@ -238,9 +238,11 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
             vals, xerr = _bar_values(g)
             bars = ax.barh(ys, vals, height=h * 0.9, label=g["label"], color=g.get("color") or colour(gi),
                            xerr=xerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
-            for b, v in zip(bars, vals):
+            upper = g.get("upper") or [False] * len(vals)   # an upper bound (a projection on a cap) reads "≤"
+            his = [h if h is not None else v for v, h in zip(vals, g.get("hi") or vals)]
+            for b, v, top, up in zip(bars, vals, his, upper):
                 if not math.isnan(v):
-                    ax.annotate(_bar_label(v), (v, b.get_y() + b.get_height() / 2),
+                    ax.annotate(("≤" if up else "") + _bar_label(v), (max(v, top), b.get_y() + b.get_height() / 2),
                                 xytext=(3, 0), textcoords="offset points", va="center", fontsize=7, color="#333")
         if ref is not None:
             ax.axvline(ref, color="#666", linewidth=0.9, linestyle="--")

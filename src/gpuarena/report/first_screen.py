@@ -144,12 +144,24 @@ def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | No
     text = f"fastest {short(fast['gpu'])}"
     if here and here is not fast:
         text += f": {fast['throughput'] / here['throughput']:.2f}x ours"
-    text += f" ({fast['basis']})"
+    text += f" ({band_text(fast, here)})"
     priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
     if priced:
         v = max(priced, key=lambda x: x["per_dollar"])
-        text += f"; per $ of cloud time: {short(v['gpu'])} ({v['basis']})"
+        text += f"; per $ of cloud time: {short(v['gpu'])} ({band_text(v, here)})"
     return text, result
+
+
+def band_text(x: dict, here: dict | None) -> str:
+    """A ranked row's basis, and for a projection its band (relative to ours where we measured) and, where it
+    sits on a cap or on the compute-peak ratio, that it is an upper bound (issue 39: the B200 printed at
+    exactly the BF16 peak ratio for four unlike workloads, as if measured)."""
+    if x["basis"] != "projected" or x.get("low") is None or x.get("high") is None:
+        return x["basis"]
+    ref = here["throughput"] if here and here is not x else None
+    lo, hi = (x["low"] / ref, x["high"] / ref) if ref else (x["low"], x["high"])
+    band = f"{lo:.2f}-{hi:.2f}x" if ref else f"{fmt_num(lo)}-{fmt_num(hi)}"
+    return f"projected, {band}" + (f"; at {x['upper_bound']}: upper bound" if x.get("upper_bound") else "")
 
 
 def setting_text(r: Result) -> str:
@@ -245,7 +257,8 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
             if x["gpu"] not in named:
                 named.append(x["gpu"])
     named = named[:4]
-    cats, groups = [], {g: [] for g in named}
+    cats = []
+    groups: dict[str, dict[str, list]] = {g: {"values": [], "lo": [], "hi": [], "upper": []} for g in named}
     for w, best, result in chart_rows:
         by = {x["gpu"]: x for x in result["rows"]}
         here = by.get(R.gpu_of(best))
@@ -253,11 +266,18 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
             continue
         cats.append(w)
         for g in named:
-            groups[g].append(by[g]["throughput"] / here["throughput"] if g in by else None)
+            x, col = by.get(g), groups[g]
+            for key, field in (("values", "throughput"), ("lo", "low"), ("hi", "high")):
+                v = x.get(field) if x else None
+                col[key].append(v / here["throughput"] if v is not None else None)
+            col["upper"].append(bool(x and x.get("upper_bound")))
     if not cats or len(named) < 2:
         return None
     return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
-                 {"compact": True, "categories": cats, "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""),
-                                                  "values": v} for i, (g, v) in enumerate(groups.items())],
+                 {"compact": True, "categories": cats,
+                  "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""), **col}
+                             for i, (g, col) in enumerate(groups.items())],
                   "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
-                 "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here")
+                 "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here; a "
+                 "projection with its band, marked ≤ where it is an upper bound (on a ceiling or at the "
+                 "compute-peak ratio)")

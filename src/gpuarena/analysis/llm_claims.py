@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from gpuarena.analysis import llm_plan as P
 from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.llm_efficiency import fp8_ceiling
 from gpuarena.analysis.mfu import mfu as measured_mfu
 from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
@@ -237,8 +238,9 @@ def check_training(claim: dict, store=None) -> dict:
               for m in [measured_mfu(r)] if m is not None and 0 < m <= 1]
     spread = run_spread(store, claim["workload"])[0]
     # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
-    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
-    if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
+    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else fp8_ceiling(
+        cfg, seq, g, store, stored)
+    if stored and ceil is not None and max(stored) > TRAIN_CEILING[0] and prec != "fp8":
         src = "a stored llm-train result"
     head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")

@@ -151,3 +151,20 @@ def fp8_bound(cfg, seq: int, gpu: catalog.GPU, store=None) -> tuple[float, str] 
                  f"GEMMs at the best FP8 GEMM share published, {e.share:.0%} ({e.value:,.0f} TFLOP/s on "
                  f"{catalog.match(e.gpu).short}, {e.engine})" + ("; borrowed from another generation" if c.borrowed
                                                                  else ""))
+
+
+def fp8_ceiling(cfg, seq: int, g: catalog.GPU, store, stored: list[float]) -> tuple[float | None, str]:
+    """FP8 training's ceiling: its physical parts (llm_efficiency.fp8_bound: attention at the BF16 peak,
+    GEMMs at the best FP8 GEMM share published), unverified as a training figure, or a published or
+    stored FP8 run of this generation where one reaches higher."""
+    bound = fp8_bound(cfg, seq, g, store)
+    runs = [r for r in published_runs() if r.precision == "fp8" and r.generation == PR.arch_of(g)]
+    best = max(runs, key=lambda r: r.mfu, default=None)
+    top = max([x for x in (best.mfu if best else None, *stored) if x is not None], default=None)
+    if bound is None:
+        return (top, f"the best FP8 training run of the generation ({best.source})" if best else "a stored result") \
+            if top else (None, "")
+    if top is not None and top > bound[0]:
+        return top, f"an FP8 training run above its parts' bound ({best.source if best else 'a stored result'})"
+    seen = f"; the best FP8 training run published reaches {best.mfu:.0%} ({best.source[:80]})" if best else ""
+    return bound[0], f"unverified, no FP8 training run reaches it: bounded by its parts, {bound[1]}{seen}"

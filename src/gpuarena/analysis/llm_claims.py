@@ -211,7 +211,8 @@ def _memory_short(cfg, g: catalog.GPU, n: int, seq: int) -> str:
 def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
-    reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
+    reached (bf16: the published ceiling or a stored llm-train result; fp8: llm_efficiency.fp8_ceiling,
+    its parts' bound); plausible otherwise."""
     unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
     if unused:
         raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "

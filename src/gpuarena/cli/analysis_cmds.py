@@ -235,16 +235,13 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if registry.has(workload, physics="serving"):
         raise UserError(f"whatif -w {workload}: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
-    if not registry.has(workload, physics="decoder-training"):
-        refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None,
-                                                 "--seq-len": seq_len is not None})
-    else:
-        from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
-
-        refuse_unused(**{"--overlap": overlap, "--batch-size": batch_size,
-                         "--throughput": throughput, "--bucket-mb": bucket_mb})
-        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt, seq_len, busbw))
+    if registry.has(workload, physics="decoder-training"):    # the training plan (cli/llm_cmds.py)
+        from gpuarena.cli.llm_cmds import whatif_llm
+        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt, seq_len, busbw, unused={
+            "--overlap": overlap, "--batch-size": batch_size, "--throughput": throughput, "--bucket-mb": bucket_mb}))
         return
+    refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None,
+                                             "--seq-len": seq_len is not None})
     _out(render(W.predict(workload, gpu, gpu_counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
@@ -286,17 +283,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if registry.has(workload, physics="serving"):   # what fits, TTFT and sustained tokens/s: the serving model
-        from gpuarena.cli.llm_cmds import advise_serving
+    if registry.has(workload, physics="serving") or registry.has(workload, physics="decoder-training"):
+        from gpuarena.cli import llm_cmds   # the serving model (what fits, TTFT, tokens/s), or one training plan
 
-        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,
-                            include_consumer, basis))
-        return
-    if registry.has(workload, physics="decoder-training"):   # every GPU on one training plan
-        from gpuarena.cli.llm_cmds import advise_training
-
-        _out(advise_training(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,
-                             include_consumer, basis))
+        llm = llm_cmds.advise_serving if registry.has(workload, physics="serving") else llm_cmds.advise_training
+        _out(llm(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt, include_consumer, basis))
         return
     if sets:
         raise UserError("--set is for advise -w llm-serve and llm-train")

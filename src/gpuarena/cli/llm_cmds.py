@@ -144,12 +144,14 @@ def _share(mfu: str | None, results: list, model: str, gpu: str, n: int, precisi
 
 
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
-               variant: str | None, store, fmt: str, seq_len: int | None = None, busbw: float | None = None) -> str:
+               variant: str | None, store, fmt: str, seq_len: int | None = None, busbw: float | None = None,
+               unused: dict | None = None) -> str:
     from gpuarena.analysis import llm_plan
     from gpuarena.analysis.training_network import GPUS_PER_NODE
     from gpuarena.report.text.llm_claims import render_plan
     from gpuarena.safeio import finite
 
+    refuse_unused(**(unused or {}))
     precision, _ = _precision(variant)
     finite(tokens, "--tokens", cap=1e18)
     if busbw is not None and max(counts) <= GPUS_PER_NODE:

@@ -156,3 +156,21 @@ def test_a_stored_run_of_comparable_scale_is_evidence():
     assert e.mfu == pytest.approx(0.58) and "measured" in e.source
     with pytest.raises(UserError, match="--mfu"):       # no 1B run on the H200 without it
         E.efficiency("llama-1b", catalog.match("H200"), 1, "bf16", [])
+
+
+def test_a_measured_curves_small_messages_do_not_widen_the_band(cli, tmp_path):
+    """The H200 x2 bundle's all-reduce curve runs from KiB messages (latency-bound, a few GB/s) to 4 GiB: only
+    its large-message plateau is evidence of what a card's link reaches (a 0-24,000x band was printed)."""
+    from pathlib import Path
+
+    from gpuarena.store.db import Store
+
+    db = tmp_path / "x2.db"
+    bundle = Path(__file__).parents[2] / "docs" / "data" / "h200-x2-2026-11-29.json"
+    assert cli("import", str(bundle), "--db", str(db)).returncode == 0
+    store = Store(str(db))
+    try:
+        with_db = ratio.busbw_band(catalog.match("H800"), 8, store)
+    finally:
+        store.close()
+    assert with_db[:2] == pytest.approx(ratio.busbw_band(catalog.match("H800"), 8)[:2], rel=0.01)

@@ -147,7 +147,8 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
                variant: str | None, store, fmt: str, seq_len: int | None = None, busbw: float | None = None,
                unused: dict | None = None) -> str:
     from gpuarena.analysis import llm_plan
-    from gpuarena.analysis.training_network import GPUS_PER_NODE
+    from gpuarena.analysis.training_network import GPUS_PER_NODE, resolve as resolve_network
+    from gpuarena.data import catalog
     from gpuarena.report.text.llm_claims import render_plan
     from gpuarena.safeio import finite
 
@@ -161,6 +162,7 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
     results = store.results() if store is not None else []
     plans = []
     for n in counts:
+        resolve_network(catalog.match(gpu), n, busbw)     # the network first: it is the user's to give
         share, band, source = _share(mfu, results, model, gpu, n, precision)
         plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
                                    seq_len=seq_len, mfu_from=source, busbw=busbw, mfu_band=band))

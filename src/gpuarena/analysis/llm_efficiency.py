@@ -135,6 +135,13 @@ def efficiency(model: str, gpu: catalog.GPU, n: int, precision: str, results: li
                       f"{best.mfu:.1%} from {best.source}", len(here))
 
 
+def bf16_ceiling() -> tuple[float, str]:
+    """The best BF16/FP16 training MFU published (by gpuarena's count) and where it comes from: torchtitan's
+    Llama 2 13B on 64 A100s without checkpointing, 60.4% (the page counts 61.1%)."""
+    best = max((r for r in published_runs() if r.precision == "bf16"), key=lambda r: r.mfu)
+    return best.mfu, f"{best.mfu:.1%} from {best.source}"
+
+
 def fp8_bound(cfg, seq: int, gpu: catalog.GPU, store=None) -> tuple[float, str] | None:
     """The most of the FP8 peak an FP8 training step can credibly reach: attention at the BF16 peak, GEMMs
     at the best FP8 GEMM share published for the generation; None without such a share."""

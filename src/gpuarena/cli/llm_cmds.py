@@ -71,7 +71,7 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
             finite(given[k], k, cap=1.0 if k == "mfu" else 1e18)
     if "shape" not in given:
         raise UserError("advise -w llm-train plans one model on --gpus N: give --set shape= (e.g. llama3-8b)")
-    prec, _ = _precision(None) if precision is None else (precision.strip().lower(), None)
+    prec = (precision or "bf16").strip().lower()
     if prec not in ("bf16", "fp16", "fp8"):
         raise UserError(f"--precision {precision}: the training plan runs bf16, fp16 or fp8")
     out = llm_advice.rank(_results(db), given["shape"], gpus, prec, given.get("tokens", 1e12), given.get("seq_len"),

@@ -130,8 +130,8 @@ def test_results_shows_the_expected_figure(cli, tmp_path):
 def test_across_the_shipped_bundles_the_same_recipe_on_the_same_gpu_is_the_reference():
     """All six bundles in one pool (as after importing them): a result's expected figure is then the
     median of the same recipe on the same GPU model in the other runs.  The one result below its band
-    is session 1's eager SD v1.5 at batch 1 (noisy, launch-bound: README, "Method"), at about half the
-    later sessions' figure; nothing in the fingerprint explains it, and the flag says so."""
+    is the first eager SD v1.5 at batch 1 (2026-11-29, run 20261129-152403-156b8a; noisy, launch-bound: README,
+    "Method"), at about half the later runs' figure; nothing in the fingerprint explains it, and the flag says so."""
     rows, envs = [], {}
     for i, path in enumerate(BUNDLES):
         b = json.load(open(path))

@@ -48,6 +48,7 @@ def public_view(r: Result) -> dict:
         "device_name": d.get("device_name"),
         "precision": d.get("precision"),
         "throughput": thr,
+        "expected": r.derived.expected.summary() if r.derived.expected is not None else None,
         "latency": d.get("latency"),
         "samples": d.get("samples"),
         "peak_memory_bytes": d.get("peak_memory_bytes"),

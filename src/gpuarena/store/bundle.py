@@ -5,7 +5,9 @@ A bundle is JSON::
 
     {"format": "gpuarena-bundle", "version": 1, "created_at": "...",
      "environments": [{"id": 3, "hash": "...", "fingerprint": {...}}],
-     "results": [{...result dict as `gpuarena results --format json`...}]}
+     "results": [{...result dict as `gpuarena results --format json`...}],
+     "doctor": {...},            # optional: `gpuarena doctor`'s level and acceptance evidence
+     "sha256": "..."}            # optional: of the rest of the file (content_hash); checked on read
 
 Import validates the whole file first (format and version, required fields,
 types, ranges, statuses, string lengths, a size cap) with pydantic and refuses
@@ -19,6 +21,7 @@ extra.origin_run_id.  Strings are stored as text, never evaluated.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -57,6 +60,10 @@ class Bundle(BaseModel):
     created_at: Optional[str] = Str(40)
     environments: list[BundleEnv] = Field(max_length=100_000)
     results: list[Result] = Field(max_length=10_000_000)
+    # `gpuarena doctor`'s evidence: its level and the acceptance checks' raw outcomes (runner/acceptance.py);
+    # `fleet` judges them again with its own code, never trusting a verdict written in the file
+    doctor: Optional[dict[str, Any]] = None
+    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")   # of the rest (content_hash)
 
     @field_validator("version")
     @classmethod
@@ -82,6 +89,14 @@ def export(store, run_ids: list[str] | None = None) -> dict:
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
             "results": [finite(r) for r in results]}
+
+
+def content_hash(bundle: dict) -> str:
+    """SHA-256 of the bundle's canonical JSON without its own ``sha256``: a renter hands the file and the
+    hash to the provider, and a change to either shows (tamper-evident, not signed)."""
+    body = {k: v for k, v in bundle.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), default=str,
+                                     allow_nan=False).encode()).hexdigest()
 
 
 def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
@@ -112,6 +127,9 @@ def read(path: str) -> Bundle:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:
         raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
+    if bundle.sha256 is not None and bundle.sha256 != content_hash(data):
+        raise UserError(f"{path}: refused, nothing imported: its sha256 does not match its content "
+                        "(the file was changed after it was written)")
     env_ids = {e.id for e in bundle.environments}
     for i, r in enumerate(bundle.results):
         if r.env_id is not None and r.env_id not in env_ids:

@@ -181,7 +181,8 @@ def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[i
     results = store.results() if store is not None else []
     plans = []
     for n in counts:
-        resolve_network(catalog.match(gpu), n, busbw)     # the network first: it is the user's to give
+        if mfu in (None, ""):     # the network before the evidence: it is the user's to give
+            resolve_network(catalog.match(gpu), n, busbw)
         share, band, source = _share(mfu, results, model, gpu, n, precision)
         plans.append(llm_plan.plan(model, tokens if tokens is not None else 300e9, gpu, n, share, precision,
                                    seq_len=seq_len, mfu_from=source, busbw=busbw, mfu_band=band))

@@ -162,5 +162,20 @@ def check_multi_gpu_ratio(workload: str, gpu: str, vs: str, n: int, claimed_low:
     return {"kind": f"{n}-GPU {what} time ratio", "workload": workload, "gpu": a.name, "vs": b.name, "n": n,
             "claimed_low": claimed_low, "claimed_high": claimed_high, "modelled": model, "expected_low": lo,
             "expected_high": hi, "verdict": verdict, "spread": s, "spread_from": s_from,
-            "reason": (f"{lo:.2f}-{hi:.2f}x from each card's credible all-reduce busbw: {ta}; {tb}; the catalog "
-                       f"model's point {model:.2f}x{compute}")}
+            "reason": (f"time ratio {lo:.2f}-{hi:.2f}x from each card's credible all-reduce busbw: {ta}; {tb}; "
+                       f"the catalog model's point {model:.2f}x{compute}")}
+
+
+def allreduce_ratio_row(claim: dict, store=None) -> dict:
+    """An all-reduce ratio claim in `check --csv` (columns vs and ratio: gpu's busbw over vs's, the
+    throughput ratio as for every ratio claim there; its time ratio is the inverse) as a row of check's table."""
+    n = int(float(claim.get("gpus") or 0))
+    if claim.get("vs") in (None, "") or claim.get("ratio") in (None, "") or n < 2:
+        raise UserError("an all-reduce ratio claim needs vs (the second GPU), ratio (gpu's busbw over vs's) and gpus")
+    lo, hi = parse_range(claim["ratio"])
+    r = check_multi_gpu_ratio(claim["workload"], claim["gpu"], claim["vs"], n, 1 / hi, 1 / lo, "allreduce", store=store)
+    return {**r, "precision": "n/a", "executed": "n/a", "batch_size": None, "params": {}, "gpus": n,
+            "throughput": None, "latency": None, "scaling": None, "implied_tflops": None, "peak_tflops": None,
+            "share_of_peak": None, "ceiling": None, "source": claim.get("source", ""),
+            "claim_text": f"busbw {claim['ratio']}x the {catalog.match(claim['vs']).short}'s "
+                          f"(all-reduce time {1 / hi:.2f}" + ("" if hi == lo else f"-{1 / lo:.2f}") + "x)"}

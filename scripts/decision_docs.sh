@@ -49,7 +49,10 @@ precision.py, ratio.py):
   against an SXM4) must give 1.00 within the run-to-run spread (never below the project's own 2.5% between two
   sessions: two cards in two servers differ by more than one card run twice); otherwise the ratio lies between the
   memory-bandwidth ratio and the ratio of the peaks sustained under each card's power limit. Multi-GPU time
-  ratios come from the interconnect model (docs/whatif.md), no overlap.
+  ratios are judged against the band each card's credible all-reduce busbw gives (analysis/ratio.busbw_band:
+  the lowest to the highest share of its link that published and measured NCCL all-reduces of its generation
+  reach, ring and NVLink SHARP, and the interconnect model's, +-5% card to card), no overlap; the model's point
+  (docs/whatif.md) is printed beside it.
 
 ## Single-GPU figures and scaling coefficients
 MD
@@ -104,7 +107,8 @@ cat <<'MD'
   differs by tens of percent between processes, so its +14% resolves nothing). Article 000's own SD memory (9.8 GB on both) and its statement
   that the cards differ only in NVLink say the same.
 - Article 000's 4-GPU coefficients (A100 0.92, A800 0.81) and its "sync +30%" cannot both come from NVLink:
-  NVLink cut by a third makes an all-reduce 1.5x as long (+50%, which article 001's +40-60% agrees with), and
+  NVLink cut by a third makes an all-reduce 1.5x as long at equal efficiency (+50%, which article 001's +40-60%
+  agrees with; +30% is at the edge of the band, the A800's ring at a higher share of its link than the A100's), and
   for ResNet-50 that is under 1% of a step on either card; a 0.81 coefficient needs another cause (PCIe
   topology, a slower host, data loading).
 - Article 000's 15-20% longer BERT training from a 30% longer sync needs the sync to be 50-67% of the step;

@@ -75,6 +75,10 @@ def _check_one(claim: dict, store=None) -> dict:
         return (check_serving if physics == "serving" else check_training)(claim, store)
     if registry.fact(claim.get("workload"), "device_figure"):   # a matmul's TFLOP/s, a copy's GB/s, a busbw
         from gpuarena.analysis.micro_check import check_micro
+        from gpuarena.analysis.ratio import allreduce_ratio_row
+
+        if claim.get("vs") not in (None, "") and registry.fact(claim["workload"], "device_figure") == "allreduce-busbw":
+            return allreduce_ratio_row(claim, store)     # one card's all-reduce against another's (a band)
 
         return check_micro(claim, store)
     g = catalog.match(claim["gpu"])

@@ -8,13 +8,12 @@ one llm-train measured at N ranks (FSDP2, TP ...), not the DDP interconnect mode
 
 from __future__ import annotations
 
-from gpuarena.store.flags import diverged
 from gpuarena.analysis import rows as R
 from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, PLAN_SHAPES, model_config
+from gpuarena.analysis.llm_efficiency import size_of as _size_of, stored_llm_train as _llm_train
+from gpuarena.analysis.llm_plan import DEFAULT_COMPUTE_EFF, model_config
 from gpuarena.analysis.mfu import mfu
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import param_counts
 from gpuarena.store.result import Result
 
@@ -45,12 +44,6 @@ def adjust(rows: list[dict], excluded: list[dict], results: list[Result], gpus: 
     return kept, excluded
 
 
-def _llm_train(results: list[Result], precision: str) -> list[Result]:
-    return [r for r in results if registry.has(r.workload, physics="decoder-training")
-            and r.status == "ok" and r.precision == precision and not diverged(r)
-            and 0 < (mfu(r) or 0) <= 1]
-
-
 def compute_efficiency(results: list[Result], precision: str) -> tuple[float, str]:
     """The compute share one GPU reaches: the best single-GPU llm-train MFU stored, else the default."""
     one = [r for r in _llm_train(results, precision) if r.gpus == 1]
@@ -58,13 +51,6 @@ def compute_efficiency(results: list[Result], precision: str) -> tuple[float, st
         return DEFAULT_COMPUTE_EFF
     best = max(one, key=mfu)
     return mfu(best), f"measured: {best.device_name}, {best.variant}, result {best.id}"
-
-
-def _size_of(r: Result) -> float | None:
-    shape = r.extra.shape or r.params.get("shape")
-    if r.extra.params:
-        return float(r.extra.params)
-    return float(param_counts(PLAN_SHAPES[shape])[0]) if shape in PLAN_SHAPES else None
 
 
 def measured_mfu(results: list[Result], precision: str, model: str | None = None,
@@ -93,3 +79,47 @@ def measured_mfu(results: list[Result], precision: str, model: str | None = None
     where = (f"measured: {best.device_name} x{best.gpus}, {best.variant}, "
              f"{best.extra.shape}, result {best.id}")
     return mfu(best), where
+
+
+def rank(results: list[Result], model: str, n: int, precision: str = "bf16", tokens: float = 1e12,
+         seq_len: int | None = None, mfu_given: float | None = None, busbw: float | None = None,
+         prices: dict | None = None, basis: str = "cloud", include_consumer: bool = False,
+         min_memory: float | None = None) -> dict:
+    """Every catalog GPU on the same training plan (analysis/llm_plan.py): n GPUs, the model, the tokens,
+    each at its own evidence MFU (llm_efficiency) or the one given; ranked by days, priced on ``basis``
+    (cloud: days x 24 x n x $/GPU-hour; purchase: n x $ per GPU).  A card is left out, with why, where
+    no layout fits, no evidence covers its generation, or the plan needs a network figure it lacks."""
+    from gpuarena.analysis import llm_efficiency, llm_plan
+    from gpuarena.data import catalog
+
+    model_config(model)
+    rows, excluded = [], []
+    for g in catalog.priced(prices, basis, include_consumer):
+        try:
+            if min_memory and g.memory_gb < min_memory:
+                raise UserError(f"below --min-memory {min_memory:g} GB")
+            if not g.peak(precision):
+                raise UserError(f"no {precision} peak")
+            e = None if mfu_given is not None else llm_efficiency.efficiency(model, g, n, precision, results)
+            p = llm_plan.plan(model, tokens, g.name, n, mfu_given if e is None else e.mfu, precision, seq_len,
+                              busbw=busbw, mfu_band=None if e is None else (e.low, e.high),
+                              mfu_from="given" if e is None else e.source)
+        except UserError as exc:
+            excluded.append({"gpu": g.name, "reason": str(exc)})
+            continue
+        fit = [r for r in p["rows"] if r["fits"]]
+        if not fit:
+            excluded.append({"gpu": g.name, "reason": p["rows"][-1]["why"]})
+            continue
+        best = min(fit, key=lambda r: r["days"])
+        price = g.price(basis)
+        usd = None if price.usd is None else (best["days"] * 24 * n * price.usd if basis == "cloud" else n * price.usd)
+        rows.append({"gpu": g.name, "days": best["days"], "days_low": best.get("days_low"),
+                     "days_high": best.get("days_high"), "mfu": p["mfu"], "mfu_from": p["mfu_from"],
+                     "memory_gb": best["memory"]["total"] / 1e9, "gpu_memory_gb": g.memory_gb,
+                     "layout": best["layout"], "usd": usd, "price_source": price.source, "bound": best.get("bound")})
+    rows.sort(key=lambda r: r["days"])
+    for i, r in enumerate(rows, 1):
+        r["rank"] = i
+    return {"model": model, "gpus": n, "precision": precision, "tokens": tokens, "basis": basis,
+            "seq_len": seq_len or model_config(model).max_seq_len, "rows": rows, "excluded": excluded}

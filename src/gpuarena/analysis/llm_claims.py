@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuarena.analysis import llm_plan as P
+from gpuarena.analysis.llm_efficiency import bf16_ceiling, fp8_ceiling
 from gpuarena.analysis.mfu import mfu as measured_mfu
 from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
@@ -89,11 +90,6 @@ def judge() -> list[dict]:
 # --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
 
 TRAIN_KEYS = ("shape", "hf_config", "model")
-# The best end-to-end MFU published for dense decoder training in bf16 that we read: torchtitan,
-# Llama 2 13B on 64 A100-80GB with FSDP2, batch 2, no activation checkpointing: 61.1%
-# (github.com/pytorch/torchtitan docs/performance.md).
-TRAIN_CEILING = (0.611, "torchtitan's Llama 2 13B on 64 A100s, FSDP2, no recomputation: 61.1% MFU "
-                        "(github.com/pytorch/torchtitan docs/performance.md)")
 
 
 def _memory_short(cfg, g: catalog.GPU, n: int, seq: int) -> str:
@@ -112,7 +108,8 @@ def _memory_short(cfg, g: catalog.GPU, n: int, seq: int) -> str:
 def check_training(claim: dict, store=None) -> dict:
     """Training tokens/s (all GPUs together) of a decoder: the implied model-FLOPs utilisation.
     Impossible above 1 (model FLOPs cannot outrun the peak); implausible above the best MFU credibly
-    reached at bf16 (the published ceiling or a stored llm-train result); plausible otherwise."""
+    reached (bf16: the published ceiling or a stored llm-train result; fp8: llm_efficiency.fp8_ceiling,
+    its parts' bound); plausible otherwise."""
     unused = [k for k in ("image_size", "steps", "scaling", "latency") if claim.get(k) not in (None, "")]
     if unused:
         raise UserError(f"llm-train claim: {', '.join(unused)} mean nothing here (give tokens/s over all GPUs, "
@@ -139,8 +136,10 @@ def check_training(claim: dict, store=None) -> dict:
               for m in [measured_mfu(r)] if m is not None and 0 < m <= 1]
     spread = run_spread(store, claim["workload"])[0]
     # BF16 and FP16 run on the same tensor cores at the same rate: one ceiling for both
-    ceil, src = (max([TRAIN_CEILING[0], *stored]), TRAIN_CEILING[1]) if prec in ("bf16", "fp16") else (None, "")
-    if stored and ceil is not None and max(stored) > TRAIN_CEILING[0]:
+    top = bf16_ceiling()    # the best BF16 run of data/training_mfu.csv, by gpuarena's FLOP count
+    ceil, src = (max([top[0], *stored]), top[1]) if prec in ("bf16", "fp16") else fp8_ceiling(
+        cfg, seq, g, store, stored)
+    if stored and ceil is not None and max(stored) > top[0] and prec != "fp8":
         src = "a stored llm-train result"
     head = (f"{thr / n:,.0f} tokens/s per GPU x {fpt / 1e9:.1f} GFLOP per token (6 N + 12 L H T at {seq}) = "
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")

@@ -15,18 +15,15 @@ each layer's input only, 2 s b h / t, plus one layer's activations while it is r
 Under 1F1B pipelining the first stage holds pp micro-batches of L / pp layers: L layers' worth.
 The output logits add s b V x 6 / t bytes (bf16 logits and their FP32 copy for the loss).
 
-Time, two ways.  With an MFU (``--mfu``): MFU is end to end, as papers quote it, so
-time = model FLOPs (6 N + 12 L H T per token, flops.flops_per_token, the count PaLM, Megatron
-and torchtitan use) / (n x dense peak x MFU), and nothing is added on top.  Without one, the
-plan's own breakdown: hardware FLOPs (model FLOPs x 4/3 under full recomputation: 8 N instead
-of 6 N) at the compute efficiency one GPU reaches (the best single-GPU llm-train MFU stored, else
-gpuarena's measured H200 figure), times (1 + pipeline bubble (pp - 1) / m), plus communication:
-tensor-parallel all-reduces (4 per layer and micro-batch, 6 with recomputation) and the ZeRO-1
-gradient reduce-scatter + all-gather, not hidden; FSDP's all-gathers and reduce-scatter (ZeRO-3)
-prefetched behind compute (only what exceeds the compute, and the first layer's, exposed).
-Ring collectives move 2 (k - 1) / k of the message per GPU.  NVLink: the catalog's
-bidirectional figure halved; cards without NVLink (PCIe) talk over PCIe x16 within a node and
-get no tensor parallelism (FSDP instead); between nodes the network figure of NETWORK below.
+Time, two ways.  With an MFU (given, or from evidence: llm_efficiency.py): end to end, as papers
+quote it: model FLOPs (6 N + 12 L H T per token, flops.flops_per_token, PaLM's, Megatron's and
+torchtitan's count) / (n x dense peak x MFU), or the step's traffic over its links (_comm, all of it
+overlapped at best) where that is longer.  Without one (article 001's claims), the breakdown:
+hardware FLOPs (x 4/3 under full recomputation) at a compute efficiency, the pipeline bubble, TP
+all-reduces and the ZeRO-1 gradient all-reduce not hidden, FSDP's all-gathers and reduce-scatter
+prefetched behind compute.  Ring collectives move 2 (k - 1) / k of the message per GPU.  NVLink: the
+catalog's bidirectional figure halved; PCIe cards talk over PCIe x16 within a node and get no
+tensor parallelism; between nodes the network of training_network.py.
 """
 
 from __future__ import annotations
@@ -35,37 +32,19 @@ import math
 from dataclasses import asdict, dataclass
 
 from gpuarena.analysis.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
+from gpuarena.analysis.training_network import GPUS_PER_NODE, resolve as resolve_network
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
-from gpuarena.workloads.llm.shapes import SHAPES, LlamaConfig
+from gpuarena.analysis.llm_shapes import PLAN_SHAPES, model_config  # noqa: F401  (the names callers know)
+from gpuarena.workloads.llm.shapes import LlamaConfig
 
-# Network per GPU between nodes, GB/s in one direction, by architecture: the DGX systems'
-# compute fabric has one adapter per GPU.
-NETWORK: dict[str, tuple[float, str]] = {
-    "Ampere": (25.0, "DGX A100: eight Mellanox 200 Gb/s HDR InfiniBand adapters, one per GPU "
-                     "(https://geektopia.es/es/technology/2020/05/14/noticias/nvidia-anuncia-el-servidor-dgx-a100-"
-                     "ocho-tesla-a100-desde-200-000-dolares.html; Selene's DGX A100s on HDR InfiniBand, "
-                     "https://gpt3demo.com/apps/mt-nlg-by-microsoft-and-nvidia-ai)"),
-    "Hopper": (50.0, "DGX H100/H200: eight single-port ConnectX-7, up to 400 Gb/s each "
-                     "(https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-"
-                     "enterprise-ai/latest/core-components.html)"),
-}
-GPUS_PER_NODE = 8
 USABLE_MEMORY = 0.9          # allocator fragmentation, CUDA context, NCCL buffers: 10% kept free
 GPT3_BATCH = 1536            # sequences of 2048 (3.2M tokens): Brown et al. 2020, table 2.1, for 175B
 BYTES = {"param": 2, "grad": 2, "optimizer": 12}
-# gpuarena's llama-1b, bf16+compile+fused-adamw on one H200: MFU 0.582 (BENCHMARKS.md, session 5)
+# the breakdown's compute share (article 001's claims): gpuarena's llama-1b, bf16+compile+fused-adamw, one H200
 DEFAULT_COMPUTE_EFF = (0.582, "default: gpuarena's single-H200 llama-1b bf16+compile+fused-adamw MFU (BENCHMARKS.md)")
 RECOMPUTE = 4 / 3          # full recomputation runs the forward twice: 8 N instead of 6 N per token
-# Planning-only shapes (no workload runs them): Llama 3 405B (Dubey et al. 2024, "The Llama 3 Herd
-# of Models", table 3: 126 layers, 16384 wide, FFN 53248, 128 heads, 8 KV heads, vocab 128256).
-PLAN_SHAPES: dict[str, LlamaConfig] = {
-    **SHAPES,
-    "llama3-405b": LlamaConfig(dim=16384, n_layers=126, n_heads=128, n_kv_heads=8, ffn_dim=53248,
-                               vocab_size=128256),
-}
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -82,12 +61,6 @@ class Layout:
     @property
     def micro_batches(self) -> int:
         return max(1, self.global_batch // (self.dp * self.micro_batch))
-
-
-def model_config(name: str) -> LlamaConfig:
-    if name not in PLAN_SHAPES:
-        raise UserError(f"--model {name!r}: known shapes {', '.join(PLAN_SHAPES)}")
-    return PLAN_SHAPES[name]
 
 
 def activation_bytes_per_layer(cfg: LlamaConfig, seq: int, micro: int, tp: int, checkpointing: bool,
@@ -173,7 +146,7 @@ def nvlink_spans(gpu, n: int) -> bool:
 
 
 def best_layout(cfg: LlamaConfig, gpu, n: int, seq_len: int, global_batch: int, checkpointing: bool,
-                precision: str, eff: float) -> Layout:
+                precision: str, eff: float, network_gbs: float | None = None) -> Layout:
     """The fastest layout that fits, by the breakdown: FSDP, and Megatron TP x PP x DP where NVLink
     spans the tensor-parallel group."""
     # without NVLink: pipeline stages (small point-to-point sends) beside FSDP, no TP
@@ -181,7 +154,7 @@ def best_layout(cfg: LlamaConfig, gpu, n: int, seq_len: int, global_batch: int, 
     options = [fsdp_layout(cfg, n, gpu.memory_gb, seq_len, global_batch, checkpointing),
                *megatron_candidates(cfg, n, gpu.memory_gb, seq_len, global_batch, checkpointing, max_tp)]
     fits = [x for x in options if _fits(cfg, x, gpu.memory_gb)]
-    return min(fits or options, key=lambda x: step_time(cfg, x, gpu, None, precision, eff=eff)["step_s"])
+    return min(fits or options, key=lambda x: step_time(cfg, x, gpu, None, precision, network_gbs, eff)["step_s"])
 
 
 def _fits(cfg: LlamaConfig, lay: Layout, memory_gb: float) -> bool:
@@ -194,7 +167,7 @@ def ring(k: int) -> float:
 
 def _links(gpu, lay: Layout, network_gbs: float | None) -> tuple[float, float]:
     """(GB/s one way within a node, between nodes) for this card."""
-    net = network_gbs or network_of(gpu)[0]
+    net = network_gbs or resolve_network(gpu, lay.n, None)[0] or 0.0
     if nvlink_spans(gpu, min(lay.n, GPUS_PER_NODE)):
         intra = gpu.nvlink_gbs / 2
     else:
@@ -202,58 +175,65 @@ def _links(gpu, lay: Layout, network_gbs: float | None) -> tuple[float, float]:
     return intra, net
 
 
+def _comm(cfg: LlamaConfig, lay: Layout, gpu, network_gbs: float | None) -> dict:
+    """Seconds each link needs for one step's traffic, nothing overlapped: TP all-reduces (4 per layer and
+    micro-batch, 6 with recomputation), DP (ZeRO-1: one gradient all-reduce; FSDP: all-gather in forward
+    and backward plus a reduce-scatter per micro-batch, 1.5 all-reduces) and PP sends."""
+    intra, net = _links(gpu, lay, network_gbs)
+    multi_node = lay.n > GPUS_PER_NODE
+    m = lay.micro_batches
+    # interleaved 1F1B (Narayanan et al. 2021, section 2.2.2): v chunks per stage, one layer per chunk
+    v = max(1, cfg.n_layers // lay.pp)
+    act_msg = 2.0 * lay.seq_len * lay.micro_batch * cfg.dim                # bf16 activations
+    per_layer = 6 if lay.checkpointing else 4
+    grads = BYTES["grad"] * param_counts(cfg)[0] / (lay.tp * lay.pp)
+    dp_bw = net if multi_node else intra
+    pp_bw = net if multi_node and lay.pp > 1 else intra
+    return {"tp": m * (cfg.n_layers / lay.pp) * per_layer * ring(lay.tp) * act_msg / (intra * 1e9),
+            "dp": (m * 1.5 if lay.zero3 else 1.0) * ring(lay.dp) * grads / (dp_bw * 1e9) if dp_bw else math.inf,
+            "pp": (2 * v * m * act_msg / lay.tp / (pp_bw * 1e9)) if lay.pp > 1 else 0.0, "v": v, "m": m}
+
+
 def step_time(cfg: LlamaConfig, lay: Layout, gpu, mfu: float | None, precision: str = "bf16",
               network_gbs: float | None = None, eff: float = DEFAULT_COMPUTE_EFF[0]) -> dict:
-    """Seconds per optimizer step.  With an MFU: model FLOPs at that MFU, nothing added (MFU is end
-    to end).  Without: the breakdown (compute at ``eff`` with recomputation counted, bubble, comm)."""
+    """Seconds per optimizer step.  With an MFU: model FLOPs at that MFU (end to end), or the step's
+    traffic over its links where that is longer (``traffic_s``, all overlapped at best).  Without: the
+    breakdown (compute at ``eff`` with recomputation counted, bubble, comm)."""
     peak = gpu.peak(precision)
     if not peak:
         raise UserError(f"{gpu.short} has no {precision} peak in the catalog")
     tokens = lay.global_batch * lay.seq_len
     model_flops = tokens * flops_per_token(cfg, lay.seq_len, training=True)
-    zero = {"bubble_s": 0.0, "tp_comm_s": 0.0, "dp_comm_s": 0.0, "pp_comm_s": 0.0, "tokens_per_step": tokens}
+    c = _comm(cfg, lay, gpu, network_gbs)
     if mfu is not None:
-        compute = model_flops / (lay.n * peak * 1e12 * mfu)
-        return {**zero, "compute_s": compute, "step_s": compute, "mfu": mfu}
+        compute, traffic = model_flops / (lay.n * peak * 1e12 * mfu), c["tp"] + c["dp"] + c["pp"]
+        step = max(compute, traffic)
+        return {"bubble_s": 0.0, "tp_comm_s": 0.0, "dp_comm_s": 0.0, "pp_comm_s": 0.0, "tokens_per_step": tokens,
+                "compute_s": compute, "traffic_s": traffic, "step_s": step, "bound": "compute at the MFU"
+                if compute >= traffic else "the links (the step's traffic outlasts its compute)",
+                "mfu": model_flops / (lay.n * peak * 1e12 * step)}
     compute = model_flops * (RECOMPUTE if lay.checkpointing else 1.0) / (lay.n * peak * 1e12 * eff)
-    intra, net = _links(gpu, lay, network_gbs)
-    multi_node = lay.n > GPUS_PER_NODE
-    m = lay.micro_batches
-    # interleaved 1F1B (Narayanan et al. 2021, section 2.2.2): v chunks per stage divide the bubble
-    # by v and multiply the point-to-point sends by v; one layer per chunk
-    v = max(1, cfg.n_layers // lay.pp)
+    m, v = c["m"], c["v"]
     bubble = compute * (lay.pp - 1) / (m * v)
-    act_msg = 2.0 * lay.seq_len * lay.micro_batch * cfg.dim                # bf16 activations
-    per_layer = 6 if lay.checkpointing else 4
-    tp_comm = m * (cfg.n_layers / lay.pp) * per_layer * ring(lay.tp) * act_msg / (intra * 1e9)
-    grads = BYTES["grad"] * param_counts(cfg)[0] / (lay.tp * lay.pp)
-    dp_bw = net if multi_node else intra
-    if lay.zero3:      # per micro-batch: all-gather in forward and backward, reduce-scatter: 1.5 all-reduces
-        per_micro = 1.5 * ring(lay.dp) * grads / (dp_bw * 1e9)
+    if lay.zero3:      # prefetched behind compute: what exceeds it, and the first layer's, exposed
+        per_micro = c["dp"] / m
         dp_comm = m * (max(0.0, per_micro - compute / m) + per_micro / cfg.n_layers)
     else:
-        dp_comm = ring(lay.dp) * grads / (dp_bw * 1e9)
-    pp_bw = net if multi_node and lay.pp > 1 else intra
-    pp_comm = (2 * v * m * act_msg / lay.tp / (pp_bw * 1e9)) if lay.pp > 1 else 0.0
-    total = compute + bubble + tp_comm + dp_comm + pp_comm
-    return {"compute_s": compute, "bubble_s": bubble, "tp_comm_s": tp_comm, "dp_comm_s": dp_comm,
-            "pp_comm_s": pp_comm, "step_s": total, "tokens_per_step": tokens,
+        dp_comm = c["dp"]
+    total = compute + bubble + c["tp"] + dp_comm + c["pp"]
+    return {"compute_s": compute, "bubble_s": bubble, "tp_comm_s": c["tp"], "dp_comm_s": dp_comm,
+            "pp_comm_s": c["pp"], "step_s": total, "tokens_per_step": tokens,
             "mfu": model_flops / (lay.n * peak * 1e12 * total)}
-
-
-def network_of(gpu) -> tuple[float, str]:
-    for arch, value in NETWORK.items():
-        if gpu.architecture.startswith(arch):
-            return value
-    return NETWORK["Ampere"][0], f"no figure for {gpu.architecture}: the 200 Gb/s HDR figure assumed"
 
 
 def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, precision: str = "bf16",
          seq_len: int | None = None, global_batch: int = GPT3_BATCH, mfu_from: str = "given",
-         efficiency: tuple[float, str] = DEFAULT_COMPUTE_EFF) -> dict:
+         efficiency: tuple[float, str] = DEFAULT_COMPUTE_EFF, busbw: float | None = None,
+         mfu_band: tuple[float, float] | None = None) -> dict:
     """Memory per GPU and training time of `tokens` tokens of `model` on n x gpu, with assumptions.
-    ``mfu`` None: the breakdown, at ``efficiency`` (share of peak one GPU reaches, and its origin;
-    llm_advice.compute_efficiency reads it from stored results)."""
+    ``mfu`` None: the breakdown, at ``efficiency`` (share of peak one GPU reaches, and its origin).
+    ``mfu_band``: the MFUs the evidence spans, giving each row days_low..days_high.  ``busbw``: GB/s
+    per GPU between nodes (training_network.resolve).  A row that does not fit has no days."""
     if mfu is not None and not (0 < mfu <= 1):
         raise UserError(f"--mfu {mfu}: a share of peak in (0, 1]")
     if not (tokens > 0 and math.isfinite(tokens)):
@@ -261,24 +241,43 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, pr
     if n < 1:
         raise UserError("--n: at least one GPU")
     cfg, gpu = model_config(model), catalog.match(gpu_name)
-    seq = seq_len or min(cfg.max_seq_len, 2048)
+    net, net_src = resolve_network(gpu, n, busbw)
+    seq = seq_len or cfg.max_seq_len
+    if not 1 <= seq <= cfg.max_seq_len * 16:
+        raise UserError(f"--seq-len {seq}: between 1 and {cfg.max_seq_len * 16} for {model}")
     eff, eff_from = efficiency
     out = {"model": model, "gpu": gpu.name, "n": n, "tokens": tokens, "mfu": mfu, "mfu_from": mfu_from,
-           "precision": precision, "params": param_counts(cfg)[0], "rows": []}
+           "mfu_band": mfu_band, "precision": precision, "params": param_counts(cfg)[0], "seq_len": seq, "rows": []}
     for ckpt in (False, True):
-        lay = best_layout(cfg, gpu, n, seq, global_batch, ckpt, precision, eff)
-        mem = memory_per_gpu(cfg, lay)
-        t = step_time(cfg, lay, gpu, mfu, precision, eff=eff)
-        steps = tokens / t["tokens_per_step"]
-        out["rows"].append({"checkpointing": ckpt, "layout": asdict(lay), "memory": mem,
-                            "fits": _fits(cfg, lay, gpu.memory_gb),
-                            "largest_micro_batch": largest_micro_batch(cfg, lay, gpu.memory_gb),
-                            **t, "days": steps * t["step_s"] / 86400,
-                            "compute_only_days": steps * t["compute_s"] / 86400})
-    net, net_src = network_of(gpu)
-    out["assumptions"] = {
+        lay = best_layout(cfg, gpu, n, seq, global_batch, ckpt, precision, eff, net)
+        out["rows"].append(_row(cfg, lay, gpu, tokens, mfu, precision, eff, net, mfu_band))
+    out["assumptions"] = _assumptions(mfu, eff, eff_from, global_batch, seq, gpu, n, precision, net, net_src)
+    return out
+
+
+def _row(cfg, lay: Layout, gpu, tokens: float, mfu, precision: str, eff: float, net, band) -> dict:
+    mem = memory_per_gpu(cfg, lay)
+    t = step_time(cfg, lay, gpu, mfu, precision, net, eff=eff)
+    steps = tokens / t["tokens_per_step"]
+    fits = _fits(cfg, lay, gpu.memory_gb)
+    row = {"checkpointing": lay.checkpointing, "layout": asdict(lay), "memory": mem, "fits": fits,
+           "largest_micro_batch": largest_micro_batch(cfg, lay, gpu.memory_gb), **t,
+           "days": steps * t["step_s"] / 86400, "compute_only_days": steps * t["compute_s"] / 86400}
+    if band and mfu is not None:
+        row["days_low"], row["days_high"] = (steps * step_time(cfg, lay, gpu, x, precision, net)["step_s"] / 86400
+                                             for x in (band[1], band[0]))
+    if not fits:   # no duration for a run that cannot start
+        row.update(days=None, compute_only_days=None, days_low=None, days_high=None,
+                   why=f"needs {mem['total'] / 1e9:,.0f} GB per GPU; the {gpu.short} has {gpu.memory_gb:g} GB, "
+                       f"{USABLE_MEMORY:.0%} usable: more GPUs, checkpointing or a smaller model")
+    return row
+
+
+def _assumptions(mfu, eff, eff_from, global_batch, seq, gpu, n, precision, net, net_src) -> dict:
+    return {
         "flops_per_token": "6 x non-embedding params + 12 x layers x hidden x seq_len (model FLOPs)",
-        "time": (f"MFU {mfu:g} end to end: model FLOPs / (n x peak x MFU), nothing added" if mfu is not None else
+        "time": (f"MFU {mfu:g} end to end: model FLOPs / (n x peak x MFU), or the step's traffic over its links "
+                 "where that is longer" if mfu is not None else
                  f"breakdown: compute at {eff:.3f} of peak ({eff_from}), x 4/3 under full recomputation (8N vs 6N), "
                  "pipeline bubble, TP and ZeRO-1 communication exposed, FSDP's prefetched"),
         "bytes_per_param": "bf16 params 2 + bf16 grads 2 + FP32 master and Adam moments 12 (ZeRO-1 over dp; "
@@ -293,4 +292,3 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, pr
         "network_gbs_per_gpu": net, "network_source": net_src,
         "usable_memory": USABLE_MEMORY, "peak_tflops": gpu.peak(precision),
     }
-    return out

@@ -182,7 +182,8 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            variant: Optional[str] = typer.Option(None, "--variant", metavar="VARIANT", help="ddp-train variant (default seed)"),
            bucket_mb: Optional[float] = typer.Option(None, "--bucket-mb", metavar="MIB", help="DDP bucket size in MiB (its all-reduce message; default 25)"),
            tokens: Optional[float] = typer.Option(None, "--tokens", metavar="TOKENS", help="llm-train: training tokens, e.g. 300e9"),
-           mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured'"),
+           mfu: Optional[str] = typer.Option(None, "--mfu", metavar="SHARE", help="llm-train: share of peak, or 'measured' (default: from published and stored runs)"),
+           seq_len: Optional[int] = typer.Option(None, "--seq-len", metavar="TOKENS", help="llm-train: tokens per sequence (default: the model's context)"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce.
     `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
@@ -201,15 +202,13 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if registry.has(workload, physics="serving"):
         raise UserError(f"whatif -w {workload}: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
-    if not registry.has(workload, physics="decoder-training"):
-        refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None})
-    else:
-        from gpuarena.cli.llm_cmds import refuse_unused, whatif_llm
-
-        refuse_unused(**{"--busbw": busbw, "--overlap": overlap, "--batch-size": batch_size,
-                         "--throughput": throughput, "--bucket-mb": bucket_mb})
-        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt))
+    if registry.has(workload, physics="decoder-training"):    # the training plan (cli/llm_cmds.py)
+        from gpuarena.cli.llm_cmds import whatif_llm
+        _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt, seq_len, busbw, unused={
+            "--overlap": overlap, "--batch-size": batch_size, "--throughput": throughput, "--bucket-mb": bucket_mb}))
         return
+    refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None,
+                                             "--seq-len": seq_len is not None})
     _out(render(W.predict(workload, gpu, gpu_counts(n), store, busbw, overlap, batch_size, throughput, model,
                                variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
@@ -223,7 +222,8 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            validate: bool = typer.Option(False, "--validate", help="leave-one-GPU-out check of the projection model "
                                          "against the published cross-GPU figures"),
            sets: list[str] = typer.Option([], "--set", help="llm-serve: context=, prompt=, output=, shape=, "
-                                          "hf_config=, precision=, batch=, overhead=", metavar="KEY=VALUE"),
+                                          "hf_config=, precision=, batch=, overhead=; llm-train: shape=, tokens=, "
+                                          "seq_len=, mfu=, busbw=", metavar="KEY=VALUE"),
            include_consumer: bool = typer.Option(False, "--include-consumer",
                                                  help="rank consumer (GeForce) cards beside data-centre ones"),
            basis: str = BASIS,
@@ -250,14 +250,14 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if registry.has(workload, physics="serving"):   # what fits, TTFT and sustained tokens/s: the serving model
-        from gpuarena.cli.llm_cmds import advise_serving
+    if registry.has(workload, physics="serving") or registry.has(workload, physics="decoder-training"):
+        from gpuarena.cli import llm_cmds   # the serving model (what fits, TTFT, tokens/s), or one training plan
 
-        _out(advise_serving(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt,
-                            include_consumer, basis))
+        llm = llm_cmds.advise_serving if registry.has(workload, physics="serving") else llm_cmds.advise_training
+        _out(llm(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt, include_consumer, basis))
         return
     if sets:
-        raise UserError("--set is for advise -w llm-serve")
+        raise UserError("--set is for advise -w llm-serve and llm-train")
     over = load_prices(prices)
     from gpuarena.data.prices import BASES
 

@@ -125,7 +125,10 @@ def spread(store, workload: str) -> tuple[float, str]:
                 continue
             if "compile" in r.variant.split("+"):
                 continue    # the claims are of eager code: CUDA graphs make compiled runs far steadier
-            key = json.dumps([gpu_of(r), r.variant, r.params, r.gpus], sort_keys=True, default=str)
+            # one case timed by one code (a changed workload is another case: the doctor's ResNet-50 step
+            # ran 2,669 images/s on 2026-12-01 and 3,997 on 2026-12-04 under another code hash)
+            key = json.dumps([gpu_of(r), r.variant, r.params, r.gpus, r.workload_version, r.code_hash],
+                             sort_keys=True, default=str)
             seen.setdefault(key, []).append(r.throughput_median)
         pairs = sorted(max(v) / min(v) - 1 for v in seen.values() if len(v) > 1)
         if pairs:

@@ -49,7 +49,7 @@ def _in_units(r: Result, e) -> dict:
     """The check's figure and expected figure as people read them: TFLOP/s for a matmul, else as stored
     (a device check's expected figure is already in its unit: analysis/expected_device.py)."""
     per = (r.flops_per_item or 0) / 1e12
-    if r.workload == "matmul" and per and r.throughput_median:
+    if registry.has(r.workload, device_figure="compute-peak") and per and r.throughput_median:
         expected = e and (e.figure if e.unit == "TFLOP/s" else e.figure * per)
         return {"value": r.tflops or r.throughput_median * per, "unit": "TFLOP/s", "expected": expected}
     return {"value": r.throughput_median, "unit": r.unit, "expected": e and e.figure}

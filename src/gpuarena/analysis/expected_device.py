@@ -42,13 +42,14 @@ from gpuarena.analysis.roofline import precision_class
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.derived import Expected, ModelFigure
+from gpuarena.workloads import registry
 
 SUSTAINED_SPREAD = 0.13    # 1 - 677.4 / 773.3: the H200's sustained bf16 8192^3 against its burst (docstring)
 OTHER_MODEL = 0.05         # the evidence is another card of the generation (HBM3 vs HBM3e, clocks, power)
 BORROWED = 0.10            # no evidence of this generation: another generation's share, unverified
 # Pageable host copies stage through host memory: the link is not what bounds them.  gpuarena's H200
 # (run 20261129-151415-f3a8c6, BENCHMARKS.md 'Ceilings'): 8.4 / 55.4 GB/s to the device, 15.6 / 55.3 back.
-PAGEABLE_SHARE = {"h2d": 8.4 / 55.4, "d2h": 15.6 / 55.3}
+PAGEABLE_SHARE = {True: 8.4 / 55.4, False: 15.6 / 55.3}   # by the copy's direction: to the device or back
 PAGEABLE_BAND = 0.50       # host-dependent (CPU memory, NUMA): context, never a flag
 # Collectives: a latency per call on top of bytes / busbw.  gpuarena's own 2-H200 all-reduce of 1 KiB ran
 # in ~40 us (busbw 0.0255 GB/s, run 20261129-165210-b0758c, docs/data/h200-x2-2026-11-29.json).
@@ -56,14 +57,15 @@ COLLECTIVE_LATENCY_S = 40e-6
 FLAG_MIN_BYTES = 64 * 2**20
 OTHER_COLLECTIVE = 0.15    # allgather/reducescatter/broadcast judged by all-reduce evidence: context only
 KINDS = {"copy": "membw"}
-FIGURES = {"matmul": "compute-peak", "membw": "memory-bandwidth", "h2d": "host-link", "d2h": "host-link",
-           "allreduce": "allreduce-busbw", "allgather": "allreduce-busbw", "reducescatter": "allreduce-busbw",
-           "broadcast": "allreduce-busbw"}
 
 
 def figure_of(kind: str) -> str | None:
-    """The device figure a check measures (compute-peak, memory-bandwidth, host-link, allreduce-busbw)."""
-    return FIGURES.get(KINDS.get(kind, kind))
+    """The device figure a check measures (compute-peak, memory-bandwidth, host-link, allreduce-busbw): the
+    workload's own ``device_figure`` fact; a collective without one (all-gather, reduce-scatter, broadcast)
+    is judged by all-reduce evidence, as context (OTHER_COLLECTIVE)."""
+    wl = KINDS.get(kind, kind)
+    return registry.fact(wl, "device_figure") or (
+        "allreduce-busbw" if registry.fact(wl, "kind") == "collective" else None)
 
 
 def _gpu(gpu) -> catalog.GPU:
@@ -157,7 +159,7 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     g, wl = _gpu(gpu), KINDS.get(kind, kind)
     figure = figure_of(wl)
     if figure is None:
-        raise UserError(f"{kind}: not a device check (one of {', '.join(FIGURES)} or copy)")
+        raise UserError(f"{kind}: not a device check (a micro-benchmark, a collective or copy)")
     prec = catalog.norm_precision(dtype) if figure == "compute-peak" and dtype else ""
     if figure == "compute-peak" and not prec:
         raise UserError("a matmul's expected figure needs its dtype")
@@ -183,9 +185,10 @@ def expected_device(kind: str, gpu, dtype: str | None = None, link: tuple | None
     if figure == "compute-peak" and shape:
         value, how = _shape_roof(g, prec, shape, value, how)
     if figure == "host-link" and not pinned:
-        value *= PAGEABLE_SHARE[wl]
+        share = PAGEABLE_SHARE[bool(registry.fact(wl, "to_device", True))]
+        value *= share
         band, like = PAGEABLE_BAND, False
-        how += f"; pageable: x {PAGEABLE_SHARE[wl]:.2f} as gpuarena's H200 measured (host-dependent, context)"
+        how += f"; pageable: x {share:.2f} as gpuarena's H200 measured (host-dependent, context)"
     if figure == "allreduce-busbw":
         f, at = _collective_factor(wl, n, size_mb, value)
         value, how = value * f, how + at

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import statistics
 from gpuarena.store.result import Result
+from gpuarena.workloads import registry
 
 Z = 3.0
 PRACTICAL = 0.03
@@ -54,7 +55,7 @@ def case_of(r: Result) -> str:
 
 def figure(r: Result) -> tuple[float, str | None]:
     """A result's figure as people read it: a matmul's TFLOP/s, else its throughput in its unit."""
-    if r.workload == "matmul" and r.tflops:
+    if registry.has(r.workload, device_figure="compute-peak") and r.tflops:
         return r.tflops, "TFLOP/s"
     return r.throughput_median, r.unit
 

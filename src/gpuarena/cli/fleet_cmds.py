@@ -65,6 +65,7 @@ complete); 2 a usage error."""
 def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, quiet: bool) -> str:
     """The doctor suite's speed checks on one device, stored as a run; its id."""
     from gpuarena.measure.env import device_name
+    from gpuarena.workloads import registry
     from gpuarena.runner.executor import StoreFailed, execute
     from gpuarena.runner.guard import release
 
@@ -75,7 +76,8 @@ def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, qu
     def on_done(i, outcome):
         r = outcome.result
         if not quiet:
-            tail = (f"{fmt_num(r['tflops'])} TFLOP/s" if r.get("tflops") and r.get("workload") == "matmul"
+            matmul = registry.has(r.get("workload"), device_figure="compute-peak")
+            tail = (f"{fmt_num(r['tflops'])} TFLOP/s" if r.get("tflops") and matmul
                     else f"{r['throughput_median']:,.1f} {r.get('unit')}" if r.get("throughput_median")
                     else r.get("error") or "")
             console.print(escape(f"  {d} {r['status']:<7} {outcome.case.label()}  {tail}"))

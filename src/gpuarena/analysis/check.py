@@ -68,12 +68,10 @@ def check_claim(claim: dict, store=None) -> dict:
 
 
 def _check_one(claim: dict, store=None) -> dict:
-    physics = registry.fact(claim.get("workload"), "physics")
-    if physics in ("serving", "decoder-training"):   # the serving model; MFU of a training claim
-        from gpuarena.analysis.llm_claims import check_serving, check_training
-
-        return (check_serving if physics == "serving" else check_training)(claim, store)
-    if registry.fact(claim.get("workload"), "device_figure"):   # a matmul's TFLOP/s, a copy's GB/s, a busbw
+    """One claim on one catalog card: a micro-benchmark's or collective's figure by the device figure it
+    measures (a matmul's TFLOP/s, a copy's GB/s, a bus bandwidth), anything else by its workload's physics
+    (analysis/models.py: the roofline, the serving model, the decoder-training model)."""
+    if registry.fact(claim.get("workload"), "device_figure"):
         from gpuarena.analysis.micro_check import check_micro
         from gpuarena.analysis.ratio import allreduce_ratio_row
 
@@ -81,6 +79,14 @@ def _check_one(claim: dict, store=None) -> dict:
             return allreduce_ratio_row(claim, store)     # one card's all-reduce against another's (a band)
 
         return check_micro(claim, store)
+    from gpuarena.analysis import models
+
+    return models.of(claim.get("workload")).check(claim, store)
+
+
+def check_roofline(claim: dict, store=None) -> dict:
+    """A claim judged by the roofline (analysis/physics.py): a throughput or latency per GPU against the
+    peak and the credible shares, or a scaling coefficient against the interconnect model."""
     g = catalog.match(claim["gpu"])
     workload = claim["workload"]
     request = P.request_of(claim["precision"])

@@ -1,5 +1,5 @@
 """The physics model's expected figure of a result that has no like-for-like reference: each workload's
-physics (the class's ``physics``, registered once in MODELS) asked through its current public function.
+physics (the class's ``physics``, registered once in analysis/models.py) asked through its current public function.
 
 - roofline (ResNet-50, BERT, SD): the best attainment credibly reached on the workload, precision class
   and generation (analysis/physics.py ``limit``: data/ceilings.csv and the measured evidence) on this
@@ -280,15 +280,14 @@ def data_parallel(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | Non
     return {"value": n * thr * row["efficiency"], "band": DEFAULT_BAND, "how": how}
 
 
-MODELS = {"roofline": roofline, "serving": serving, "endpoint": endpoint, "decoder-training": decoder_training,
-          "data-parallel": data_parallel}
-
-
 def physics_expectation(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:
-    """The workload's physics model's figure for r on gpu: {"value", "band", "how"} or None."""
+    """The workload's physics model's figure for r on gpu: {"value", "band", "how"} or None (each physics'
+    ``expected``, registered once in analysis/models.py)."""
+    from gpuarena.analysis import models
+
     cls = registry.find(r.workload)
-    model = MODELS.get(cls.physics) if cls is not None else None
-    if model is None:
+    physics = models.PHYSICS.get(cls.physics) if cls is not None else None
+    if physics is None or physics.expected is None:
         return None
-    out = model(r, gpu, pool)
+    out = physics.expected(r, gpu, pool)
     return out if out and out.get("value") else None

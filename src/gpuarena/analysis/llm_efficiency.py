@@ -110,12 +110,15 @@ def _comparable(run: Run, want: float, n: int) -> bool:
     return size_ok and (run.gpus is None or 1 / COUNT_WINDOW <= run.gpus / n <= COUNT_WINDOW)
 
 
-def efficiency(model: str, gpu: catalog.GPU, n: int, precision: str, results: list | None = None) -> Efficiency:
+def efficiency(model: str, gpu: catalog.GPU, n: int, precision: str, results: list | None = None,
+               runs: list[Run] | None = None) -> Efficiency:
     """The MFU of comparable evidence on the GPU's generation (module docstring), or a UserError naming
-    the nearest evidence and asking for --mfu."""
+    the nearest evidence and asking for --mfu.  ``runs``: the evidence instead of the published runs and
+    the stored results (the hold-out in analysis/llm_holdout.py leaves one run out)."""
     want = float(param_counts(model_config(model))[0])
     cls, gen = _cls(precision), PR.arch_of(gpu)
-    pool = [r for r in published_runs() + stored_runs(results or [], precision) if r.precision == cls]
+    runs = published_runs() + stored_runs(results or [], precision) if runs is None else runs
+    pool = [r for r in runs if r.precision == cls]
     near = [r for r in pool if _comparable(r, want, n)]
     here = [r for r in near if r.generation == gen]
     if not here:

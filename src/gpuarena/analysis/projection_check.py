@@ -133,16 +133,23 @@ def validate(groups=None) -> dict:
     if not rows:
         raise UserError("no published cross-GPU family to validate against")
     hold, sib = holdout(), siblings(groups)
+    from gpuarena.analysis import llm_holdout
+
+    train, apart = llm_holdout.training()
+    serve, rejected = llm_holdout.serving()
     everything = [r for r in rows if r["path"].startswith("deployed")]
     deployed = [r for r in everything
                 if not (consumer(catalog.match(r["gpu"])) or consumer(catalog.match(r["reference"])))]
     return {"n": len(rows), "deployed": _summary(deployed), "deployed_with_consumer_cards": _summary(everything),
             "fitted": _summary([r for r in rows if r["path"].startswith("fitted")]),
             "holdout": _summary(hold), "siblings": _summary(sib), "per_group": per_group,
+            "holdout_training": _summary(train), "holdout_training_without_evidence": apart,
+            "holdout_serving": _summary(serve), "holdout_serving_ceiling_rejects": rejected,
             "median_abs_pct_error": _summary(deployed)["median_abs_pct_error"],
             "spearman": sum(rhos.values()) / len(rhos) if rhos else None, "spearman_per_group": rhos,
             "bandwidth_only_spearman": sum(base.values()) / len(base) if base else None,
-            "worst": sorted(deployed, key=lambda r: -abs(r["pct_error"]))[:3], "rows": rows + hold + sib,
+            "worst": sorted(deployed, key=lambda r: -abs(r["pct_error"]))[:3],
+            "rows": rows + hold + sib + train + serve,
             "form_chosen_on": ("the form (a/P + b/BW + c, a >= FLOPs) was chosen on the Lambda DLE PyTorch families "
                                "of ResNet-50 and BERT-Large (TF32 and FP16); every error here holds the target's die "
                                "out of the fit, and the hold-out ratios come from other publishers")}

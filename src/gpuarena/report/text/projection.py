@@ -36,6 +36,16 @@ def render_validation(result: dict, fmt: str) -> str:
              _line("hold-out cross-GPU ratios", result["holdout"]),
              _line("power-limited siblings (PCIe / SXM of one silicon, their die out of the fit)",
                    result["siblings"]),
+             _line("LLM training tokens/s, each published run held out of the MFU evidence (data/training_mfu.csv)",
+                   result["holdout_training"])
+             + (f"; {len(result['holdout_training_without_evidence'])} run(s) left without comparable evidence "
+                "(the plan asks for --mfu)" if result["holdout_training_without_evidence"] else ""),
+             _line("LLM serving tokens/s at the median share of the other published rows (one share does not "
+                   "carry between engines, batches and lengths: the serving model bounds a figure, it does not predict "
+                   "another engine's)",
+                   result["holdout_serving"])
+             + f"; the ceiling built without each row rejects {result['holdout_serving_ceiling_rejects']} of "
+               f"{result['holdout_serving']['n']}",
              f"Spearman {result['spearman']:.2f} against {result['bandwidth_only_spearman']:.2f} for ranking by "
              "datasheet bandwidth alone" if result["spearman"] is not None else "Spearman: too few points",
              result["form_chosen_on"]]

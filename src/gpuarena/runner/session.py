@@ -79,6 +79,10 @@ def open_session(plan: Plan, allow_busy: bool, store_or_opener) -> Session:
 
 
 def _raise_interrupt(signum, frame):
+    from gpuarena.store import postgres
+
+    if postgres.interrupt():   # a statement waits on the server: it ends now and raises KeyboardInterrupt
+        return
     raise KeyboardInterrupt
 
 
@@ -88,6 +92,7 @@ def _end_like_ctrl_c() -> None:
     try:
         signal.signal(signal.SIGTERM, _raise_interrupt)
         signal.signal(signal.SIGHUP, _raise_interrupt)
+        signal.signal(signal.SIGINT, _raise_interrupt)
     except ValueError:  # not the main thread (run called from a library): leave signals alone
         pass
 

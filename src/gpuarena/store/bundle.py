@@ -27,8 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gpuarena import safeio
 from gpuarena.errors import UserError, pydantic_error_line
+from gpuarena.redact import redact, redact_tree
+from gpuarena.safeio import printable
 from gpuarena.store.db import new_run_id
-from gpuarena.store.rows import finite, insert_result, legacy_uid, now
+from gpuarena.store.rows import ResultRefused, finite, insert_result, legacy_uid, now, validated
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"
@@ -76,12 +78,12 @@ def export(store, run_ids: list[str] | None = None) -> dict:
     envs = []
     for eid in sorted({r["env_id"] for r in results if r.get("env_id") is not None}):
         row = store.conn.execute("SELECT id, hash, fingerprint FROM environments WHERE id=?", (eid,)).fetchone()
-        envs.append({"id": row[0], "hash": row[1], "fingerprint": json.loads(row[2])})
+        envs.append({"id": row[0], "hash": row[1], "fingerprint": redact_tree(json.loads(row[2]))})
     for r in results:
         r["extra"] = {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")}
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
-            "results": [finite(r) for r in results]}
+            "results": [finite(redact_tree(r)) for r in results]}
 
 
 def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
@@ -188,6 +190,7 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     A result already present (same uid: its global identity, kept through export and import) is skipped.
     """
     bundle = bundle or read(path)
+    name = printable(redact(Path(path).name)).replace("\n", " ").replace("\t", " ")[:200]
     out = {"run_id": None, "imported": 0, "skipped_duplicates": 0, "environments": len(bundle.environments)}
     rows, seen = [], {}
     for i, r in enumerate(bundle.results):
@@ -203,7 +206,11 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
         seen[d["uid"]] = (i, _content(d))
         d["extra"] = {**d["extra"], "origin_run_id": d["run_id"], "origin_source": d["source"]}
         d["source"] = "imported"
-        d["origin"] = f"bundle {Path(path).name}"
+        d["origin"] = f"bundle {name}"
+        try:   # what the store would not read back is never written (a name with a control character)
+            validated(d)
+        except ResultRefused as exc:
+            raise UserError(f"{redact(path)}: refused, nothing imported: results.{i}: {exc}") from None
         rows.append(d)
     run_id = new_run_id()
     statements = {d["uid"]: d for d in rows}
@@ -221,12 +228,12 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
             row = conn.execute("SELECT id FROM environments WHERE hash=?", (e.hash,)).fetchone()
             if row is None:
                 row = (conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
-                                    (e.hash, json.dumps(e.fingerprint), now())).lastrowid,)
+                                    (e.hash, json.dumps(redact_tree(e.fingerprint)), now())).lastrowid,)
             env_map[e.id] = row[0]
         conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
                      "VALUES (?,?,?,?,?,?,?,?)",
-                     (run_id, now(), f"import:{Path(path).name}"[:200], todo[0].get("device") or "imported",
-                      None, "[]", json.dumps(["import", str(path)]), "complete"))
+                     (run_id, now(), f"import:{name}"[:200], todo[0].get("device") or "imported",
+                      None, "[]", json.dumps(["import", printable(redact(path))]), "complete"))
         for d in todo:
             d["run_id"] = run_id
             d["env_id"] = env_map.get(d["env_id"]) if d["env_id"] is not None else None

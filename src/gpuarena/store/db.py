@@ -20,6 +20,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Iterable
 
 from gpuarena.errors import UserError
+from gpuarena.redact import redact, redact_tree
 
 if TYPE_CHECKING:
     from gpuarena.store.result import Result
@@ -50,9 +51,11 @@ class Store:
     """The results database.  readonly=True (reading commands) never changes the file;
     otherwise the file is checked (store/opening.py), switched to WAL and migrated."""
 
-    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, readonly: bool = False):
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float | None = None, readonly: bool = False):
         from gpuarena.store import opening
 
+        timeout_s = postgres.timeout_default() if timeout_s is None else timeout_s
+        self.timeout_s = timeout_s
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
@@ -141,6 +144,7 @@ class Store:
         except ValueError as exc:
             raise UserError(f"this machine's environment fingerprint cannot be stored "
                             f"({str(exc).splitlines()[0][:200]}); nothing was measured") from None
+        fingerprint = redact_tree(fingerprint)   # a server's URL with a password is never stored
         blob = json.dumps(fingerprint, sort_keys=True, default=str)
         h = key or hashlib.sha256(blob.encode()).hexdigest()[:16]
         with self.transaction():
@@ -169,7 +173,8 @@ class Store:
         with self.transaction():
             self.conn.execute(
                 "INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv) VALUES (?,?,?,?,?,?,?)",
-                (run_id, now(), suite, device, env_id, json.dumps(plan), json.dumps(argv or [])))
+                (run_id, now(), suite, device, env_id, json.dumps(redact_tree(plan)),
+                 json.dumps([redact(a) for a in argv or []])))
         return run_id
 
     def run(self, run_id: str) -> dict:
@@ -227,14 +232,15 @@ class Store:
         would not read back is refused here (ResultRefused), never written to vanish later."""
         result = {**result, "uid": None}
         validated(result)
+        deadline = time.monotonic() + self.timeout_s   # the retries share one bound, the store's timeout
         for attempt in range(5):
             try:
                 with self.transaction():
                     return insert_result(self.conn, result)
-            except sqlite3.OperationalError as exc:  # locked past the busy timeout: back off
-                if "locked" not in str(exc) or attempt == 4:
+            except sqlite3.OperationalError as exc:  # locked (a busy snapshot): back off, within the bound
+                if "locked" not in str(exc) or attempt == 4 or time.monotonic() >= deadline:
                     raise
-                time.sleep(0.5 * (attempt + 1))
+                time.sleep(min(0.5 * (attempt + 1), max(0.0, deadline - time.monotonic())))
         raise AssertionError("unreachable")
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,

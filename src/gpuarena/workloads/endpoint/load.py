@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from gpuarena.errors import UserError
+from gpuarena.redact import has_secret, redact
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
 
@@ -150,12 +151,25 @@ def probe(base: str, hdrs: dict) -> dict:
 
 
 def split_url(base: str) -> tuple[str, str]:
-    """(scheme://host:port/prefix without a trailing slash, host); UserError when it is no http URL."""
-    u = urlsplit(str(base).strip())
-    if u.scheme not in ("http", "https") or not u.hostname:
-        raise UserError(f"base_url={base!r}: expected http://HOST:PORT (the server's address, "
+    """(scheme://host:port/prefix without a trailing slash, host); UserError when it is no http URL,
+    or carries what must not be stored with every result (a user name or password, a query)."""
+    text = str(base).strip()
+    shown = redact(text)[:200]
+    try:
+        u = urlsplit(text)
+        host, _ = u.hostname, u.port     # an unbalanced [ or a port that is no number raise here
+    except ValueError as exc:
+        raise UserError(f"base_url={shown!r}: not a valid URL ({exc})") from None
+    if u.scheme.lower() not in ("http", "https") or not host:
+        raise UserError(f"base_url={shown!r}: expected http://HOST:PORT (the server's address, "
                         "without /v1/completions)")
+    if "@" in u.netloc or has_secret(text):
+        raise UserError(f"base_url={shown!r}: a user name or password in base_url would be stored and shown "
+                        "with every result; put the key in an environment variable and name it with "
+                        "api_key_env=NAME (it is sent as a Bearer token and never stored)")
+    if u.query or u.fragment:
+        raise UserError(f"base_url={shown!r}: the server's address takes no ?query or #fragment")
     path = u.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[:-3]
-    return f"{u.scheme}://{u.netloc}{path}", u.hostname
+    return f"{u.scheme.lower()}://{u.netloc}{path}", host

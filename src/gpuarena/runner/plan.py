@@ -115,6 +115,6 @@ def plan_resume(store, run_id: str) -> Plan:
     kept = store_pending(store, run_id, {c.key for c in cases})
     done = store.done_keys(run_id)
     todo = [c for c in cases if c.key not in done]
-    info = [f"stored {kept} result(s) kept when the store failed earlier"] if kept else []
+    info = [f"stored {kept} result(s) kept from an earlier full disk or store failure"] if kept else []
     return Plan(device, run_row["suite"], cases, todo, run_id=run_id,
                 info=info + [f"resuming run {run_id}: {len(cases) - len(todo)} of {len(cases)} cases already stored"])

@@ -47,6 +47,15 @@ def exists(path: str) -> bool:
     return postgres.is_url(path) or os.path.exists(path)
 
 
+def _status(status: str | None, owner: str | None) -> str | None:
+    """A run's status as it is: 'running' only while its owner lives.  A process that could not mark
+    its run (the store stopped answering, or stayed locked, when the run ended) left 'running'
+    behind; its run is interrupted, and --resume takes it."""
+    if status == "running" and owner and _live_owner(owner, status) is None:
+        return "interrupted"
+    return status
+
+
 class Store:
     """The results database.  readonly=True (reading commands) never changes the file;
     otherwise the file is checked (store/opening.py), switched to WAL and migrated."""
@@ -183,6 +192,7 @@ class Store:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 5")]
             raise UserError(f"no run {run_id!r} in {self.path}" + (f"; latest: {', '.join(ids)}" if ids else ""))
         d = dict(row)
+        d["status"] = _status(d.get("status"), d.get("owner"))
         try:
             d["plan"] = json.loads(d["plan"])
         except (ValueError, TypeError, RecursionError):
@@ -194,9 +204,14 @@ class Store:
 
     def runs(self) -> list[dict]:
         rows = self.conn.execute(
-            "SELECT r.id, r.created_at, r.suite, r.device, r.status, COUNT(x.id) AS results "
+            "SELECT r.id, r.created_at, r.suite, r.device, r.status, r.owner, COUNT(x.id) AS results "
             "FROM runs r LEFT JOIN results x ON x.run_id = r.id GROUP BY r.id ORDER BY r.created_at").fetchall()
-        return [dict(r) for r in rows]
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["status"] = _status(d["status"], d.pop("owner"))
+            out.append(d)
+        return out
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.transaction():

@@ -12,6 +12,9 @@ everywhere, so the model name is learnt):
   /errevent  an error event in the middle of the stream
   /longline  an event line of 1.5 MB
   /json      one JSON answer where a stream was asked for
+  /endless500   HTTP 500 whose body never ends
+  /endlessline  a 200 stream whose first event line never ends
+  /endlessprobe a /version answer that never ends (the engine probe)
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -49,8 +52,29 @@ def make_app() -> web.Application:
         await resp.write_eof()
         return resp
 
+    async def endless(request, status: int, head: bytes = b""):
+        resp = web.StreamResponse(status=status, headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(head)
+        block = b"x" * (64 << 10)
+        try:
+            while True:              # until the client hangs up
+                await resp.write(block)
+        except (ConnectionError, RuntimeError):
+            pass
+        return resp
+
+    async def version(request):
+        if request.match_info["mode"] == "endlessprobe":
+            return await endless(request, 200, b'{"version": "')
+        return web.json_response({"version": "1.0"})
+
     async def complete(request):
         mode = request.match_info["mode"]
+        if mode == "endless500":
+            return await endless(request, 500)
+        if mode == "endlessline":
+            return await endless(request, 200, b"data: ")
         if mode == "ok":
             return await good(request)
         if mode == "nousage":
@@ -82,6 +106,7 @@ def make_app() -> web.Application:
 
     app = web.Application()
     app.router.add_get("/{mode}/v1/models", models)
+    app.router.add_get("/{mode}/version", version)
     app.router.add_post("/{mode}/v1/completions", complete)
     return app
 

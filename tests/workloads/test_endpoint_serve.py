@@ -172,13 +172,15 @@ def test_sweep_search_is_monotone():
     ("cut", "stream_cut", ""),
     ("hang", "timeout", "within 1 s"),
     ("errevent", "stream_error", "CUDA out of memory"),
-    ("longline", "malformed", "longer than the reader takes"),
+    ("longline", "malformed", "event line longer than 1024 KiB"),
+    ("endless500", "http_5xx", "HTTP 500"),                  # the body read to its cap, no further
+    ("endlessline", "malformed", "event line longer than 1024 KiB"),
     ("json", "malformed", "not a server-sent event stream (Content-Type application/json"),
 ])
 def test_each_misbehaviour_is_a_counted_failure(faults, mode, kind, detail):
     body = client.payload("completions", endpoint_faults.MODEL, "hi", 3, True)
     # 1 s for the hang (the client gives up); a faulty answer gets as long as a loaded machine needs
-    limit = 1.0 if mode == "hang" else 300.0
+    limit = 1.0 if mode == "hang" else 60.0
     recs, _ = load.run_pass(f"{faults}/{mode}/v1/completions", "completions", [body] * 2, client.headers(None),
                             float("inf"), 0, limit, 0)
     for r in recs:
@@ -207,6 +209,15 @@ def test_failures_through_the_runner(faults, db_path):
     assert "1 http_5xx (first: HTTP 500: engine overloaded)" in fail.error
 
 
+def test_an_endless_probe_answer_is_read_to_its_cap(faults):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    info = load.probe(f"{faults}/endlessprobe", {})
+    assert info["reachable"] and "version" not in info and info["models"] == [endpoint_faults.MODEL]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 << 10     # KiB: under 256 MB
+
+
 def test_server_down_and_a_missing_key(tiny_url):
     with pytest.raises(RuntimeError, match=r"/v1/models \(no server answers there\); start the server or set model="):
         in_process({"base_url": f"http://127.0.0.1:{free_port()}"})
@@ -228,7 +239,9 @@ def test_bad_parameters_exit_2(cli, db_path, tmp_path):
                          ({"sweep_start": 8, "sweep_max": 2}, "below sweep_start")]:
         with pytest.raises(UserError, match=words):
             wl.resolve_params(given)
-    for path, words in [(tmp_path / "missing.jsonl", "cannot read"), (bad, "line 2")]:
+    os.mkfifo(tmp_path / "fifo")
+    for path, words in [(tmp_path / "missing.jsonl", "no such file"), (bad, "line 2"),
+                        (tmp_path / "fifo", "not a regular file"), ("/dev/zero", "not a regular file")]:
         with pytest.raises(UserError, match=words):
             wl.check_params(wl.resolve_params({"prompts_file": str(path)}))
     assert wl.resolve_params({"rate": "2.50", "base_url": "http://h:1/v1/"})["rate"] == "2.5"

@@ -24,6 +24,7 @@ import aiohttp
 
 from gpuarena.errors import UserError
 from gpuarena.redact import has_secret, redact
+from gpuarena.safeio import read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
 
@@ -47,13 +48,8 @@ def random_prompts(n: int, length: int, seed: int) -> list[str]:
 def read_prompts(path: str) -> list[dict]:
     """A JSONL file: one object per line with "prompt" (text) or "messages" (chat), and
     optionally "max_tokens" (else output_len).  A UserError names the first bad line."""
-    p = Path(path).expanduser()
-    try:
-        if p.stat().st_size > MAX_PROMPTS_BYTES:
-            raise UserError(f"prompts_file {path}: larger than {MAX_PROMPTS_BYTES >> 20} MB")
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"prompts_file {path}: cannot read it ({e.__class__.__name__})") from None
+    # the one safe reader: a FIFO, a device (/dev/zero) or a file past the cap is one line, never a hang
+    lines = read_text(str(Path(path).expanduser()), f"prompts_file {path}", MAX_PROMPTS_BYTES).splitlines()
     out = []
     for i, line in enumerate(lines, 1):
         if not line.strip():

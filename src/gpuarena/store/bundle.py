@@ -97,6 +97,38 @@ def _no_constants(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _validated(data: dict, path: str) -> Bundle:
+    """The Bundle of a parsed file, checked shape first and then item by item, stopping at the first
+    bad item: pydantic on the whole list would build one error (with a copy of its input) per bad
+    item, gigabytes for a few megabytes of hostile items, before the one line is said."""
+    refused = f"{path}: refused, nothing imported"
+    lists = {}
+    for name, most in (("environments", Bundle.model_fields["environments"].metadata[0].max_length),
+                       ("results", Bundle.model_fields["results"].metadata[0].max_length)):
+        items = data.get(name)
+        if not isinstance(items, list):
+            raise UserError(f"{refused}: {name}: expected a list, not {type(items).__name__}")
+        if len(items) > most:
+            raise UserError(f"{refused}: {name}: {len(items)} items, over the {most} limit")
+        lists[name] = items
+    try:
+        head = Bundle.model_validate({**data, "environments": [], "results": []})
+    except ValidationError as exc:
+        raise UserError(f"{refused}: {pydantic_error_line(exc)[:400]}") from None
+    parsed = {}
+    for name, model in (("environments", BundleEnv), ("results", Result)):
+        out = parsed[name] = []
+        for i, item in enumerate(lists[name]):
+            if not isinstance(item, dict):
+                raise UserError(f"{refused}: {name}.{i}: expected an object, not {type(item).__name__}")
+            try:
+                out.append(model.model_validate(item))
+            except ValidationError as exc:
+                raise UserError(f"{refused}: {name}.{i}.{pydantic_error_line(exc)[:400]}") from None
+    return Bundle.model_construct(format=head.format, version=head.version, created_at=head.created_at,
+                                  environments=parsed["environments"], results=parsed["results"])
+
+
 def read(path: str) -> Bundle:
     """Parse and validate a bundle file; UserError (one line) for anything wrong."""
     text = safeio.read_text(path, path, MAX_BYTES, kind="bundle")
@@ -110,10 +142,7 @@ def read(path: str) -> Bundle:
         raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"{FORMAT}\")")
     if safeio.depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise UserError(f"{path}: refused, nothing imported: nested deeper than {MAX_DEPTH} levels")
-    try:
-        bundle = Bundle.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
+    bundle = _validated(data, path)
     env_ids = {e.id for e in bundle.environments}
     for i, r in enumerate(bundle.results):
         if r.env_id is not None and r.env_id not in env_ids:

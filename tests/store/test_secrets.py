@@ -189,3 +189,20 @@ def test_an_old_row_with_a_password_is_not_exported(tmp_path):
     store.conn.execute("UPDATE results SET error=?", (f"to postgresql://u:{PW}@h/x",))   # as an old one wrote
     assert PW not in json.dumps(bundle.export(store))
     store.close()
+
+
+def test_a_role_without_privileges_reads_permission_denied(pg_url, tmp_path):
+    """information_schema lists only a role's own tables: such a role saw the database as empty and
+    tried to create it again ("relation already exists")."""
+    import psycopg
+
+    r = _cli(tmp_path, "run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url)
+    assert r.returncode == 0, r.stderr[-2000:]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS outsider")
+        conn.execute("CREATE ROLE outsider LOGIN")
+    url = pg_url.replace(f"{USER}@", "outsider@")
+    for verb in (("results",), ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q")):
+        r = _cli(tmp_path, *verb, "--db", url)
+        assert r.returncode == 2 and "permission denied" in r.stderr, r.stderr[-2000:]
+        assert "already exists" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

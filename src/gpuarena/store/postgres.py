@@ -286,8 +286,11 @@ def connect(url: str, timeout_s: float, readonly: bool) -> Connection:
 
 
 def tables(conn: Connection) -> set[str]:
+    """Every table of the schema, including those this role may not read (information_schema lists
+    only a role's own: a role without privileges would see gpuarena's database as empty and try to
+    create it again); reading one then says "permission denied"."""
     return {r[0] for r in conn.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+        "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")}
 
 
 def version(conn: Connection, names: set[str] | None = None) -> int:

@@ -15,6 +15,7 @@ everywhere, so the model name is learnt):
   /endless500   HTTP 500 whose body never ends
   /endlessline  a 200 stream whose first event line never ends
   /endlessprobe a /version answer that never ends (the engine probe)
+  /escape       terminal escape codes in the model id and owner /v1/models gives, then /ok
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -39,6 +40,9 @@ def make_app() -> web.Application:
     calls = {"flaky": 0}
 
     async def models(request):
+        if request.match_info["mode"] == "escape":   # what a hostile server says about itself
+            said = {"id": MODEL + "\x1b[2J", "owned_by": "evil\x1b]0;x\x07"}
+            return web.json_response({"object": "list", "data": [said]})
         return web.json_response({"object": "list", "data": [{"id": MODEL, "owned_by": "faults"}]})
 
     async def good(request, usage: bool = True):
@@ -75,7 +79,7 @@ def make_app() -> web.Application:
             return await endless(request, 500)
         if mode == "endlessline":
             return await endless(request, 200, b"data: ")
-        if mode == "ok":
+        if mode in ("ok", "escape"):
             return await good(request)
         if mode == "nousage":
             return await good(request, usage=False)

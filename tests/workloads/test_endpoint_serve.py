@@ -218,6 +218,15 @@ def test_an_endless_probe_answer_is_read_to_its_cap(faults):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 << 10     # KiB: under 256 MB
 
 
+def test_a_servers_escape_codes_are_neither_stored_nor_shown(faults, db_path):
+    """A control character in what the server says made the measured result unstorable (run exited 0)."""
+    (r,) = run_entries(db_path, [{"workload": "endpoint-serve", "params": {"base_url": f"{faults}/escape",
+                                                                          "num_requests": 2}}], repeats=1)
+    assert_ok(r)
+    assert r.extra.engine == "evil]0;x 1.0" and "\x1b" not in json.dumps(r.extra.model_dump(mode="json"))
+    assert client._first_line("HTTP 500: \x1b[31mred\x07 alert") == "HTTP 500: [31mred alert"
+
+
 def test_server_down_and_a_missing_key(tiny_url):
     with pytest.raises(RuntimeError, match=r"/v1/models \(no server answers there\); start the server or set model="):
         in_process({"base_url": f"http://127.0.0.1:{free_port()}"})

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
+from gpuarena.safeio import printable
 from gpuarena.errors import UserError
 
 
@@ -97,7 +98,7 @@ def _measure(s, console, quiet: bool):
             thr = (r.get("throughput") or {}).get("median")
             tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
             # an error message is data: "[enforce fail ...]" is not rich markup
-            progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
+            progress.console.print(escape(printable(f"  {r['status']:<7} {outcome.case.label()}  {tail}")))
             if outcome.refused:
                 progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
             progress.advance(task)

@@ -19,6 +19,8 @@ import time
 
 import aiohttp
 
+from gpuarena.redact import redact
+from gpuarena.safeio import printable
 from gpuarena.workloads.endpoint.metrics import Record
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
@@ -84,8 +86,10 @@ def headers(api_key: str | None) -> dict:
 
 
 def _first_line(text: str) -> str:
+    """A server's text as one storable, printable line: no control characters (an escape code would
+    reach the terminal, and a stored text with one is refused), no password, bounded."""
     line = next((x for x in str(text).strip().splitlines() if x.strip()), "")
-    return " ".join(line.split())[:MAX_DETAIL]
+    return redact(" ".join(printable(line).split()))[:MAX_DETAIL]
 
 
 def _error_message(text: str) -> str:

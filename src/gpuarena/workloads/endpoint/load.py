@@ -24,7 +24,7 @@ import aiohttp
 
 from gpuarena.errors import UserError
 from gpuarena.redact import has_secret, redact
-from gpuarena.safeio import read_text
+from gpuarena.safeio import printable, read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
 
@@ -131,14 +131,20 @@ async def _probe(base: str, hdrs: dict) -> dict:
         models = await client.get_json(session, base + "/v1/models", hdrs)
     out: dict = {"reachable": version is not None or models is not None}
     if isinstance(version, dict) and isinstance(version.get("version"), str):
-        out["version"] = version["version"][:60]
+        out["version"] = _said(version["version"], 60)
     data = models.get("data") if isinstance(models, dict) else None
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        out["models"] = [str(m.get("id"))[:200] for m in data[:20] if isinstance(m, dict)]
+        out["models"] = [_said(m.get("id"), 200) for m in data[:20] if isinstance(m, dict)]
         owner = data[0].get("owned_by")
-        if isinstance(owner, str) and owner.strip():
-            out["owned_by"] = owner.strip()[:60]
+        if isinstance(owner, str) and _said(owner, 60):
+            out["owned_by"] = _said(owner, 60)
     return out
+
+
+def _said(text, most: int) -> str:
+    """What a server says about itself, as stored: one printable line (a control character would make
+    the measured result unstorable, and reach the terminal), bounded."""
+    return " ".join(printable(str(text)).split())[:most]
 
 
 def probe(base: str, hdrs: dict) -> dict:

@@ -82,13 +82,22 @@ def _no_constants(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def finite_float(text: str) -> float:
+    """json.loads' parse_float: a number that overflows to infinity (1e999) is refused like Infinity
+    itself, since JSON has no way to write it back (an export would fail on it later)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
+
+
 def read_json(path: str, what: str, max_bytes: int):
     """A JSON file's value: strict JSON (no NaN or Infinity), nesting bounded; UserError (one line)."""
     import json
 
     text = read_text(path, what, max_bytes)
     try:
-        data = json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants, parse_float=finite_float)
     except ValueError as exc:
         raise UserError(f"{what}: not valid JSON ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:

@@ -213,3 +213,21 @@ def test_an_import_under_a_name_with_a_control_character_reads_back(tmp_path):
     rows = Store(str(tmp_path / "g.db"), readonly=True)
     assert len(rows.results()) == 3 and rows.skipped == []
     assert all("\x1b" not in r.origin for r in rows.results())
+
+
+def test_a_number_that_overflows_to_infinity_is_refused(tmp_path):
+    """1e999 parses as inf: it imported, then every export of the database failed on it."""
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle()).replace('"NVIDIA H200"}', '"NVIDIA H200", "clock": 1e999}', 1))
+    assert "1e999" in path.read_text()
+    with pytest.raises(UserError, match="1e999 is not a finite number"):
+        B.read(str(path))
+
+
+def test_an_import_with_nothing_new_names_no_run(tmp_path, cli):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle()))
+    db = str(tmp_path / "g.db")
+    assert cli("import", str(path), "--db", db).returncode == 0
+    again = cli("import", str(path), "--db", db)
+    assert again.returncode == 0 and "None" not in again.stdout and "3 already present" in again.stdout

@@ -52,8 +52,11 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)
     out = B.import_bundle(open_store(db), file, bundle)
-    typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
-               f"{out['skipped_duplicates']} already present")
+    if out["run_id"] is None:
+        typer.echo(f"imported 0 result(s); {out['skipped_duplicates']} already present (nothing new, no run made)")
+    else:
+        typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
+                   f"{out['skipped_duplicates']} already present")
     note = undeclared_warning([(r.id, r.workload, r.undeclared) for r in bundle.results if r.undeclared])
     if note:
         typer.echo(f"gpuarena: warning: {printable(note)}", err=True)

@@ -133,7 +133,7 @@ def read(path: str) -> Bundle:
     """Parse and validate a bundle file; UserError (one line) for anything wrong."""
     text = safeio.read_text(path, path, MAX_BYTES, kind="bundle")
     try:
-        data = json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants, parse_float=safeio.finite_float)
     except ValueError as exc:
         raise UserError(f"{path}: not a JSON bundle ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:  # "[[[[..." nested past Python's stack: hostile, not a bundle

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -275,3 +276,53 @@ def test_arrivals_concurrency_and_where_the_server_is(tiny_url):
     assert is_local(wl.resolve_params({"base_url": "http://localhost:8000"}))
     assert not is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000"}))
     assert is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000", "local": "yes"}))
+
+
+def test_serve_tiny_answers_odd_clients_without_a_traceback(caplog):
+    """A non-object stream_options, a deeply nested body and a client that hangs up mid-stream are
+    ordinary client behaviour: an HTTP error or nothing, never a traceback in the server's log."""
+    import asyncio
+    import http.client
+    import logging
+
+    from aiohttp import web
+
+    from gpuarena.workloads.endpoint import tiny_server as T
+
+    ready, port = threading.Event(), []
+
+    def main():
+        async def run():
+            runner = web.AppRunner(T.make_app(T.TinyEngine("tiny")), access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            port.append(runner.addresses[0][1])
+            ready.set()
+            await asyncio.Event().wait()
+
+        asyncio.run(run())
+
+    threading.Thread(target=main, daemon=True).start()
+    assert ready.wait(120)
+    caplog.set_level(logging.DEBUG)
+
+    def post(body: bytes):
+        conn = http.client.HTTPConnection("127.0.0.1", port[0], timeout=120)
+        conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+        return conn, conn.getresponse()
+
+    ask = {"model": T.MODEL_NAME, "prompt": "hello there", "max_tokens": 4, "stream": True}
+    for body in (json.dumps({**ask, "stream_options": [1]}).encode(),
+                 json.dumps({**ask, "stream_options": "x"}).encode(), b"[" * 100_000 + b"]" * 100_000):
+        conn, resp = post(body)
+        assert resp.status == 400, resp.read()
+        conn.close()
+    conn, resp = post(json.dumps({**ask, "max_tokens": 64}).encode())
+    resp.read(10)
+    conn.sock.shutdown(socket.SHUT_RDWR)          # the client hangs up mid-stream
+    conn.close()
+    conn, resp = post(json.dumps({**ask, "stream_options": {"include_usage": True}}).encode())
+    text = resp.read().decode()
+    assert resp.status == 200 and text.rstrip().endswith("data: [DONE]") and '"usage"' in text
+    time.sleep(0.5)                                # the hung-up stream's handler has run to its end
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], caplog.text[-2000:]

@@ -15,6 +15,8 @@ everywhere, so the model name is learnt):
   /endless500   HTTP 500 whose body never ends
   /endlessline  a 200 stream whose first event line never ends
   /endlessprobe a /version answer that never ends (the engine probe)
+  /badusage    a usage chunk with true and a negative count
+  /redirect    HTTP 307 to another host
   /escape       terminal escape codes in the model id and owner /v1/models gives, then /ok
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
@@ -45,13 +47,15 @@ def make_app() -> web.Application:
             return web.json_response({"object": "list", "data": [said]})
         return web.json_response({"object": "list", "data": [{"id": MODEL, "owned_by": "faults"}]})
 
-    async def good(request, usage: bool = True):
+    async def good(request, usage: bool | bytes = True):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for word in (" a", " b", " c"):
             await resp.write(_chunk(word))
-        if usage:
+        if usage is True:
             await resp.write(b'data: {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3}}\n\n')
+        elif usage:
+            await resp.write(usage)
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
@@ -81,6 +85,11 @@ def make_app() -> web.Application:
             return await endless(request, 200, b"data: ")
         if mode in ("ok", "escape"):
             return await good(request)
+        if mode == "badusage":
+            return await good(request, b'data: {"choices": [], "usage": {"prompt_tokens": -5, '
+                                       b'"completion_tokens": true}}\n\n')
+        if mode == "redirect":
+            raise web.HTTPTemporaryRedirect("http://elsewhere.invalid:9/v1/completions")
         if mode == "nousage":
             return await good(request, usage=False)
         if mode == "json":

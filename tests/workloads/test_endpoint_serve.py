@@ -176,6 +176,7 @@ def test_sweep_search_is_monotone():
     ("longline", "malformed", "event line longer than 1024 KiB"),
     ("endless500", "http_5xx", "HTTP 500"),                  # the body read to its cap, no further
     ("endlessline", "malformed", "event line longer than 1024 KiB"),
+    ("redirect", "redirect", "HTTP 307 to http://elsewhere.invalid:9/v1/completions (not followed"),
     ("json", "malformed", "not a server-sent event stream (Content-Type application/json"),
 ])
 def test_each_misbehaviour_is_a_counted_failure(faults, mode, kind, detail):
@@ -195,6 +196,9 @@ def test_unreachable_server_and_a_stream_without_usage(faults):
     assert down.error == "connect" and "127.0.0.1" in down.detail
     (r,), _ = load.run_pass(f"{faults}/nousage/v1/completions", "completions", [body], client.headers(None),
                             float("inf"), 0, 300.0, 0)
+    assert r.ok and r.output_tokens == 3 and r.tokens_from == "counted" and r.prompt_tokens is None
+    (r,), _ = load.run_pass(f"{faults}/badusage/v1/completions", "completions", [body], client.headers(None),
+                            float("inf"), 0, 300.0, 0)      # usage {completion_tokens: true, prompt_tokens: -5}
     assert r.ok and r.output_tokens == 3 and r.tokens_from == "counted" and r.prompt_tokens is None
 
 

@@ -129,14 +129,19 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
+def _count(value, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= 10**9
+
+
 def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> None:
     """A complete stream: its end-to-end time and token counts (the server's usage when it gave one)."""
     if counted == 0:
         raise _Failed("empty", "the stream ended without any generated text")
     rec.e2e = last - t0
-    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-        rec.output_tokens, rec.tokens_from = usage["completion_tokens"], "usage"
-        if isinstance(usage.get("prompt_tokens"), int):
+    said = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if _count(said, least=1):     # the server's own count, when it is a count (true is not 1, -5 is none)
+        rec.output_tokens, rec.tokens_from = said, "usage"
+        if _count(usage.get("prompt_tokens"), least=0):
             rec.prompt_tokens = usage["prompt_tokens"]
     else:
         rec.output_tokens = counted
@@ -199,7 +204,11 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout_s):
-            async with session.post(url, json=body, headers=hdrs) as resp:
+            async with session.post(url, json=body, headers=hdrs, allow_redirects=False) as resp:
+                if 300 <= resp.status < 400:
+                    where = resp.headers.get("Location", "nowhere")
+                    raise _Failed("redirect", _first_line(f"HTTP {resp.status} to {where} (not followed: "
+                                                          "point base_url at the server that answers)"))
                 if resp.status != 200:
                     body, _ = await read_capped(resp.content, MAX_ERROR_BODY)
                     text = body.decode("utf-8", errors="replace")
@@ -230,7 +239,7 @@ async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout
     """GET a small JSON document, or None when there is none (a probe, never an error)."""
     try:
         async with asyncio.timeout(timeout_s):
-            async with session.get(url, headers=hdrs) as resp:
+            async with session.get(url, headers=hdrs, allow_redirects=False) as resp:
                 if resp.status != 200:
                     return None
                 body, more = await read_capped(resp.content, MAX_PROBE_BODY)

@@ -330,3 +330,9 @@ def test_serve_tiny_answers_odd_clients_without_a_traceback(caplog):
     assert resp.status == 200 and text.rstrip().endswith("data: [DONE]") and '"usage"' in text
     time.sleep(0.5)                                # the hung-up stream's handler has run to its end
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], caplog.text[-2000:]
+
+
+def test_a_tls_failure_is_not_read_as_no_server(faults):
+    """https:// to a plain-HTTP server: the handshake fails; the server is there."""
+    info = load.probe(faults.replace("http://", "https://") + "/ok", {})
+    assert not info["reachable"] and info["why"].startswith("TLS failed"), info

@@ -235,8 +235,10 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
     return rec
 
 
-async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout_s: float = 5.0):
-    """GET a small JSON document, or None when there is none (a probe, never an error)."""
+async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout_s: float = 5.0,
+                   why: list | None = None):
+    """GET a small JSON document, or None when there is none (a probe, never an error); ``why`` gets
+    a line for a server that could not be spoken to (TLS failed: it answers, just not in plain words)."""
     try:
         async with asyncio.timeout(timeout_s):
             async with session.get(url, headers=hdrs, allow_redirects=False) as resp:
@@ -244,5 +246,9 @@ async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout
                     return None
                 body, more = await read_capped(resp.content, MAX_PROBE_BODY)
                 return None if more else json.loads(body.decode("utf-8", errors="replace"))
+    except (aiohttp.ClientSSLError, aiohttp.ServerFingerprintMismatch) as e:
+        if why is not None:
+            why.append(_first_line(f"TLS failed: {e}"))
+        return None
     except (TimeoutError, aiohttp.ClientError, OSError, ValueError, RecursionError):
         return None

@@ -127,9 +127,12 @@ def run_pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float, co
 
 async def _probe(base: str, hdrs: dict) -> dict:
     async with aiohttp.ClientSession(trust_env=False) as session:
-        version = await client.get_json(session, base + "/version", hdrs)
-        models = await client.get_json(session, base + "/v1/models", hdrs)
+        why: list[str] = []
+        version = await client.get_json(session, base + "/version", hdrs, why=why)
+        models = await client.get_json(session, base + "/v1/models", hdrs, why=why)
     out: dict = {"reachable": version is not None or models is not None}
+    if why and not out["reachable"]:
+        out["why"] = why[0]
     if isinstance(version, dict) and isinstance(version.get("version"), str):
         out["version"] = _said(version["version"], 60)
     data = models.get("data") if isinstance(models, dict) else None

@@ -336,3 +336,15 @@ def test_a_tls_failure_is_not_read_as_no_server(faults):
     """https:// to a plain-HTTP server: the handshake fails; the server is there."""
     info = load.probe(faults.replace("http://", "https://") + "/ok", {})
     assert not info["reachable"] and info["why"].startswith("TLS failed"), info
+
+
+def test_serve_tiny_refuses_a_shape_that_cannot_fit(cli):
+    import psutil
+
+    from gpuarena.workloads.llm.flops import param_counts
+    from gpuarena.workloads.llm.shapes import SHAPES
+
+    if param_counts(SHAPES["gpt3-175b"])[0] * 4 <= psutil.virtual_memory().available:
+        pytest.skip("this machine could hold gpt3-175b's FP32 weights")
+    r = cli("serve-tiny", "--shape", "gpt3-175b")
+    assert r.returncode == 2 and "pick a smaller shape" in r.stderr, r.stderr

@@ -35,6 +35,7 @@ def serve_tiny(
         raise UserError(f"--shape {shape!r}: known shapes are {', '.join(SHAPES)}")
     if not 1 <= threads <= 1024:
         raise UserError(f"--threads {threads}: must be between 1 and 1024")
+    _check_fits(shape, SHAPES[shape])
     key = None
     if api_key_env:
         key = os.environ.get(api_key_env)
@@ -62,3 +63,17 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
     check_format(fmt, ("table", "md", "json"))
     rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
     typer.echo(render(rows, fmt, own), nl=False)
+
+
+def _check_fits(shape: str, cfg) -> None:
+    """serve-tiny builds its decoder in FP32 on the CPU: a shape whose weights exceed the memory
+    available is one line before anything is allocated, not an internal error mid-build."""
+    import psutil
+
+    from gpuarena.workloads.llm.flops import param_counts
+
+    need = param_counts(cfg)[0] * 4
+    have = psutil.virtual_memory().available
+    if need > have:
+        raise UserError(f"--shape {shape}: its FP32 weights need {need / 2**30:,.1f} GiB and this machine has "
+                        f"{have / 2**30:,.1f} GiB available; serve-tiny runs on the CPU: pick a smaller shape")

@@ -337,3 +337,26 @@ def test_a_refused_database_is_not_checkpointed(tmp_path, cli):
         r = cli(*args, "--db", str(db))
         assert r.returncode == 2 and "newer than this gpuarena" in r.stderr, r.stderr
         assert wal.exists() and both() == before
+
+
+def test_a_full_disk_is_told_as_one(tmp_path):
+    """The failing write's own error is said, never the rollback's ("no transaction is active", which
+    read as "not a gpuarena database"): store/lock.py's _Tx keeps the first error."""
+    import resource
+
+    from gpuarena.store.db import Store
+    from tests.procs import gp
+
+    db = tmp_path / "full.db"
+    Store(str(db)).close()
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps(make_bundle(2000)))
+    limit = db.stat().st_size + (96 << 10)
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    p = gp("import", str(bundle), "--db", str(db), cwd=str(tmp_path), preexec_fn=small_disk)
+    assert p.returncode == 2 and "not a gpuarena database" not in p.stderr, p.stderr[-2000:]
+    assert "full" in p.stderr or "disk I/O" in p.stderr, p.stderr[-2000:]

@@ -231,3 +231,26 @@ def test_an_import_with_nothing_new_names_no_run(tmp_path, cli):
     assert cli("import", str(path), "--db", db).returncode == 0
     again = cli("import", str(path), "--db", db)
     assert again.returncode == 0 and "None" not in again.stdout and "3 already present" in again.stdout
+
+
+def test_a_bundle_cannot_attach_its_results_to_another_machines_environment(tmp_path):
+    """The environment's hash is the bundle's word: a stored one with that hash and another fingerprint
+    stays the other machine's."""
+    db = str(tmp_path / "g.db")
+    store = Store(db)
+    mine = store.env_id({"hostname": "fast-node", "gpu": "NVIDIA H200"}, "abc123")
+    forged = bundle()      # its environment claims hash abc123 with another fingerprint
+    forged["environments"][0]["fingerprint"] = {"hostname": "slow-node", "gpu": "NVIDIA H200"}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(forged))
+    assert B.import_bundle(store, str(path))["imported"] == 3
+    envs = {r.env_id for r in store.results()}
+    assert mine not in envs and len(envs) == 1
+    assert store.environment(mine)["hostname"] == "fast-node"
+    assert store.environment(envs.pop())["hostname"] == "slow-node"
+    again = bundle([result(4)])
+    again["environments"][0]["fingerprint"] = {"hostname": "slow-node", "gpu": "NVIDIA H200"}
+    path.write_text(json.dumps(again))
+    B.import_bundle(store, str(path))                  # the same forged machine again: its own environment
+    assert len({r.env_id for r in store.results()}) == 1
+    store.close()

@@ -19,6 +19,7 @@ extra.origin_run_id.  Strings are stored as text, never evaluated.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -207,6 +208,27 @@ def _existing(conn, uids: list[str]) -> dict[str, tuple[int, str]]:
     return found
 
 
+def _environment(conn, e: BundleEnv) -> int:
+    """The stored environment of a bundle's one.  Its hash is the bundle's word, not a proof: a stored
+    environment with that hash but another fingerprint is another machine's (a bundle could otherwise
+    attach its results to it), so the bundle's fingerprint is kept apart, under a hash of its content."""
+    fingerprint = redact_tree(e.fingerprint)
+    h = e.hash
+    for _ in range(2):
+        row = conn.execute("SELECT id, fingerprint FROM environments WHERE hash=?", (h,)).fetchone()
+        if row is None:
+            return conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
+                                (h, json.dumps(fingerprint), now())).lastrowid
+        try:
+            same = json.loads(row[1]) == fingerprint
+        except (ValueError, TypeError, RecursionError):
+            same = False
+        if same:
+            return row[0]
+        h = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+    raise UserError(f"environment {e.hash[:40]}: stored twice with other fingerprints; nothing imported")
+
+
 def _clash(path: str, what: str) -> UserError:
     return UserError(f"{path}: refused, nothing imported: {what}; a uid names one measurement "
                      "(was the bundle edited, or two bundles merged by hand?)")
@@ -254,11 +276,7 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
             return out
         env_map = {}
         for e in bundle.environments:
-            row = conn.execute("SELECT id FROM environments WHERE hash=?", (e.hash,)).fetchone()
-            if row is None:
-                row = (conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
-                                    (e.hash, json.dumps(redact_tree(e.fingerprint)), now())).lastrowid,)
-            env_map[e.id] = row[0]
+            env_map[e.id] = _environment(conn, e)
         conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
                      "VALUES (?,?,?,?,?,?,?,?)",
                      (run_id, now(), f"import:{name}"[:200], todo[0].get("device") or "imported",

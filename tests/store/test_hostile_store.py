@@ -360,3 +360,19 @@ def test_a_full_disk_is_told_as_one(tmp_path):
     p = gp("import", str(bundle), "--db", str(db), cwd=str(tmp_path), preexec_fn=small_disk)
     assert p.returncode == 2 and "not a gpuarena database" not in p.stderr, p.stderr[-2000:]
     assert "full" in p.stderr or "disk I/O" in p.stderr, p.stderr[-2000:]
+
+
+def test_three_messages_that_misled(tmp_path, cli):
+    """A 0-byte database, GPUARENA_DB with a trailing newline, `export --run latest` (issue 40's re-check)."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    r = cli("results", "--db", str(empty))
+    assert r.returncode == 2 and "no gpuarena results in" in r.stderr and "not a gpuarena" not in r.stderr, r.stderr
+    r = cli("results", env={"GPUARENA_DB": str(tmp_path / "x.db") + "\n"})
+    assert r.returncode == 2 and "newline around the path" in r.stderr, r.stderr
+    db = str(tmp_path / "g.db")
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    assert cli("import", str(bundle), "--db", db).returncode == 0
+    r = cli("export", "--run", "latest", "-o", str(tmp_path / "out.json"), "--db", db)
+    assert r.returncode == 0 and "exported 2 result(s)" in r.stdout, r.stderr

@@ -39,7 +39,10 @@ def new_run_id() -> str:
 
 
 def default_path() -> str:
-    return os.environ.get("GPUARENA_DB") or DEFAULT_DB
+    value = os.environ.get("GPUARENA_DB")
+    if value and value != value.strip():   # `export GPUARENA_DB=$(cat file)` keeps a newline nobody sees
+        raise UserError(f"GPUARENA_DB={redact(value)[:300]!r}: a space or newline around the path; remove it")
+    return value or DEFAULT_DB
 
 
 def exists(path: str) -> bool:

@@ -90,6 +90,8 @@ def sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
 def open_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection; the file is not modified, nor anything created beside it."""
     check_path(path, must_exist=True)
+    if os.path.getsize(path) == 0:    # what `touch` or an interrupted first run leaves: no results yet
+        raise UserError(f"no gpuarena results in {path} yet (an empty file; `gpuarena run --db {path}` fills it)")
     uri = "file:" + quote(os.path.abspath(path))
     last = None
     # mode=ro needs the -shm of a WAL file; on a read-only filesystem only immutable=1 reads it

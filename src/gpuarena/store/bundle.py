@@ -26,7 +26,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuarena import safeio
+from gpuarena import safeio, strictjson
 from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.redact import redact, redact_tree
 from gpuarena.safeio import printable
@@ -94,10 +94,6 @@ def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
 
 # --- import --------------------------------------------------------------------
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _validated(data: dict, path: str) -> Bundle:
     """The Bundle of a parsed file, checked shape first and then item by item, stopping at the first
     bad item: pydantic on the whole list would build one error (with a copy of its input) per bad
@@ -134,7 +130,7 @@ def read(path: str) -> Bundle:
     """Parse and validate a bundle file; UserError (one line) for anything wrong."""
     text = safeio.read_text(path, path, MAX_BYTES, kind="bundle")
     try:
-        data = json.loads(text, parse_constant=_no_constants, parse_float=safeio.finite_float)
+        data = strictjson.loads(text)
     except ValueError as exc:
         raise UserError(f"{path}: not a JSON bundle ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:  # "[[[[..." nested past Python's stack: hostile, not a bundle

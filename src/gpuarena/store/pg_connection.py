@@ -26,6 +26,7 @@ import re
 import socket
 import sqlite3
 import threading
+import time
 
 from gpuarena.errors import UserError
 from gpuarena.redact import passwords
@@ -124,6 +125,41 @@ def timeout_default() -> float:
     return value
 
 
+class _Watchdog:
+    """One thread per connection, started on its first statement, that calls ``abort("timeout")`` when
+    a statement runs past its deadline (a thread per statement would cost an import of 50,000 rows
+    50,000 thread starts)."""
+
+    def __init__(self, abort):
+        self._abort, self._deadline, self._thread = abort, None, None
+        self._cond = threading.Condition()
+
+    def arm(self, seconds: float) -> None:
+        with self._cond:
+            self._deadline = time.monotonic() + seconds
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="gpuarena-db-watchdog")
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = None
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._deadline = None
+                self._abort("timeout")
+
+
 class Connection:
     """A psycopg connection with the sqlite3 calls the Store uses (autocommit; BEGIN/COMMIT explicit),
     each statement bounded (the module docstring)."""
@@ -134,6 +170,7 @@ class Connection:
         self.lock_timeout_s = lock_timeout_s
         self.bound_s = lock_timeout_s + 3.0    # past the server's own statement_timeout (T + 1 s)
         self._aborted: str | None = None
+        self._watchdog = _Watchdog(self._abort)
         self._conn = self._open()
 
     def _open(self):
@@ -179,10 +216,8 @@ class Connection:
         text = _statement(sql) + (" RETURNING id" if returning else "")
         self._ensure_open()
         self._aborted = None
-        watchdog = threading.Timer(self.bound_s, self._abort, ("timeout",))
-        watchdog.daemon = True
         _ACTIVE.append(self)
-        watchdog.start()
+        self._watchdog.arm(self.bound_s)
         try:
             cur = self._conn.cursor(row_factory=_row_factory)
             cur.execute(text, list(args) if args else None)
@@ -197,7 +232,7 @@ class Connection:
                                                "(stopped, overloaded or unreachable)") from None
             raise as_sqlite_error(exc, self._known) from None
         finally:
-            watchdog.cancel()
+            self._watchdog.disarm()
             _ACTIVE.remove(self)
 
     def begin(self) -> None:

@@ -7,6 +7,9 @@
 #       (llm-serve's 8B figures at these lengths, batch 1 and 64, are stored from sessions 6-7: import
 #       docs/data/h200-s6-serve-*.json and h200-s7-b64-*.json beside this call's bundle for `engines`)
 #   bash benchmarks/h200_s7_endpoint.sh rehearse                     # the same steps on a CPU, tiny sizes
+#   TRAFFIC=1 OWN_LOOP=0 WARM=0 BUDGET_S=470 bash benchmarks/h200_s7_endpoint.sh   # issue 41: two request
+#       mixes (chat-like lengths behind a 30 % shared prefix; prompt-heavy 2,048/128), concurrency sweeps
+#       and a rate sweep, each inside SWEEP_S (70 s; the rate sweep 20 s less), each point inside POINT_S (10 s)
 # Steps (each under a time limit taken from what is left of the budget, so the call ends in time):
 #  A. untimed, side by side: llm-serve's inductor caches warmed (batch 1 and BATCH, -r 1, --allow-busy);
 #     a random-weights Hugging Face Llama folder of llm-serve's SHAPE built on the GPU (benchmarks/hf_model.py,
@@ -116,7 +119,24 @@ run() { local want=$1 lim; shift; lim=$(cap "$want"); say "gpuarena run $* (limi
 EP=(-w endpoint-serve --size full --set "base_url=$URL" --set "model=$MODEL" --set "engine=$ENGINE"
     --set "prompt_len=$PROMPT" --set "output_len=$OUTPUT" --set ignore_eos=false --set "slo_ttft_ms=$TTFT"
     --set "slo_tpot_ms=$TPOT" --set request_timeout_s=120)
-if [ "$up" = 1 ]; then
+if [ "$up" = 1 ] && [ "${TRAFFIC:-0}" = 1 ]; then
+  # issue 41: two request mixes, each swept by concurrency (every point stored), then a rate sweep of the
+  # chat mix; each sweep inside SWEEP_S (sweep_time_s) and each point inside POINT_S (duration_s)
+  # budget per run: warm-up (2 requests) + the sweep (SW s) + one timed pass (PT s + requests in flight, each
+  # cut at request_timeout_s 30): about 135 + 100 + 115 s, beside ~100 s of model build and server start
+  SW=${SWEEP_S:-70}; PT=${POINT_S:-10}
+  EPM=(-w endpoint-serve --size full --set "base_url=$URL" --set "model=$MODEL" --set "engine=$ENGINE"
+       --set ignore_eos=false --set "slo_ttft_ms=$TTFT" --set "slo_tpot_ms=$TPOT" --set request_timeout_s=30
+       --set warmup_requests=2 --set "duration_s=$PT" --set num_requests=256 --set sweep_max_concurrency=64 -r 1)
+  # shellcheck disable=SC2206  # the mixes' --set pairs, overridable (a CPU rehearsal's tiny model has 256 positions)
+  CHAT=(${CHAT_ARGS:---set length_dist=dataset --set prefix_share=0.3 --set prefix_group=16})
+  # shellcheck disable=SC2206
+  HEAVY=(${HEAVY_ARGS:---set prompt_len=2048 --set output_len=128})
+  run $(( SW + 70 )) "${EPM[@]}" "${CHAT[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
+  run $(( SW + 50 )) "${EPM[@]}" "${HEAVY[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
+  run $(( SW + 50 )) "${EPM[@]}" "${CHAT[@]}" --set rate=sweep --set sweep_start=1 --set sweep_max=64 \
+    --set sweep_refine=1 --set "sweep_time_s=$(( SW - 20 ))"
+elif [ "$up" = 1 ]; then
   # the first requests ever also set up continuous batching (the KV cache): warm-up, not timed
   run 100 "${EP[@]}" --set concurrency=1 --set num_requests=5 --set warmup_requests=2 -r 2
   run 100 "${EP[@]}" --set "concurrency=$B" --set "num_requests=$(( 2 * B ))" --set "warmup_requests=$B" -r 2

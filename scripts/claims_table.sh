@@ -70,10 +70,15 @@ def cell(text):
 def conditions(c):
     parts = [f"{k}={getattr(c, k)}" for k in ("seq_len", "image_size", "steps", "model", "prompt_len", "new_tokens")
              if getattr(c, k) is not None]
-    return ", ".join(parts + ([f"gpus={c.gpus}"] if c.gpus > 1 else []))
+    return ", ".join(parts + ([f"gpus={c.gpus}"] if c.gpus > 1 else [])
+                     + ([f"replicas={c.replicas}"] if c.replicas is not None else []))
 
 
 def claimed(c):
+    if c.ratio is not None:      # llm-serve: throughput of gpu over vs's
+        return f"{c.ratio:g}x the {c.vs}"
+    if c.ttft is not None:
+        return f"TTFT {c.ttft * 1e3:g} ms"
     if c.scaling is not None:
         return f"scaling {c.scaling:g}"
     if c.latency is not None:

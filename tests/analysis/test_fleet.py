@@ -16,7 +16,8 @@ from gpuarena.store.db import Store
 HOSTS = [f"node{h:02d}" for h in range(16)]
 SLOW_GPUS = {("node03", 5): 0.90, ("node11", 0): 0.93}     # 10% and 7% slow on one check each
 SLOW_LINK = ("node07", 0.80)                                # its NVLink all-reduce at 80%
-CHECKS = {("matmul", "bf16"): 700.0, ("matmul", "fp16"): 710.0, ("membw", None): 3900.0}
+# an H200 copies ~4,240 GB/s (docs/data/h200-2026-11-29.json): a healthy host is within expected
+CHECKS = {("matmul", "bf16"): 700.0, ("matmul", "fp16"): 710.0, ("membw", None): 4200.0}
 
 
 def _result(host: str, device: str, workload: str, dtype, value: float, gpus: int = 1) -> dict:
@@ -96,12 +97,16 @@ def test_fleet_from_bundles_and_from_one_database(tmp_path, cli):
         paths.append(str(tmp_path / f"{host}.json"))
         B.write(B.export(s), paths[-1])
     out = cli("fleet", *paths, "--format", "json")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr            # a GPU and a link named: exit code 1
     fleet = json.loads(out.stdout)
     assert fleet["flagged_gpus"] == ["node03/cuda:5"] and fleet["flagged_links"] == ["node07 x8"]
+    assert [x["unit"] for x in fleet["named"]["gpus"]] == ["node03/cuda:5"]
+    assert [x["unit"] for x in fleet["named"]["links"]] == ["node07 x8"]
     merged = str(tmp_path / "merged.db")
     for p in paths:
         assert cli("import", p, "--db", merged).returncode == 0
+    healthy = cli("fleet", *[p for p in paths if "node03" not in p and "node07" not in p], "--format", "json")
+    assert healthy.returncode == 0 and json.loads(healthy.stdout)["named"]["exit_code"] == 0
     again = json.loads(cli("fleet", "--db", merged, "--format", "json").stdout)
     assert again["flagged_gpus"] == fleet["flagged_gpus"] and again["flagged_links"] == fleet["flagged_links"]
     bad = cli("fleet", str(tmp_path / "nope.json"))

@@ -2,7 +2,7 @@
 (workloads/llm/precisions.py), the measured decode share of the matching precision, and check and
 advise for llm-serve at int8 and int4 weights.
 
-Input: session 10's H200 bundle (docs/data/h200-s10-2026-12-02.json; BENCHMARKS.md "Session 10"):
+Input: the 2026-12-02 H200 bundle (docs/data/h200-s10-2026-12-02.json; BENCHMARKS.md "2026-12-02 01:41 UTC"):
 llama3-8b, prompt 512 + 128 new tokens, batch 1, `compile+fused-proj`: bf16 194.6 decode tokens/s
 (16.06 GB of weights), `+int8-weights` 242.9 (8.56 GB), `+int4-weights` 322.1 (5.07 GB, whole
 request 196.8 tokens/s).

@@ -26,7 +26,7 @@ def test_every_claim_parses_with_its_source_date_and_expert_verdict():
     for c in CLAIMS:
         assert c.expected in evidence.VERDICTS
         assert c.source and c.date and c.why
-        assert c.throughput or c.latency or c.scaling
+        assert c.throughput or c.latency or c.scaling or c.ttft or (c.vs and c.ratio)   # llm-serve: TTFT, ratio
 
 
 def test_every_claim_names_a_catalog_gpu_a_workload_and_a_precision_check_takes():

@@ -18,6 +18,8 @@ everywhere, so the model name is learnt):
   /badusage    a usage chunk with true and a negative count
   /redirect    HTTP 307 to another host
   /escape       terminal escape codes in the model id and owner /v1/models gives, then /ok
+  /queue     a server of known timing: one request at a time, each answered (/ok) after 0.1 s, so
+             10 requests/s at most and a queue that grows under a faster arrival rate
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -40,6 +42,7 @@ def _chunk(text: str) -> bytes:
 
 def make_app() -> web.Application:
     calls = {"flaky": 0}
+    one_at_a_time = asyncio.Lock()
 
     async def models(request):
         if request.match_info["mode"] == "escape":   # what a hostile server says about itself
@@ -90,6 +93,10 @@ def make_app() -> web.Application:
                                        b'"completion_tokens": true}}\n\n')
         if mode == "redirect":
             raise web.HTTPTemporaryRedirect("http://elsewhere.invalid:9/v1/completions")
+        if mode == "queue":
+            async with one_at_a_time:
+                await asyncio.sleep(0.1)
+                return await good(request)
         if mode == "nousage":
             return await good(request, usage=False)
         if mode == "json":

@@ -77,7 +77,7 @@ def test_space_to_depth_stem_is_the_7x7_stride_2_stem(size):
 def test_space_to_depth_stem_and_the_graph_check_on_a_gpu():
     """On a GPU: the cuDNN-fused stem over 16 channels and the compiled max pool give the plain
     stem's output, and a captured graph of the fused model replays the eager output (the check
-    deploy.GraphedModel makes before timing; BENCHMARKS.md session 10 ran both on an H200)."""
+    deploy.GraphedModel makes before timing; BENCHMARKS.md "2026-12-02 01:41 UTC" ran both on an H200)."""
     from gpuarena.workloads import deploy
 
     m = _resnet_with_real_statistics().cuda()
@@ -89,7 +89,7 @@ def test_space_to_depth_stem_and_the_graph_check_on_a_gpu():
     assert (got - want).norm() / want.norm() < 2e-2
     # the graph holds its model: the fused model has no other reference here, and blocks freed after the
     # capture are filled with NaN before the replays (on the H200 a graph that outlived its model's
-    # weights replayed non-finite once that memory was reused; BENCHMARKS.md session 10)
+    # weights replayed non-finite once that memory was reused; BENCHMARKS.md, 2026-12-02 01:41 UTC)
     fresh = convfuse.fuse_resnet(m).to(torch.bfloat16).to(memory_format=torch.channels_last)
     graphed = deploy.GraphedModel(fresh, x)         # raises if a replay differs from the eager forward
     del fresh

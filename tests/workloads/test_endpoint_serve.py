@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 
@@ -18,8 +16,8 @@ from gpuarena.store.db import Store
 from gpuarena.workloads import registry
 from gpuarena.workloads.endpoint import client, load
 from gpuarena.workloads.endpoint import metrics as M
-from tests.conftest import ROOT
-from tests.workloads import endpoint_faults
+from tests.workloads import endpoint_faults, tiny_proc
+from tests.workloads.tiny_proc import in_process
 from tests.workloads.conftest import assert_ok, run_entries
 
 KEY_ENV, KEY = "GPUARENA_TEST_ENDPOINT_KEY", "test-key-7d1f0c"
@@ -28,20 +26,8 @@ KEY_ENV, KEY = "GPUARENA_TEST_ENDPOINT_KEY", "test-key-7d1f0c"
 @pytest.fixture(scope="module")
 def tiny_url():
     """`gpuarena serve-tiny` on a free port, requiring an API key; its base URL."""
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), OMP_NUM_THREADS="1", **{KEY_ENV: KEY})
-    proc = subprocess.Popen([sys.executable, "-m", "gpuarena", "serve-tiny", "--port", "0",
-                             "--api-key-env", KEY_ENV], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env)
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(600)   # start-up on a loaded machine; a hang guard only
-    try:
-        assert line and "listening on http://" in line[0], line
-        yield line[0].split("listening on ")[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    with tiny_proc.serving(["--api-key-env", KEY_ENV], {KEY_ENV: KEY}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -84,26 +70,6 @@ def test_cli_run_against_the_tiny_server(tiny_url, cli, db_path):
         assert KEY.encode() not in f.read()
 
 
-def in_process(params: dict, env: dict | None = None):
-    """The workload itself without the runner (cheaper than a child process): setup and its first step."""
-    import torch
-
-    from gpuarena.workloads.base import StepContext
-
-    cls = registry.get("endpoint-serve")
-    wl = cls(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}),
-                         params=cls.resolve_params(params, size="tiny")))
-    old = {k: os.environ.get(k) for k in env or {}}
-    os.environ.update(env or {})
-    try:
-        wl.setup()
-        wl.step()
-        return wl
-    finally:
-        for k, v in old.items():
-            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
-
-
 def test_chat_prompts_file_and_poisson_through_the_runner(tiny_url, db_path, tmp_path):
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text('{"prompt": "one two three", "max_tokens": 4}\n\n'
@@ -124,9 +90,9 @@ def test_sweep_finds_the_highest_rate_that_holds(tiny_url):
     key = {"base_url": tiny_url, "api_key_env": KEY_ENV}
     wl = in_process({**key, "rate": "sweep", "sweep_start": 4, "sweep_max": 16, "slo_ttft_ms": 1e8,
                      "slo_tpot_ms": 1e8}, env={KEY_ENV: KEY})
-    assert [t["rate"] for t in wl.sweep["tried"]] == [4, 8, 16] and wl.sweep["best_rate"] == wl.rate == 16
-    assert all(t["slo_attainment"] == 1.0 for t in wl.sweep["tried"])
-    with pytest.raises(RuntimeError, match=r"no rate from 4 req/s up holds 90% of requests .* TPOT 0.001 ms"):
+    assert [t["rate"] for t in wl.sweep["points"]] == [4, 8, 16] and wl.sweep["best_rate"] == wl.rate == 16
+    assert all(t["slo_attainment"] == 1.0 and t["tpot_ms"]["p50"] > 0 for t in wl.sweep["points"])
+    with pytest.raises(RuntimeError, match=r"no rate holds 90% of requests .* TPOT 0.001 ms \(rate 32: 0%"):
         in_process({**key, "rate": "sweep", "sweep_start": 32, "slo_tpot_ms": 0.001}, env={KEY_ENV: KEY})
 
 

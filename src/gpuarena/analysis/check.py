@@ -159,7 +159,8 @@ def check_claims(claims: list[dict], store=None) -> list[dict]:
 
 REQUIRED = ("gpu", "workload", "precision", "batch_size")
 OPTIONAL = ("throughput", "latency", "seq_len", "image_size", "steps", "gpus", "scaling", "model", "prompt_len",
-            "new_tokens", "source")   # model, prompt_len, new_tokens: LLM claims (llm_claims.py)
+            "new_tokens", "source", "replicas", "ttft", "vs", "ratio")
+# model, prompt_len, new_tokens: LLM claims (llm_claims.py); replicas, ttft, vs, ratio: serving (serving_claims.py)
 MAX_CSV = 8 << 20
 
 
@@ -172,9 +173,10 @@ def read_claims(path: str) -> list[dict]:
         try:
             reader.fieldnames = cols = _columns(path, reader.fieldnames or [])
             missing = [c for c in REQUIRED if c not in cols]
-            if missing or not ({"throughput", "latency", "scaling"} & set(cols)):
+            if missing or not ({"throughput", "latency", "scaling", "ttft", "ratio"} & set(cols)):
                 raise UserError(f"--csv {path}: missing column(s) {', '.join(missing) or 'throughput/latency/scaling'}"
-                                f"; need {','.join(REQUIRED)} and one of throughput, latency, scaling")
+                                f"; need {','.join(REQUIRED)} and one of throughput, latency, scaling (llm-serve: "
+                                "or ttft, or vs and ratio)")
             rows = [dict(r) for r in reader]
         except csv.Error as exc:
             raise UserError(f"--csv {path}: not a CSV file ({str(exc)[:200]})") from None

@@ -23,17 +23,44 @@ SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "
            "slo_tpot_ms")
 
 
+MIX = ("length_dist", "length_spread", "dataset", "prefix_share", "prefix_group", "turns", "think_time_s",
+       "trace_file", "load_shape", "duration_s")
+
+
+def mix_text(p: dict) -> str:
+    """', length_dist lognormal, prefix_share 0.3, ...': the request mix where it is not the default."""
+    def shown(k: str) -> bool:
+        v = p.get(k)
+        if v in (None, "", 0, 0.0, "fixed", "steady") or (k == "turns" and v == 1):
+            return False
+        if k == "length_spread":
+            return p.get("length_dist") in ("normal", "lognormal")
+        return not (k == "prefix_group" and not p.get("prefix_share"))
+
+    return "".join(f", {k} {p[k]}" for k in MIX if shown(k))
+
+
+def lengths_text(p: dict) -> str:
+    """What set the lengths: the prompts file, the trace, the dataset, or prompt_len / output_len."""
+    if p.get("prompts_file"):
+        return f"prompts {p['prompts_file']}"
+    if p.get("trace_file"):
+        return f"trace {p['trace_file']}"
+    if p.get("length_dist") == "dataset":
+        return f"lengths from {p.get('dataset') or 'the shipped chat table'}"
+    return f"{p.get('prompt_len')} in / {p.get('output_len')} out"
+
+
 def setting(r: Result) -> str:
     """The question a result answered, as one line."""
     p = r.params
-    lengths = (f"prompts {p.get('prompts_file')}" if p.get("prompts_file")
-               else f"{p.get('prompt_len')} in / {p.get('output_len')} out")
+    lengths = lengths_text(p)
     rate = "sweep" if p.get("rate") == "sweep" else f"rate {p.get('rate')}"
     conc = f", concurrency {p['concurrency']}" if p.get("concurrency") else ""
     def ms(x) -> str:   # an imported row may lack a parameter
         return f"{x:g}" if isinstance(x, (int, float)) else "?"
 
-    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}, {rate}{conc}, "
+    return (f"{r.extra.model or p.get('model') or '?'} ({p.get('api')}), {lengths}{mix_text(p)}, {rate}{conc}, "
             f"SLO TTFT {ms(p.get('slo_ttft_ms'))} ms / TPOT {ms(p.get('slo_tpot_ms'))} ms")
 
 
@@ -72,9 +99,12 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]
 
 
 def _lengths(r: Result) -> tuple | None:
-    """(prompt, output) tokens an endpoint-serve result asked for; None for a prompts file."""
+    """(prompt, output) tokens every request of an endpoint-serve result asked for; None when they vary
+    (a prompts file, a trace, a length distribution, turns carrying the conversation)."""
     p = r.params
-    return None if p.get("prompts_file") else (p.get("prompt_len"), p.get("output_len"))
+    varied = (p.get("prompts_file") or p.get("trace_file") or p.get("length_dist", "fixed") != "fixed"
+              or p.get("turns", 1) != 1)
+    return None if varied else (p.get("prompt_len"), p.get("output_len"))
 
 
 def own_loop_rows(results: list[Result]) -> list[dict]:

@@ -52,6 +52,13 @@ def case_of(r: Result) -> str:
            f"{json.dumps(r.params, sort_keys=True)} {r.size} x{r.gpus}"
 
 
+def figure(r: Result) -> tuple[float, str | None]:
+    """A result's figure as people read it: a matmul's TFLOP/s, else its throughput in its unit."""
+    if r.workload == "matmul" and r.tflops:
+        return r.tflops, "TFLOP/s"
+    return r.throughput_median, r.unit
+
+
 def robust(values: list[float]) -> tuple[float, float]:
     """(median, scaled MAD)."""
     m = statistics.median(values)
@@ -87,9 +94,9 @@ def analyse(results: list[Result], environment=lambda env_id: None) -> dict:
         hosts.add(_host(r, fps[eid]))
         c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.device_name,
                                           "workload": r.workload, "variant": r.variant,
-                                          "params": r.params, "kind": kind, "unit": r.unit,
+                                          "params": r.params, "kind": kind, "unit": figure(r)[1],
                                           "values": {}, "hosts": set()})
-        c["values"].setdefault(unit, []).append(r.throughput_median)
+        c["values"].setdefault(unit, []).append(figure(r)[0])
         c["hosts"].add(_host(r, fps[eid]))
     out = []
     for c in cases.values():

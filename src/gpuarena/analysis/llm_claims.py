@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuarena.analysis import llm_plan as P
-from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.mfu import mfu as measured_mfu
 from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
+from gpuarena.analysis.serving_claims import (SERVE_KEYS, check_serving, check_serving_ratio,  # noqa: F401
+                                              serving_precision)   # (re-exported: the serving side moved)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
-from gpuarena.workloads.llm import precisions as W
 from gpuarena.workloads.llm.flops import flops_per_token
 from gpuarena.workloads.llm.shapes import resolve_shape
 
@@ -85,103 +84,6 @@ def h100_batch_18() -> dict:
 
 def judge() -> list[dict]:
     return [h100_saves_40(), a800_23_longer(), h100_batch_18()]
-
-
-# --- llm-serve claims: the serving model's bounds --------------------------------------------
-
-SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")   # "model" is read as shape (published_claims.csv)
-
-
-def check_serving(claim: dict, store=None) -> dict:
-    """A serving claim (tokens/s at a batch, over --gpus N in tensor parallel) against the serving
-    model: impossible above the bound at the datasheet bandwidth and the dense peak; implausible
-    above the bound at the best decode share and prefill MFU credibly reached; plausible otherwise."""
-    g, prec, cls, params, open_batch = _serving_claim(claim)
-    cfg = cls.config(params)
-    tp = claim_gpus(claim)
-    why = M.refusal(g, prec, cfg, tp)
-    if why:
-        raise UserError(f"claim on {g.short}: {why}")
-    thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    prompt, out = params["prompt_len"], params["new_tokens"]
-    # FP8 engines keep the KV cache in FP8 too (TensorRT-LLM's FP8 checkpoints): the favourable case bounds
-    kv = 1 if prec == "fp8" else 2
-    b = (max(1, M.max_batch(cfg, g, prec, tp, prompt + out, 0.0, kv)) if open_batch else params["batch_size"])
-    thr = thr if thr is not None else (b / lat if lat else None)
-    if thr is None:
-        raise UserError("an llm-serve claim needs --throughput (generated tokens/s) or --latency (s per token)")
-    results = store.results(workload=cls.name) if store is not None else []
-    bound = M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv)
-    ceil = M.ceiling(results, prec)
-    # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
-    credible = M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, latency=0.0, kv_bytes=kv)
-    need = M.memory_per_gpu(cfg, prec, tp, b, prompt + out, kv)
-    fpi = cls.flops(params)
-    implied = thr / tp * fpi / 1e12
-    bw_per_tok, peak = bound["bytes_per_step_per_gpu"] / b, g.peaks[W.COMPUTE[prec]]
-    at = f"the largest batch that fits ({b})" if open_batch else f"batch {b}"
-    head = (f"{cfg.n_layers}-layer {params['hf_config'] or params['shape']} at {at}, {prompt}+{out} tokens, "
-            f"{tp} GPU(s): weight and KV reads alone bound it to {bound['tokens_per_s']:,.0f} tokens/s at "
-            f"{g.short}'s {g.memory_bandwidth_gbs:,.0f} GB/s and {peak:g} TFLOP/s "
-            f"({bw_per_tok / 1e9:.2f} GB read per token per GPU)")
-    v, reason = _serving_verdict(store, cls.name, head, g, thr, need, bound, credible, ceil)
-    return {"gpu": g.name, "workload": cls.name, "precision": claim["precision"], "executed": prec,
-            "executed_as": f"{prec} weights" + ("" if W.COMPUTE[prec] == prec else f", {W.COMPUTE[prec]} arithmetic"),
-            "batch_size": b, "params": params, "gpus": tp, "throughput": thr,
-            "latency": lat, "scaling": None, "flops_per_item": fpi, "source": claim.get("source", ""),
-            "verdict": v, "implied_tflops": implied, "peak_tflops": peak,
-            "share_of_peak": implied / peak, "ceiling": None, "bound_tokens_per_s": bound["tokens_per_s"],
-            "credible_tokens_per_s": credible["tokens_per_s"], "reason": reason}
-
-
-def serving_precision(given) -> str:
-    """The weights' precision a serving claim states (workloads/llm/precisions.py), or a UserError
-    listing the ones the serving model knows."""
-    prec = W.normalise(str(given))
-    if prec is None:
-        raise UserError(f"llm-serve claim precision {given!r}: the weights' precision is one of "
-                        f"{', '.join(W.SERVING_PRECISIONS)}")
-    return prec
-
-
-def _serving_claim(claim: dict) -> tuple:
-    """The claim's GPU, weight precision, workload class and resolved params, and whether its batch is open."""
-    unused = [k for k in ("image_size", "steps", "scaling") if claim.get(k) not in (None, "")]
-    if unused:
-        raise UserError(f"llm-serve claim: {', '.join(unused)} mean nothing to a serving claim (give the model, "
-                        "prompt_len, new_tokens, batch and --gpus for tensor parallel)")
-    g = catalog.match(claim["gpu"])
-    prec = serving_precision(claim.get("precision"))
-    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
-    if claim.get("model") not in (None, "") and "hf_config" not in given:
-        given.setdefault("shape", claim["model"])
-    if claim.get("seq_len") not in (None, ""):
-        given.setdefault("prompt_len", claim["seq_len"])
-    open_batch = claim.get("batch_size") in (None, "")      # "the batch chosen by the engine"
-    cls = registry.get(claim["workload"])   # judged by the serving model (check dispatches on its physics)
-    try:
-        params = cls.resolve_params({**given, "batch_size": 1 if open_batch else int(float(claim["batch_size"]))})
-    except (TypeError, ValueError):
-        raise UserError(f"llm-serve claim: bad parameters {given}") from None
-    return g, prec, cls, params, open_batch
-
-
-def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float, bound: dict, credible: dict,
-                     ceil) -> tuple[str, str]:
-    spread, spread_from = run_spread(store, workload)
-    if need > g.memory_gb * 1e9:
-        return "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
-                              f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
-    if thr > bound["tokens_per_s"] * (1 + 1e-6):
-        over = thr / bound["tokens_per_s"]          # 1.02x, not a rounded 1.0x, just above the bound
-        return "impossible", f"{head}; the claim is {over:.{2 if over < 1.1 else 1}f}x that"
-    if thr > credible["tokens_per_s"] * (1 + spread):
-        return "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
-                               f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
-                               f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
-                               f"spread {spread:.1%} ({spread_from})")
-    return "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
-                         f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
 
 
 # --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
@@ -258,38 +160,3 @@ def check_training(claim: dict, store=None) -> dict:
             "flops_per_item": fpt, "source": claim.get("source", ""), "verdict": v, "implied_tflops": implied,
             "peak_tflops": peak, "share_of_peak": mfu, "ceiling": None, "reason": reason,
             "credible_max": None if ceil is None else min(1.0, ceil * (1 + spread)) * peak * 1e12 / fpt}
-
-
-def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict, store=None) -> dict:
-    """"gpu serves x times vs's tokens/s": the serving model's ratio at the claim's conditions (batch,
-    lengths, --gpus in tensor parallel, both at the same engine), between its value at the physical
-    bounds and at the credible shares, widened by the run-to-run spread."""
-    if not 0 < low <= high:
-        raise UserError("--ratio: a positive number or a range low-high")
-    cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])
-    given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
-    params = cls.resolve_params({**given, "batch_size": int(claim.get("batch_size") or 1)})
-    cfg, tp = cls.config(params), claim_gpus(claim)
-    prec = serving_precision(claim.get("precision") or "bf16")
-    a, b = catalog.match(gpu), catalog.match(vs)
-    for g in (a, b):
-        why = M.refusal(g, prec, cfg, tp)
-        if why:
-            raise UserError(f"ratio claim on {g.short}: {why}")
-    conds = (tp, params["batch_size"], params["prompt_len"], params["new_tokens"])
-    ceil = M.ceiling(store.results(workload=cls.name) if store is not None else [], prec)
-    bound = [M.upper_bound(cfg, g, prec, *conds)["tokens_per_s"] for g in (a, b)]
-    cred = [M.request(cfg, g, prec, *conds, ceil.decode, ceil.prefill, latency=0.0)["tokens_per_s"] for g in (a, b)]
-    r_bound, r_cred = bound[0] / bound[1], cred[0] / cred[1]
-    s, s_from = run_spread(store, cls.name)
-    lo, hi = min(r_bound, r_cred) / (1 + s), max(r_bound, r_cred) * (1 + s)
-    verdict = "plausible" if low <= hi and high >= lo else "implausible"
-    claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
-    return {"kind": "single-GPU throughput ratio" if tp == 1 else f"{tp}-GPU tensor-parallel throughput ratio",
-            "workload": cls.name, "gpu": a.name, "vs": b.name, "precision": prec, "executed": prec,
-            "claimed": low, "claimed_high": high, "expected_low": lo, "expected_high": hi, "spread": s,
-            "spread_from": s_from, "verdict": verdict,
-            "reason": (f"claimed {claimed}; the serving model at batch {conds[1]}, {conds[2]}+{conds[3]} tokens "
-                       f"({params['hf_config'] or params['shape']}, {prec}, {tp} GPU(s) each) gives "
-                       f"{r_cred:.3f} at the credible shares and {r_bound:.3f} at the datasheet bounds, widened by "
-                       f"the run-to-run spread {s:.1%}: {lo:.3f}-{hi:.3f}")}

@@ -114,7 +114,7 @@ def base(figure: str, g: catalog.GPU, prec: str = "", n: int = 1) -> float:
     return _link(g, n)[2] if figure == "allreduce-busbw" else bound(figure, g, prec, n)[0]
 
 
-def _regime(figure: str, g: catalog.GPU, n: int) -> str:
+def regime(figure: str, g: catalog.GPU, n: int) -> str:
     if figure != "allreduce-busbw":
         return ""
     return "nvls" if nvls(g, n) else "ring"
@@ -130,24 +130,32 @@ def measured_evidence(store, figure: str) -> list[MicroEvidence]:
     """The finite measurements of the database (full size, on a catalog GPU, under the bound)."""
     if store is None:
         return []
+    rows = [r for w in registry.named(device_figure=figure) for r in store.results(workload=w, status="ok")]
+    return evidence_of(rows, figure)
+
+
+def evidence_of(results, figure: str) -> list[MicroEvidence]:
+    """The finite measurements of the figure among results (full size, on a catalog GPU, under the bound)."""
     from gpuarena.analysis.rows import gpu_of
 
     out = []
-    for w in registry.named(device_figure=figure):
-        for r in store.results(workload=w, status="ok"):
-            g = catalog.find(gpu_of(r))
-            v = _value(r, figure)
-            if g is None or r.source == "published" or r.size == "tiny" or not v:
-                continue
-            prec = precision_class(r.precision) if figure == "compute-peak" else ""
-            p = r.precision if figure == "compute-peak" else ""
-            try:
-                b, ref = bound(figure, g, p, r.gpus)[0], base(figure, g, p, r.gpus)
-            except UserError:
-                continue
-            if v <= b:    # a measurement above the bound is a broken measurement, not evidence
-                out.append(MicroEvidence(figure, prec, g.name, r.gpus, v, v / ref, f"gpuarena {w} {r.variant}",
-                                         f"gpuarena measurement (run {r.run_id})", True, _regime(figure, g, r.gpus)))
+    for r in results:
+        cls = registry.find(r.workload)
+        if r.status != "ok" or cls is None or cls.device_figure != figure:
+            continue
+        g = catalog.find(gpu_of(r))
+        v = _value(r, figure)
+        if g is None or r.source == "published" or r.size == "tiny" or not v:
+            continue
+        prec = precision_class(r.precision) if figure == "compute-peak" else ""
+        p = r.precision if figure == "compute-peak" else ""
+        try:
+            b, ref = bound(figure, g, p, r.gpus)[0], base(figure, g, p, r.gpus)
+        except UserError:
+            continue
+        if v <= b:    # a measurement above the bound is a broken measurement, not evidence
+            out.append(MicroEvidence(figure, prec, g.name, r.gpus, v, v / ref, f"gpuarena {r.workload} {r.variant}",
+                                     f"gpuarena measurement (run {r.run_id})", True, regime(figure, g, r.gpus)))
     return out
 
 
@@ -169,7 +177,7 @@ def published_evidence(path: Path | None = None) -> tuple[MicroEvidence, ...]:
             raise UserError(f"{where}: {e}") from None
         prec = precision_class(row.precision) if row.precision else ""
         out.append(MicroEvidence(fig, prec, g.name, row.gpus, row.value, row.value / b, row.engine, row.source,
-                                 regime=row.algorithm or _regime(fig, g, row.gpus)))
+                                 regime=row.algorithm or regime(fig, g, row.gpus)))
     return tuple(out)
 
 
@@ -226,7 +234,7 @@ def check_micro(claim: dict, store=None) -> dict:
     share = value / top
     head = (f"{value:,.1f} {unit} is {share:.0%} of {what} ({top:,.1f} {unit})" if share <= 1 else
             f"{value:,.1f} {unit} is {share:.2f}x {what} ({top:,.1f} {unit})")
-    c = ceiling(figure, prec, P.arch_of(g), store, _regime(figure, g, n))
+    c = ceiling(figure, prec, P.arch_of(g), store, regime(figure, g, n))
     e = None if c is None else c.best
     of = "the link per direction" if figure == "allreduce-busbw" else "the bound"
     most = None if e is None else min(top, e.share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))

@@ -147,4 +147,5 @@ def engine_of(r: Result) -> str:
         return r.extra.engine or "as published"
     if r.extra.engine:   # endpoint-serve: the server's engine and version
         return r.extra.engine
-    return "PyTorch compiled" if "compile" in r.variant.split("+") else "PyTorch eager"
+    compiled = any(part.startswith("compile") for part in r.variant.split("+"))   # compile, compile-max-autotune
+    return "PyTorch compiled" if compiled else "PyTorch eager"

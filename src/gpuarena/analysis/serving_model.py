@@ -52,9 +52,9 @@ DEFAULT_SHARES = {
                             f"863 GB/s of 2,039 {_GPT_FAST}")}
 CEILINGS = {"int8": (1322.58 / 2039, f"gpt-fast's Llama-2-70B int8 batch-1 decode, 1,323 GB/s of 2,039 {_GPT_FAST}"),
             "int4": (1097.66 / 2039, f"gpt-fast's Llama-2-70B int4 batch-1 decode, 1,098 GB/s of 2,039 {_GPT_FAST}")}
-# gpuarena's own eager prefill (BENCHMARKS.md, llm-serve on one H200, session 5): 492 TFLOP/s of 989.
+# gpuarena's own eager prefill (BENCHMARKS.md, llm-serve on one H200, 2026-11-30): 492 TFLOP/s of 989.
 DEFAULT_PREFILL_MFU = (0.497, "default: gpuarena's eager prefill, llama3-8b batch 64 on one H200, 492 TFLOP/s "
-                       "(BENCHMARKS.md, session 5)")
+                       "(2026-11-30, run 20261130-210020-dd57ec; BENCHMARKS.md)")
 # BENCHMARKS.md, two NVLinked H200s: an all-reduce of up to 512 KiB costs a fixed 30-60 us a call.
 ALLREDUCE_LATENCY_S = 30e-6
 FP8_MIN_CC, BF16_MIN_CC = float("%d.%d" % FP8_MIN_CAPABILITY), 8.0
@@ -145,30 +145,33 @@ def allreduce_s(cfg, g: catalog.GPU, tp: int, tokens: int, latency: float = ALLR
 
 
 def decode_step(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, context: int,
-                share: float, flops_eff: float = 1.0, latency: float = ALLREDUCE_LATENCY_S,
+                share: float, flops_eff: float = 1.0, latency: float | None = ALLREDUCE_LATENCY_S,
                 kv_bytes: int = 2) -> dict:
+    """One decode step; ``latency=None`` leaves communication out (latency and ring volume alike)."""
     moved = decode_bytes(cfg, precision, batch, context, tp, kv_bytes)
     t_mem = moved / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
     peak = sustained_peak(g, W.COMPUTE[precision])      # under the card's power limit (analysis/power.py)
     t_flop = batch * flops_per_token(cfg, context, training=False) / tp / (peak * 1e12 * flops_eff)
-    t_comm = allreduce_s(cfg, g, tp, batch, latency)
+    t_comm = 0.0 if latency is None else allreduce_s(cfg, g, tp, batch, latency)
     t = max(t_mem, t_flop) + t_comm
     return {"s": t, "bytes_per_gpu": moved, "comm_s": t_comm,
             "bound": "memory" if t_mem >= t_flop else "compute"}
 
 
 def prefill_s(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, mfu: float,
-              share: float = 1.0, latency: float = ALLREDUCE_LATENCY_S) -> float:
+              share: float = 1.0, latency: float | None = ALLREDUCE_LATENCY_S) -> float:
+    """The prefill of ``batch`` prompts (the batch's TTFT); ``latency=None``: no communication."""
     flops = batch * prefill_flops(cfg, prompt) / tp
     t_flop = flops / (sustained_peak(g, W.COMPUTE[precision]) * 1e12 * min(mfu, 1.0))
     t_mem = weights_bytes(cfg, precision) / tp / (g.memory_bandwidth_gbs * 1e9 * min(share, 1.0))
-    return max(t_flop, t_mem) + allreduce_s(cfg, g, tp, batch * prompt, latency)
+    return max(t_flop, t_mem) + (0.0 if latency is None else allreduce_s(cfg, g, tp, batch * prompt, latency))
 
 
 def request(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, output: int,
-            decode_share: float, prefill_mfu: float, latency: float = ALLREDUCE_LATENCY_S,
+            decode_share: float, prefill_mfu: float, latency: float | None = ALLREDUCE_LATENCY_S,
             kv_bytes: int = 2) -> dict:
-    """One request batch: TTFT, time per output token and sustained tokens/s side by side."""
+    """One request batch: TTFT, time per output token and sustained tokens/s side by side.
+    ``latency=None`` leaves the all-reduces out entirely (the bounds: an engine may overlap them)."""
     ttft = prefill_s(cfg, g, precision, tp, batch, prompt, prefill_mfu, decode_share, latency)
     # a compute-bound decode step runs its matmuls no better than the prefill does
     step = decode_step(cfg, g, precision, tp, batch, prompt + output // 2, decode_share, prefill_mfu, latency,
@@ -181,8 +184,9 @@ def request(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: in
 
 def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt: int, output: int,
                 kv_bytes: int = 2) -> dict:
-    """The physical bound: datasheet bandwidth, dense peak, communication free."""
-    return request(cfg, g, precision, tp, batch, prompt, output, 1.0, 1.0, latency=0.0, kv_bytes=kv_bytes)
+    """The physical bound: datasheet bandwidth, dense peak, no communication at all (neither the
+    all-reduces' latency nor their ring volume: an engine may overlap them with the matmuls)."""
+    return request(cfg, g, precision, tp, batch, prompt, output, 1.0, 1.0, latency=None, kv_bytes=kv_bytes)
 
 
 # --- shares: measured where stored, else the defaults -----------------------------------
@@ -268,9 +272,14 @@ def shares(results: list[Result], precision: str = "bf16") -> Shares:
 
 
 def ceiling(results: list[Result], precision: str = "bf16") -> Shares:
-    """The best shares credibly reached at this weight precision: the measured ones or the published
-    ones, whichever is higher."""
-    s, top = shares(results, precision), CEILINGS.get(precision, DECODE_CEILING)
-    return Shares(max(s.decode, top[0]), s.decode_from if s.decode >= top[0] else top[1],
-                  max(s.prefill, DEFAULT_PREFILL_MFU[0]),
-                  s.prefill_from if s.prefill >= DEFAULT_PREFILL_MFU[0] else DEFAULT_PREFILL_MFU[1])
+    """The best shares credibly reached at this weight precision: gpuarena's measured ones, gpt-fast's
+    and those published serving figures imply (serving_evidence.py: MLPerf Inference, TensorRT-LLM),
+    whichever is highest."""
+    from gpuarena.analysis import serving_evidence as E
+
+    s = shares(results, precision)
+    dec = max([(s.decode, s.decode_from), CEILINGS.get(precision, DECODE_CEILING),
+               *([x] if (x := E.best(precision, "decode_share")) else [])], key=lambda t: t[0])
+    pre = max([(s.prefill, s.prefill_from), DEFAULT_PREFILL_MFU,
+               *([x] if (x := E.best(precision, "prefill_mfu")) else [])], key=lambda t: t[0])
+    return Shares(min(dec[0], 1.0), dec[1], min(pre[0], 1.0), pre[1])

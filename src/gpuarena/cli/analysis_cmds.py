@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
+from gpuarena.cli.claim_input import check_claim_input, claims_of
 from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
@@ -94,6 +95,10 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           steps: Optional[int] = typer.Option(None, "--steps", help="diffusion steps", metavar="N"),
           gpus: Optional[int] = typer.Option(None, "--gpus", help="GPU count of a multi-GPU throughput or scaling claim", metavar="N"),
           scaling: Optional[float] = typer.Option(None, "--scaling", help="claimed scaling coefficient at --gpus", metavar="COEFF"),
+          replicas: Optional[int] = typer.Option(None, "--replicas", metavar="R", help="llm-serve: --gpus as R "
+                                                 "independent copies, each TP over gpus/R (default: one TP copy)"),
+          ttft: Optional[float] = typer.Option(None, "--ttft", metavar="SECONDS", help="llm-serve: claimed time to "
+                                               "the first token of --set prompt_len= tokens"),
           vs: Optional[str] = typer.Option(None, "--vs", help="second GPU of a ratio claim", metavar="GPU"),
           ratio: Optional[str] = typer.Option(None, "--ratio", help="claimed throughput of --gpu / --vs; with --gpus, "
                                               "the claimed time ratio or range (1.4-1.6 = 40-60% longer)", metavar="RATIO"),
@@ -116,29 +121,27 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
             "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
+    serving = registry.has(workload, physics="serving")
+    if not serving and (replicas is not None or ttft is not None):
+        raise UserError("--replicas and --ttft are for llm-serve claims (-w llm-serve)")
     store = _optional_store(db)
+    if serving and (vs is not None or ratio is not None):
+        from gpuarena.cli.llm_cmds import check_serving_ratio_cli
+        _out(check_serving_ratio_cli(gpu, vs, ratio, workload, precision, batch_size, gpus, replicas, sets, store,
+                                     fmt, {"--throughput": throughput, "--latency": latency, "--ttft": ttft}))
+        return
     if vs is not None or ratio is not None:
-        _out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store, fmt))
+        _out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, store, fmt))
         return
     one = {"gpu": gpu, "workload": workload, "precision": precision, "batch_size": batch_size,
            "throughput": throughput, "latency": latency, "seq_len": seq_len, "image_size": image_size,
-           "steps": steps, "gpus": gpus, "scaling": scaling}
-    if csv_path:
-        if any(x is not None for x in one.values()):
-            raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
-        claims = C.read_claims(csv_path)
-    else:
-        if not registry.fact(workload, "device_figure") and (   # micro_check says what a micro claim needs
-                any(one[k] is None for k in ("gpu", "workload", "precision", "batch_size"))
-                or all(one[k] is None for k in ("throughput", "latency", "scaling"))):
-            raise UserError("a claim needs --gpu, --workload, --precision, --batch-size and --throughput, "
-                            "--latency or --scaling (or --csv)")
-        claims = [one]
+           "steps": steps, "gpus": gpus, "scaling": scaling, "replicas": replicas, "ttft": ttft}
+    claims = claims_of(one, csv_path)
     if sets:
         from gpuarena.cli.llm_cmds import llm_claim_sets
         claims = [{**c, **llm_claim_sets(sets, c.get("workload"))} for c in claims]
     for c in claims:
-        _check_claim_input(c)
+        check_claim_input(c)
     _out(render(C.check_claims(claims, store), fmt))
 
 
@@ -151,8 +154,7 @@ def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
     return render(llm_claims.judge(), fmt)
 
 
-def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, sets, store,
-                 fmt: str) -> str:
+def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, store, fmt: str) -> str:
     """A ratio claim (--vs, --ratio): one GPU against another, alone or over --gpus."""
     from gpuarena.analysis import ratio as RT
     from gpuarena.report.text.ratio import render
@@ -160,12 +162,6 @@ def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, th
     if vs is None or ratio is None or gpu is None or workload is None:
         raise UserError("a ratio claim needs --gpu, --vs, --ratio and --workload")
     lo, hi = RT.parse_range(ratio)
-    if registry.has(workload, physics="serving"):   # the serving model's ratio at the claim's conditions
-        from gpuarena.analysis.llm_claims import check_serving_ratio
-        from gpuarena.cli.llm_cmds import llm_claim_sets
-
-        cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus, **llm_claim_sets(sets, workload)}
-        return render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
     if gpus and gpus > 1:
         if what not in ("allreduce", "step"):
             raise UserError(f"--what {what!r}: allreduce or step")
@@ -173,35 +169,6 @@ def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, th
     else:
         row = RT.check_ratio(workload, gpu, vs, lo, precision or "default", store, hi)
     return render([row], fmt)
-
-
-def _check_claim_input(c: dict) -> None:
-    """A claim's numbers, precision and workload, refused up front as one line (never a
-    traceback, never an Infinity in the output)."""
-    from gpuarena.analysis.precision import request_of
-
-    if registry.fact(c.get("workload"), "device_figure"):
-        return     # a micro-benchmark's figure: analysis/micro_check.py refuses what it cannot judge
-    if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
-        c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
-    try:
-        bs = int(str(c.get("batch_size")).strip())
-        nums = {k: float(str(c[k]).strip()) for k in ("throughput", "latency", "scaling", "gpus")
-                if c.get(k) not in (None, "")}
-    except ValueError:
-        raise UserError(f"claim {c.get('gpu')!s:.40} {c.get('workload')!s:.40}: batch_size must be an "
-                        "integer and throughput, latency, scaling and gpus numbers") from None
-    for k, v in nums.items():
-        finite(v, k, cap=MAX_THROUGHPUT)
-    if not 1 <= bs <= 1_000_000:
-        raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
-    if registry.has(c.get("workload"), physics="serving"):     # the weights' precision: bf16 ... int4
-        from gpuarena.analysis.llm_claims import serving_precision as request_of
-    request_of(c.get("precision") or "")
-    wl = registry.get(str(c.get("workload")))
-    if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs
-        raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
-                        "(e.g. resnet50-train) per GPU")
 
 
 @app.command()

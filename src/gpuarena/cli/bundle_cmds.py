@@ -36,9 +36,14 @@ def _param_map(workload: str):
 @app.command("import")
 def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
             published: bool = typer.Option(False, "--published", help="load the shipped published results"),
+            gpu: str = typer.Option("unknown GPU", "--gpu", metavar="NAME",
+                                    help="the GPU a serving tool's result file was measured on (the file does "
+                                         "not say)"),
             db: Optional[str] = DbOption) -> None:
     """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
-    transaction), or the shipped published results (--published)."""
+    transaction), a serving benchmark's result file (vllm bench serve; recognised by
+    content, its figures recomputed from its per-request records), or the shipped
+    published results (--published)."""
     if bool(file) == published:
         raise UserError("give a bundle file or --published (one of them)")
     if published:
@@ -48,7 +53,21 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
         typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")
         return
     from gpuarena.store import bundle as B
+    from gpuarena.workloads.endpoint import importers
 
+    found = importers.read(file)
+    if found is not None:           # a serving tool's result file (one result per run it holds)
+        parsed = [importers.parse(kind, data, file) for kind, data in found]
+        results = [importers.to_result(p, file, printable(gpu)[:200]) for p in parsed]
+        out = B.import_bundle(open_store(db), file, B.from_results(results, file))
+        typer.echo(f"imported {out['imported']} result(s) of {parsed[0].tool} into run {out['run_id']} "
+                   f"({results[0]['extra']['imported_from']['figures']}); {out['skipped_duplicates']} already present")
+        for r in results:
+            for line in r["extra"]["tool_differences"]:
+                typer.echo(f"  differs from the tool's summary: {line}")
+            for line in r["extra"]["tool_not_comparable"]:
+                typer.echo(f"  not gpuarena's definition: {line}")
+        return
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)
     out = B.import_bundle(open_store(db), file, bundle)

@@ -58,6 +58,25 @@ def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     return out
 
 
+def check_serving_ratio_cli(gpu, vs, ratio, workload, precision, batch_size, gpus, replicas, sets, store, fmt: str,
+                            figures: dict) -> str:
+    """check -w llm-serve --vs B --ratio R: the serving model's ratio at the claim's conditions (each card at
+    the largest batch it holds where no --batch-size is given: max throughput)."""
+    from gpuarena.analysis.ratio import parse_range
+    from gpuarena.analysis.serving_claims import check_serving_ratio
+    from gpuarena.report.text.ratio import render
+
+    if vs is None or ratio is None or gpu is None:
+        raise UserError("a ratio claim needs --gpu, --vs and --ratio")
+    given = [k for k, v in figures.items() if v is not None]
+    if given:
+        raise UserError(f"an llm-serve ratio claim states --ratio only ({', '.join(given)} is another claim)")
+    lo, hi = parse_range(ratio)
+    cond = {"workload": workload, "precision": precision, "batch_size": batch_size, "gpus": gpus,
+            "replicas": replicas, **llm_claim_sets(sets, workload)}
+    return render([check_serving_ratio(gpu, vs, lo, hi, cond, store)], fmt)
+
+
 def refuse_unused(**given) -> None:
     """whatif -w llm-train plans from the model, the GPU, the count, the tokens and the MFU: the
     data-parallel options mean nothing to it."""

@@ -22,6 +22,9 @@ def serve_tiny(
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env", metavar="NAME",
                                               help="require the key held by this environment variable"),
     threads: int = typer.Option(1, "--threads", metavar="N", help="CPU threads for the model"),
+    record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
+                                         help="append each request received to this JSONL file (time, prompt, "
+                                              "roles, prompt tokens, max_tokens)"),
 ) -> None:
     """Serve the project's Llama-style decoder (random weights) over the OpenAI API, streamed."""
     import asyncio
@@ -41,12 +44,21 @@ def serve_tiny(
         key = os.environ.get(api_key_env)
         if not key:
             raise UserError(f"--api-key-env {api_key_env}: that environment variable is not set")
+    log = None
+    if record:
+        try:
+            log = open(record, "a", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--record {record}: {exc.strerror or exc.__class__.__name__}") from None
     try:
-        asyncio.run(tiny_server.serve(host, port, shape, key, threads))
+        asyncio.run(tiny_server.serve(host, port, shape, key, threads, log))
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     except KeyboardInterrupt:
         pass
+    finally:
+        if log:
+            log.close()
 
 
 @app.command()
@@ -60,9 +72,13 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
     from gpuarena.report.text.endpoints import render
     from gpuarena.data.catalog import load_prices
 
+    from gpuarena.analysis import frontier
+
     check_format(fmt, ("table", "md", "json"))
-    rows, own = endpoints.table(open_store(db, readonly=True), load_prices(prices))
-    typer.echo(render(rows, fmt, own), nl=False)
+    store = open_store(db, readonly=True)
+    rows, own = endpoints.table(store, load_prices(prices))
+    curves = frontier.curves(store.results(status="ok"))
+    typer.echo(render(rows, fmt, own, curves), nl=False)
 
 
 def _check_fits(shape: str, cfg) -> None:

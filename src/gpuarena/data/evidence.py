@@ -42,7 +42,8 @@ REGIMES = ("", "nvls", "ring")      # an all-reduce's: reduced in the NVSwitch (
 VERDICTS = ("plausible", "implausible", "impossible")
 # the columns `gpuarena check --csv` reads, in its order (analysis.check REQUIRED + OPTIONAL)
 CHECK_COLUMNS = ("gpu", "workload", "precision", "batch_size", "throughput", "latency", "seq_len", "image_size",
-                 "steps", "gpus", "scaling", "model", "prompt_len", "new_tokens", "source")
+                 "steps", "gpus", "scaling", "model", "prompt_len", "new_tokens", "source", "replicas", "ttft", "vs",
+                 "ratio")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,13 @@ class Claim:
     date: str
     expected: str               # plausible | implausible | impossible
     why: str
+    # llm-serve forms (issue 39), the file's last columns, empty on rows of other kinds (a short row
+    # reads them as empty): independent copies of the model over `gpus`, a time to the first token,
+    # and a throughput ratio over a second GPU
+    replicas: int | None = None
+    ttft: float | None = None   # seconds to the first token of prompt_len tokens
+    vs: str | None = None
+    ratio: float | None = None  # throughput of gpu over vs's
 
     def check_row(self) -> dict:
         """The claim as `gpuarena check --csv` reads a row (absent values as empty strings)."""
@@ -178,7 +186,7 @@ def _text(row: dict, key: str, where: str) -> str:
 def claims(path: str | Path | None = None) -> tuple[Claim, ...]:
     """The published claims, typed; UserError naming the line of the first malformed row."""
     p = Path(path or CLAIMS_CSV)
-    required = tuple(f.name for f in fields(Claim))
+    required = tuple(f.name for f in fields(Claim) if f.default is not None)   # the serving forms' are optional
     out = []
     for line, row in _rows(p, "claims", required):
         where = f"{p.name} line {line}"
@@ -186,13 +194,15 @@ def claims(path: str | Path | None = None) -> tuple[Claim, ...]:
         if expected not in VERDICTS:
             raise UserError(f"{where}: expected {expected!r} is not one of {', '.join(VERDICTS)}")
         n = {k: _number(row, k, where, int) for k in ("batch_size", "seq_len", "image_size", "steps", "gpus",
-                                                      "prompt_len", "new_tokens")}
-        x = {k: _number(row, k, where) for k in ("throughput", "latency", "scaling")}
-        if x["throughput"] is None and x["latency"] is None and x["scaling"] is None:
-            raise UserError(f"{where}: give a throughput, a latency or a scaling coefficient")
+                                                      "prompt_len", "new_tokens", "replicas")}
+        x = {k: _number(row, k, where) for k in ("throughput", "latency", "scaling", "ttft", "ratio")}
+        if all(v is None for v in x.values()):
+            raise UserError(f"{where}: give a throughput, a latency, a scaling coefficient, a ttft or a ratio")
+        if (x["ratio"] is None) != (row.get("vs") in (None, "")):
+            raise UserError(f"{where}: a ratio claim gives both vs and ratio")
         out.append(Claim(gpu=_text(row, "gpu", where), workload=_text(row, "workload", where),
                          precision=_text(row, "precision", where), gpus=n.pop("gpus") or 1, **n, **x,
-                         model=row["model"] or None, source=_text(row, "source", where),
+                         model=row["model"] or None, source=_text(row, "source", where), vs=row.get("vs") or None,
                          date=_text(row, "date", where), expected=expected, why=_text(row, "why", where)))
     return tuple(out)
 
@@ -253,3 +263,4 @@ def pcie_links(path: str | Path | None = None) -> tuple[PcieLink, ...]:
         out.append(PcieLink(gen, _needed(row, "gt_per_s", where), _text(row, "encoding", where),
                             _needed(row, "x16_gbs_per_direction", where), _text(row, "source", where)))
     return tuple(out)
+

@@ -71,6 +71,7 @@ def _gpus() -> tuple[list[dict], list[dict]]:
 
         get("name", lambda: nv.nvmlDeviceGetName(h))
         get("uuid", lambda: nv.nvmlDeviceGetUUID(h))
+        _identity(nv, h, get)
         get("memory_bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).total)
         get("power_limit_w", lambda: nv.nvmlDeviceGetPowerManagementLimit(h) / 1e3)
         get("power_default_limit_w", lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3)
@@ -107,6 +108,13 @@ def _gpus() -> tuple[list[dict], list[dict]]:
         _health(nv, h, get, vol)
         volatile.append(vol)
     return static, volatile
+
+
+def _identity(nv, h, get) -> None:
+    """What names this board to its provider: its serial (as on its label), VBIOS, PCI bus id."""
+    get("serial", lambda: nv.nvmlDeviceGetSerial(h))
+    get("vbios", lambda: nv.nvmlDeviceGetVbiosVersion(h))
+    get("pci_bus_id", lambda: nv.nvmlDeviceGetPciInfo(h).busId)
 
 
 def _health(nv, h, get, vol: dict) -> None:

@@ -84,6 +84,16 @@ def _legend(ax, n: int) -> None:
         ax.legend(loc="best")
 
 
+def _labelled(fig, ax, chart_id: str, xlabel: str, ylabel: str, title: str, n: int) -> str:
+    """Axis labels, title and legend of n lines; the SVG."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    _legend(ax, n)
+    return _svg(fig, chart_id)
+
+
 def _err(y, lo, hi):
     """Asymmetric error bars from CI bounds; missing bounds give zero-length bars."""
     # A lower bound under zero (a wide interval on a ratio) is drawn down to zero, not below it.
@@ -125,12 +135,32 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
         xs = sorted({x for s in series for x in s["x"]})
         if xs and len(xs) <= 12 and not logx:
             ax.set_xticks(xs)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        if title:
-            ax.set_title(title)
-        _legend(ax, len(series))
-        return _svg(fig, chart_id)
+        return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(series))
+
+
+def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title: str = "") -> str:
+    """Serving frontiers (analysis/frontier.py): every point faded, each curve's frontier as a line,
+    its best point under the SLO as a star, and each SLO's tokens/s per user as a dotted vertical line."""
+    with plt.rc_context(STYLE):
+        fig, (ax,) = _figure()
+        for i, c in enumerate(curves):
+            col = colour(i)
+            ax.scatter([p["per_user"] for p in c["points"]], [p["per_gpu"] for p in c["points"]], s=10,
+                       color=col, alpha=0.35)
+            f = sorted(c["frontier"], key=lambda p: p["per_user"])
+            ax.plot([p["per_user"] for p in f], [p["per_gpu"] for p in f], color=col, marker="o", markersize=4,
+                    linewidth=1.6, label=c["label"])
+            if c.get("best"):
+                ax.scatter([c["best"]["per_user"]], [c["best"]["per_gpu"]], marker="*", s=140, color=col,
+                           edgecolor="black", linewidth=0.6, zorder=5)
+        for k, x in enumerate(sorted({c["slo_per_user"] for c in curves if c.get("slo_per_user")})):
+            ax.axvline(x, color="#888", linewidth=0.9, linestyle=":")
+            ax.annotate(f"SLO {x:g}", (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12 - 10 * k),
+                        textcoords="offset points", fontsize=8, color="#555")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        _thousands(ax)
+        return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(curves))
 
 
 def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",

@@ -48,6 +48,7 @@ def public_view(r: Result) -> dict:
         "device_name": d.get("device_name"),
         "precision": d.get("precision"),
         "throughput": thr,
+        "expected": r.derived.expected.summary() if r.derived.expected is not None else None,
         "latency": d.get("latency"),
         "samples": d.get("samples"),
         "peak_memory_bytes": d.get("peak_memory_bytes"),
@@ -131,9 +132,10 @@ def result_cells(r: Result) -> list[str]:
 
 def expected_cell(e: Expected | None) -> str:
     """'0.98x of 2,259 (published)': the measured figure over the expected one (analysis/expected.py)."""
-    if e is None or not e.figure:
+    if e is None or not e.figure or e.ratio is None:
         return "-"
-    return f"{e.ratio:.2f}x of {fmt_num(e.figure)} ({escape(e.basis)})"
+    unit = f" {escape(e.unit)}" if e.unit else ""      # a device check's figure: TFLOP/s, bus GB/s
+    return f"{e.ratio:.2f}x of {fmt_num(e.figure)}{unit} ({escape(e.basis)})"
 
 
 def median_of(r: Result):

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from gpuarena.analysis import frontier as F
 from gpuarena.analysis.endpoints import engine_rows, own_loop_rows
 from gpuarena.report.text.endpoints import OWN_NOTE, OWN_TITLE
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, fmt_num, pct
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, pct
 
 
 def _n(x) -> str:
@@ -37,6 +38,7 @@ def section(rows: list[dict]) -> Section | None:
         ("TPOT p50 ms", NUMERIC), ("TPOT p99 ms", NUMERIC), ("E2E p99 ms", NUMERIC), ("J/token", NUMERIC),
         ("cloud $/M tok at SLO", NUMERIC), ("failed", NUMERIC)], table, "served engines",
         details=("setting", "TTFT p99 ms", "TPOT p99 ms", "E2E p99 ms", "failed")))
+    _frontier(s, F.curves(rows))
     own = own_loop_rows(rows)
     if own:
         s.tables.append(Table("endpoint-own-loop", [
@@ -47,3 +49,25 @@ def section(rows: list[dict]) -> Section | None:
                                      _n(x["tpot_ms_p99"]), _n(x["joules_per_token"])] for x in own],
             OWN_TITLE, OWN_NOTE))
     return s
+
+
+def _frontier(s: Section, curves: list[dict]) -> None:
+    """The frontier chart and the best point under the SLO of each curve (analysis/frontier.py)."""
+    if not any(len(c["points"]) > 1 for c in curves):
+        return
+    settings = sorted({c["setting"] for c in curves})
+    tag = (lambda c: f" [setting {settings.index(c['setting']) + 1}]") if len(settings) > 1 else (lambda c: "")
+    shown = [{**c, "label": f"{c['engine']} on {c['gpu']}{tag(c)}"} for c in curves]
+    s.charts.append(Chart("endpoint-frontier", "Output tokens/s per GPU against tokens/s per user (1 / median TPOT)",
+                          "frontier", {"curves": shown, "xlabel": "tokens/s per user (1000 / TPOT p50 ms)",
+                                       "ylabel": "output tokens/s per GPU"},
+                          alt="; ".join(F.lines(curves))))
+    s.tables.append(Table("endpoint-frontier-best", [
+        ("engine on GPU", TEXT), ("setting", PROSE), ("points", NUMERIC), ("best under SLO", TEXT),
+        ("tok/s per GPU", NUMERIC), ("tok/s per user", NUMERIC), ("SLO line tok/s per user", NUMERIC)],
+        [[c["label"], c["setting"], str(len(c["points"])), c["best"]["at"] if c["best"] else "none held",
+          _n(c["best"]["per_gpu"]) if c["best"] else "-", _n(c["best"]["per_user"]) if c["best"] else "-",
+          _n(c["slo_per_user"])] for c in shown],
+        "the best point under the SLO, per engine and GPU",
+        "every sweep point and timed pass counts; the frontier keeps the points no other beats on both axes; "
+        "the best point is the one of most tokens/s per GPU among those holding the SLO attainment"))

@@ -76,6 +76,8 @@ def expected_figure(pool, r: Result) -> dict | None:
     model, else the best like-for-like published figure, else gpuarena's model capped by physics); when
     that has nothing, the best published figure on the same GPU and class that check calls plausible.
     Returns {value, text, source} in the article's unit, or None."""
+    if wrapper(r.workload):      # its first-screen figure is a scaling efficiency, not items/s
+        return None
     e = None
     try:
         from gpuarena.analysis import expected as E
@@ -84,7 +86,7 @@ def expected_figure(pool, r: Result) -> dict | None:
         e = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())
     except (UserError, KeyError, TypeError, ValueError):
         e = None
-    if e and e.get("figure") and r.source != "published":
+    if e and e.get("figure") and r.source != "published" and not e.get("unit"):   # unit: a device figure
         ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
         src = (ref or {}).get("source") or f"gpuarena's model ({e['model'].get('how', '')})"
         v = e["figure"]

@@ -9,6 +9,17 @@ from gpuarena.analysis import fleet as F
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
 from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result
+from gpuarena.workloads import registry
+
+
+def variant_text(r: Result) -> str:
+    """The variant, with what sets a device check apart (a matmul's dtype, a copy's pinning) where it has one."""
+    cls = registry.find(r.workload)
+    label = cls.label(r.params) if cls is not None else r.workload
+    extra = label[len(r.workload):].strip() if label.startswith(r.workload) else label
+    if r.gpus > 1 and r.params.get("size_mb"):          # a collective: its message size
+        extra = f"{r.params['size_mb']:g} MiB"
+    return f"{r.variant} ({extra})" if extra else r.variant
 
 
 def expected_table(rows: list[Result]) -> Table | None:
@@ -17,20 +28,24 @@ def expected_table(rows: list[Result]) -> Table | None:
         e = r.derived.expected
         if not e:
             continue
-        pub = e.published
-        where = f"{pub.source} ({pub.date})" if pub else f"model: {e.model.how}"
-        out.append([r.workload, r.variant, device_of(r), f"{fmt_num(r.throughput_median)} {r.unit or ''}",
-                    fmt_num(e.figure), f"{e.ratio:.2f}x", f"-{e.band:.0%}",
+        unit = e.unit or r.unit or ""        # a device check is read in its figure's unit (TFLOP/s, bus GB/s)
+        measured = e.ratio * e.figure if e.ratio is not None else r.throughput_median
+        out.append([r.workload, variant_text(r), device_of(r), f"{fmt_num(measured)} {unit}",
+                    f"{fmt_num(e.figure)} ({fmt_num(e.low)}-{fmt_num(e.high)})", f"{e.ratio:.2f}x", e.basis,
                     "below-expected: " + ("; ".join(e.causes or []) or "no cause recorded") if e.below
-                    else ("" if e.like_for_like else "context (other code)"), where])
+                    else ("" if e.like_for_like else "context"), e.source or e.model.how])
     if not out:
         return None
     return Table("expected-table", [("workload", TEXT), ("variant", TEXT), ("GPU", TEXT), ("measured", NUMERIC),
-                                    ("expected", NUMERIC), ("ratio", NUMERIC), ("band", NUMERIC), ("flag", PROSE),
-                                    ("source", PROSE)], out, "Measured against expected",
-                 "Expected: the best like-for-like published figure for the GPU (same precision and settings), "
-                 "else gpuarena's projection from the same recipe on other GPUs; only a like-for-like figure "
-                 "can flag a result.")
+                                    ("expected (range)", NUMERIC), ("ratio", NUMERIC), ("basis", TEXT),
+                                    ("flag", PROSE), ("source", PROSE)], out, "Measured against expected",
+                 "Expected: the same recipe stored on the same GPU, else the best like-for-like published figure "
+                 "(same precision and settings), else the model: gpuarena's projection from the same recipe on "
+                 "other GPUs, or the workload's physics (roofline, serving, training, data-parallel); a device "
+                 "check (matmul TFLOP/s, copy and host-link GB/s, collective bus GB/s) against the catalog's "
+                 "bound x the share healthy cards reach. The range is what a healthy result falls in; only a "
+                 "like-for-like figure can flag a result (else: context).",
+                 details=("basis", "source"))
 
 
 def fleet_subsection(rows: list[Result], environment) -> Section | None:

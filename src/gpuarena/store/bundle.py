@@ -5,7 +5,9 @@ A bundle is JSON::
 
     {"format": "gpuarena-bundle", "version": 1, "created_at": "...",
      "environments": [{"id": 3, "hash": "...", "fingerprint": {...}}],
-     "results": [{...result dict as `gpuarena results --format json`...}]}
+     "results": [{...result dict as `gpuarena results --format json`...}],
+     "doctor": {...},            # optional: `gpuarena doctor`'s level and acceptance evidence
+     "sha256": "..."}            # optional: of the rest of the file (content_hash); checked on read
 
 Import validates the whole file first (format and version, required fields,
 types, ranges, statuses, string lengths, a size cap) with pydantic and refuses
@@ -30,6 +32,7 @@ from gpuarena import safeio, strictjson
 from gpuarena.errors import UserError, pydantic_error_line
 from gpuarena.redact import redact, redact_tree
 from gpuarena.safeio import printable
+from gpuarena.store.bundle_rows import clash, existing, measured_content, stored_environment
 from gpuarena.store.db import new_run_id
 from gpuarena.store.rows import ResultRefused, finite, insert_result, legacy_uid, now, validated
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
@@ -60,6 +63,10 @@ class Bundle(BaseModel):
     created_at: Optional[str] = Str(40)
     environments: list[BundleEnv] = Field(max_length=100_000)
     results: list[Result] = Field(max_length=10_000_000)
+    # `gpuarena doctor`'s evidence: its level and the acceptance checks' raw outcomes (runner/acceptance.py);
+    # `fleet` judges them again with its own code, never trusting a verdict written in the file
+    doctor: Optional[dict[str, Any]] = None
+    sha256: Optional[str] = Field(None, pattern=r"^[0-9a-f]{64}$")   # of the rest (content_hash)
 
     @field_validator("version")
     @classmethod
@@ -85,6 +92,14 @@ def export(store, run_ids: list[str] | None = None) -> dict:
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
             "results": [finite(redact_tree(r)) for r in results]}
+
+
+def content_hash(bundle: dict) -> str:
+    """SHA-256 of the bundle's canonical JSON without its own ``sha256``: a renter hands the file and the
+    hash to the provider, and a change to either shows (tamper-evident, not signed)."""
+    body = {k: v for k, v in bundle.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), default=str,
+                                     allow_nan=False).encode()).hexdigest()
 
 
 def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
@@ -123,7 +138,8 @@ def _validated(data: dict, path: str) -> Bundle:
             except ValidationError as exc:
                 raise UserError(f"{refused}: {name}.{i}.{pydantic_error_line(exc)[:400]}") from None
     return Bundle.model_construct(format=head.format, version=head.version, created_at=head.created_at,
-                                  environments=parsed["environments"], results=parsed["results"])
+                                  sha256=head.sha256, environments=parsed["environments"],
+                                  results=parsed["results"])
 
 
 def read(path: str) -> Bundle:
@@ -140,6 +156,9 @@ def read(path: str) -> Bundle:
     if safeio.depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise UserError(f"{path}: refused, nothing imported: nested deeper than {MAX_DEPTH} levels")
     bundle = _validated(data, path)
+    if bundle.sha256 is not None and bundle.sha256 != content_hash(data):
+        raise UserError(f"{path}: refused, nothing imported: its sha256 does not match its content "
+                        "(the file was changed after it was written)")
     env_ids = {e.id for e in bundle.environments}
     for i, r in enumerate(bundle.results):
         if r.env_id is not None and r.env_id not in env_ids:
@@ -153,6 +172,14 @@ def read(path: str) -> Bundle:
             raise UserError(f"{path}: refused, nothing imported: results.{i}.source: published rows come "
                             "from `gpuarena import --published`, not from a bundle")
     return bundle
+
+
+def from_results(results: list[dict], path: str) -> Bundle:
+    """A bundle of result dicts made here (an importer's), validated as any bundle is."""
+    try:
+        return Bundle.model_validate({"format": FORMAT, "version": VERSION, "environments": [], "results": results})
+    except ValidationError as exc:
+        raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
 
 
 def check_params(bundle: Bundle, path: str, param_map) -> None:
@@ -181,55 +208,6 @@ def insert_rows(conn, rows: list[dict]) -> None:
         insert_result(conn, r)
 
 
-_SAME = ("workload", "variant", "params", "size", "gpus", "device_name", "status", "throughput_median", "samples")
-
-
-def _content(d: dict) -> str:
-    """What a result measured: two rows with one uid must agree on it (a re-export changes its
-    source, run and origin, never its figures)."""
-    return json.dumps([d.get(k) for k in _SAME], sort_keys=True, default=str)
-
-
-def _existing(conn, uids: list[str]) -> dict[str, tuple[int, str]]:
-    """uid -> (id, content) of those of uids the database holds: indexed look-ups, 500 at a time."""
-    found: dict[str, tuple[int, str]] = {}
-    for i in range(0, len(uids), 500):
-        chunk = uids[i:i + 500]
-        for row in conn.execute(f"SELECT id, uid, {', '.join(_SAME)} FROM results "
-                                f"WHERE uid IN ({', '.join('?' * len(chunk))})", chunk):
-            d = dict(zip(("id", "uid", *_SAME), row))
-            for k in ("params", "samples"):
-                d[k] = json.loads(d[k]) if d[k] is not None else None
-            found[d["uid"]] = (d["id"], _content(d))
-    return found
-
-
-def _environment(conn, e: BundleEnv) -> int:
-    """The stored environment of a bundle's one.  Its hash is the bundle's word, not a proof: a stored
-    environment with that hash but another fingerprint is another machine's (a bundle could otherwise
-    attach its results to it), so the bundle's fingerprint is kept apart, under a hash of its content."""
-    fingerprint = redact_tree(e.fingerprint)
-    h = e.hash
-    for _ in range(2):
-        row = conn.execute("SELECT id, fingerprint FROM environments WHERE hash=?", (h,)).fetchone()
-        if row is None:
-            return conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
-                                (h, json.dumps(fingerprint), now())).lastrowid
-        try:
-            same = json.loads(row[1]) == fingerprint
-        except (ValueError, TypeError, RecursionError):
-            same = False
-        if same:
-            return row[0]
-        h = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
-    raise UserError(f"environment {e.hash[:40]}: stored twice with other fingerprints; nothing imported")
-
-
-def _clash(path: str, what: str) -> UserError:
-    return UserError(f"{path}: refused, nothing imported: {what}; a uid names one measurement "
-                     "(was the bundle edited, or two bundles merged by hand?)")
-
-
 def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     """Validate then write a bundle in one short transaction (everything is prepared first).
 
@@ -245,12 +223,12 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
         d["uid"] = d.get("uid") or legacy_uid(d)
         if d["uid"] in seen:
             first, content = seen[d["uid"]]
-            if content != _content(d):
-                raise _clash(path, f"results.{i} and results.{first} share uid {d['uid'][:40]!r} "
+            if content != measured_content(d):
+                raise clash(path, f"results.{i} and results.{first} share uid {d['uid'][:40]!r} "
                                    "but differ in what they measured")
             out["skipped_duplicates"] += 1
             continue
-        seen[d["uid"]] = (i, _content(d))
+        seen[d["uid"]] = (i, measured_content(d))
         d["extra"] = {**d["extra"], "origin_run_id": d["run_id"], "origin_source": d["source"]}
         d["source"] = "imported"
         d["origin"] = f"bundle {name}"
@@ -262,17 +240,17 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     run_id = new_run_id()
     statements = {d["uid"]: d for d in rows}
     with store.transaction() as conn:
-        present = _existing(conn, list(statements))
+        present = existing(conn, list(statements))
         for u, (rid, content) in present.items():
-            if content != _content(statements[u]):
-                raise _clash(path, f"uid {u[:40]!r} is stored already (result {rid}) with other figures")
+            if content != measured_content(statements[u]):
+                raise clash(path, f"uid {u[:40]!r} is stored already (result {rid}) with other figures")
         todo = [d for u, d in statements.items() if u not in present]
         out["skipped_duplicates"] += len(rows) - len(todo)
         if not todo:
             return out
         env_map = {}
         for e in bundle.environments:
-            env_map[e.id] = _environment(conn, e)
+            env_map[e.id] = stored_environment(conn, e)
         conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
                      "VALUES (?,?,?,?,?,?,?,?)",
                      (run_id, now(), f"import:{name}"[:200], todo[0].get("device") or "imported",

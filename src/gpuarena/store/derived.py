@@ -39,20 +39,32 @@ class ModelFigure(_Frozen):
 
 
 class Expected(_Frozen):
-    """The figure a result should reach (analysis/expected.py expect): its basis, the measured
-    ratio to it, the band below which it is flagged, and the causes of a flagged one."""
+    """The figure a result should reach (analysis/expected.py expect, analysis/expected_device.py for
+    device checks): its basis, the measured ratio to it, the band [low, high] a healthy result falls
+    in, where the figure comes from, and the causes of a flagged one.  ``unit`` is the figure's unit
+    where it is not the result's throughput unit (a matmul's TFLOP/s, a collective's bus GB/s)."""
 
     figure: float
-    basis: Literal["stored", "published", "model"]
-    ratio: float
+    basis: Literal["stored", "published", "model", "catalog"]
+    ratio: Optional[float] = None          # measured / figure; None when nothing measured was given
     stored: Optional[Reference] = None
     band: float
     low: float
+    high: Optional[float] = None
+    source: Optional[str] = None
+    unit: Optional[str] = None
     like_for_like: bool
     below: bool
     published: Optional[Reference] = None
     model: ModelFigure
     causes: Optional[list[str]] = None
+
+    def summary(self) -> dict:
+        """The ``expected`` of `results --format json`: {figure, low, high, unit, source, basis, ratio,
+        below, causes} (unit None: the result's own throughput unit)."""
+        return {"figure": self.figure, "low": self.low, "high": self.high, "unit": self.unit,
+                "source": self.source, "basis": self.basis, "ratio": self.ratio, "below": self.below,
+                "causes": list(self.causes or [])}
 
 
 class Derived(BaseModel):

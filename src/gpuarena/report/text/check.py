@@ -15,7 +15,8 @@ COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("precision", "stated"), ("
 def _conditions(r: dict) -> str:
     p = r["params"]
     parts = [f"{k}={p[k]}" for k in ("seq_len", "image_size", "inference_steps") if k in p]
-    return ", ".join(parts + ([f"gpus={r['gpus']}"] if r["gpus"] > 1 else []))
+    return ", ".join(parts + ([f"gpus={r['gpus']}"] if r["gpus"] > 1 else [])
+                     + ([f"replicas={r['replicas']}"] if (r.get("replicas") or 1) > 1 else []))
 
 
 def _claim(r: dict) -> str:

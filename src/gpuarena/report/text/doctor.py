@@ -1,5 +1,6 @@
-"""`gpuarena doctor` as text: one line per check of every GPU (its figure, against the expected
-figure and the host's other GPUs), the links, and each GPU's verdict below."""
+"""`gpuarena doctor` as text: one line per check of every GPU (its figure in TFLOP/s or GB/s, against
+the expected figure and the host's other GPUs), the acceptance checks (results checked, memory
+tested, burn-in), one line per pair of GPUs, and each GPU's verdict below with its reasons."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("gpu", "GPU"), ("check", "check"), ("value", "figure"), ("expected", "vs expected"),
            ("peers", "vs host's GPUs"), ("flag", "flag")]
+PAIR_COLUMNS = [("pair", "pair"), ("connection", "link"), ("value", "GB/s"), ("expected", "vs link rate"),
+                ("verdict", "verdict")]
+
+
+def _expected(c: dict) -> str:
+    if not c["expected"]:
+        return "-"
+    text = f"{c['vs_expected']:.2f}x of {fmt_num(c['expected'])} ({c['basis']})"
+    return text + (f"; {c['basis_note']}" if c.get("basis_note") else "")
 
 
 def _rows(v: dict) -> list[dict]:
@@ -16,14 +26,47 @@ def _rows(v: dict) -> list[dict]:
         for c in g["checks"]:
             rows.append({"gpu": g["device"], "check": c["check"],
                          "value": f"{fmt_num(c['value'])} {c['unit'] or ''}" if c["value"] else c["status"],
-                         "expected": (f"{c['vs_expected']:.2f}x of {fmt_num(c['expected'])} ({c['basis']})"
-                                      if c["expected"] else "-"),
+                         "expected": _expected(c),
                          "peers": f"{c['vs_peers']:.2f}x" if c["vs_peers"] is not None else "-",
                          "flag": "below-expected" if c["below"] else "slow-vs-peers" if c["peer_slow"] else ""})
+        a = g.get("acceptance") or {}
+        if a:
+            rows.append({"gpu": g["device"], "check": "GEMM results vs exact reference",
+                         "value": f"{a['gemm_results_checked']:,} checked", "expected": "-", "peers": "-",
+                         "flag": "WRONG" if any("GEMM" in w for w in g["why"]) else ""})
+            if a.get("memtest_gb") is not None:
+                rows.append({"gpu": g["device"], "check": "memory test, 4 patterns",
+                             "value": (f"{a['memtest_gb']:,.1f} GB" if a["memtest_gb"] >= 1
+                                       else f"{a['memtest_gb'] * 1e3:,.1f} MB"), "expected": "-", "peers": "-",
+                             "flag": "WRONG" if any("memory test" in w for w in g["why"]) else ""})
+            b = a.get("burn_in") or {}
+            if b.get("sustained_tflops"):
+                first = b.get("first_throttle_s")
+                rows.append({"gpu": g["device"], "check": f"burn-in {b['seconds'] / 60:g} min, BF16 GEMM + copy",
+                             "value": f"{fmt_num(b['sustained_tflops'])} TFLOP/s sustained, "
+                                      f"{fmt_num(b.get('sustained_copy_gbs'))} GB/s copy",
+                             "expected": f"{b['sustained_to_burst']:.2f}x of burst {fmt_num(b['burst_tflops'])}; "
+                                         + _throttle(b, first),
+                             "peers": "-", "flag": ""})
     for link in v["links"]:
         rows.append({"gpu": "all", "check": link["check"], "value": (f"{fmt_num(link['busbw_gbs'])} GB/s bus"
                      if link.get("busbw_gbs") else link["status"]), "expected": "-", "peers": "-", "flag": ""})
     return rows
+
+
+def _throttle(b: dict, first) -> str:
+    """'first throttle at 1.5 s (sw_power_cap 1.5 s, sw_thermal 84 s)', or why there is none."""
+    if first is None:
+        return "no throttle seen" if "throttle_first_seen_s" in b else "throttle not sampled"
+    seen = sorted((b.get("throttle_first_seen_s") or {}).items(), key=lambda kv: kv[1])
+    return f"first throttle at {first:g} s (" + ", ".join(f"{k} {t:g} s" for k, t in seen) + ")"
+
+
+def _pairs(v: dict) -> list[dict]:
+    return [{"pair": p["pair"], "connection": p["connection"] or "?", "value": fmt_num(p["gbs"]),
+             "expected": (f"{p['ratio']:.2f}x of {fmt_num(p['expected_gbs'])}" if p["ratio"] is not None else "-"),
+             "verdict": p["verdict"] + (f" -- {'; '.join(p['why'])}" if p["why"] else "")}
+            for p in v.get("pairs") or []]
 
 
 def render(v: dict, fmt: str) -> str:
@@ -34,6 +77,14 @@ def render(v: dict, fmt: str) -> str:
     cols = [c for c in COLUMNS if c[0] in ("gpu", "check", "value") or any(r[c[0]] not in ("-", "") for r in rows)]
     notes = [f"{g['device']} ({g.get('name') or '?'}): {g['verdict']}"
              + (f" -- {'; '.join(g['why'])}" if g["why"] else "") for g in v["gpus"]]
+    notes += sorted({n for g in v["gpus"] for n in g.get("notes") or []})
+    if v.get("pairs_skipped"):
+        notes.append(f"links: skipped ({v['pairs_skipped']})")
     if v["tiny"]:
         notes.append("tiny sizes on a CPU: these checks prove the install works, not how fast anything is")
-    return table(cols, rows, fmt, title=f"gpuarena doctor: {v['verdict']}", notes=notes)
+    notes.append("exit code 0: every GPU and link OK or CHECK; 1: one SLOW, WRONG or FAIL")
+    level = f" ({v['level']})" if v.get("level") else ""
+    text = table(cols, rows, fmt, title=f"gpuarena doctor{level}: {v['verdict']}", notes=notes)
+    if v.get("pairs"):
+        text += table(PAIR_COLUMNS, _pairs(v), fmt, title="Links: peer copy per pair of GPUs")
+    return text

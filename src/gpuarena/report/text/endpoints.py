@@ -3,6 +3,7 @@ at the same lengths beside them (the report's served-engines section uses the sa
 
 from __future__ import annotations
 
+from gpuarena.analysis.frontier import lines
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("setting", "setting"), ("gpu", "GPU"), ("engine", "engine"), ("server_gpus", "GPUs"),
@@ -20,9 +21,9 @@ OWN_NOTE = ("batch B beside a served engine at concurrency B; every sequence of 
             "the prefill of the whole batch); output tok/s: generated tokens over whole requests")
 
 
-def render(rows: list[dict], fmt: str, own: list[dict] | None = None) -> str:
+def render(rows: list[dict], fmt: str, own: list[dict] | None = None, curves: list[dict] | None = None) -> str:
     if fmt == "json":
-        return as_json({"rows": rows, "own_loop": own or []})
+        return as_json({"rows": rows, "own_loop": own or [], "frontier": curves or []})
     shown = [{**r, "rate": "all at once" if r["rate"] in (None, float("inf")) else r["rate"]} for r in rows]
     text = table(COLUMNS, shown, fmt, title="Served engines, like for like", notes=[
         "one group per setting (model, API, lengths, arrivals, SLOs); metrics as vLLM's benchmark_serving "
@@ -30,4 +31,7 @@ def render(rows: list[dict], fmt: str, own: list[dict] | None = None) -> str:
         "price per GPU-hour over the output tokens of those requests"])
     if own:
         text += "\n" + table(OWN_COLUMNS, own, fmt, title=OWN_TITLE, notes=[OWN_NOTE])
+    if curves:
+        text += "\nServing frontier (output tokens/s per GPU against tokens/s per user = 1000 / TPOT p50):\n"
+        text += "".join(f"- {x}\n" for x in lines(curves))
     return text

@@ -43,5 +43,13 @@ def render(fleet: dict, fmt: str, show_all: bool = False) -> str:
         if missing:
             notes.append(f"incomplete: {case_label(c)} has no result from {', '.join(missing[:8])}"
                          + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
+    named = fleet.get("named") or {"gpus": [], "links": []}
+    for kind in ("gpus", "links"):
+        for x in named[kind]:
+            notes.append(f"named {kind[:-1]}: {x['unit']} -- {'; '.join(x['why'])}")
+    if not named["gpus"] and not named["links"]:
+        notes.append("no GPU or link named: every one within expected and the fleet's spread (exit code 0)")
+    else:
+        notes.append(f"{len(named['gpus'])} GPU(s) and {len(named['links'])} link(s) named (exit code 1)")
     title = "Fleet: every GPU and link" if show_all else "Fleet: outliers (slow GPUs and links)"
     return table(COLUMNS, _rows(fleet, show_all), fmt, title=title, notes=notes)

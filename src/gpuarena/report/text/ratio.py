@@ -24,7 +24,8 @@ def render(rows: list[dict], fmt: str) -> str:
         return as_json(rows)
     shown = []
     for r in rows:
-        expected = (f"{r['expected_low']:.3f}-{r['expected_high']:.3f}" if "expected_low" in r
+        expected = ("-" if "expected_low" in r and r["expected_low"] is None     # no ratio: a card cannot serve it
+                    else f"{r['expected_low']:.3f}-{r['expected_high']:.3f}" if "expected_low" in r
                     else f"{r['modelled']:.2f}x")
         shown.append({**r, "gpu": catalog.match(r["gpu"]).short, "vs": catalog.match(r["vs"]).short,
                       "claimed_text": _claimed(r), "expected_text": expected})

@@ -148,7 +148,7 @@ def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> 
     rec.ok = True
 
 
-async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
+async def _read_stream(resp, api: str, rec: Record, t0: float, on_text=None) -> None:
     """Fill ``rec`` from an SSE body; raise _Failed on a bad event or an early end.  The stream is
     complete at ``data: [DONE]``, or when it closes cleanly after a chunk with a finish_reason
     (``transformers serve`` sends no [DONE])."""
@@ -189,6 +189,8 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
                 rec.gaps.append(now - last)
             last = now
             counted += 1
+            if on_text is not None:
+                on_text(text)
     if not events:
         raise _Failed("malformed", f"the answer is not a server-sent event stream "
                                    f"(Content-Type {resp.headers.get('Content-Type', 'none')})")
@@ -198,8 +200,9 @@ async def _read_stream(resp, api: str, rec: Record, t0: float) -> None:
 
 
 async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, hdrs: dict,
-               timeout_s: float, sent: float) -> Record:
-    """One request; never raises for what the server does (the record says what went wrong)."""
+               timeout_s: float, sent: float, on_text=None) -> Record:
+    """One request; never raises for what the server does (the record says what went wrong).
+    ``on_text`` is called with each streamed piece of text (a multi-turn session keeps the answer)."""
     rec = Record(sent=sent, asked=body.get("max_tokens"))
     t0 = time.perf_counter()
     try:
@@ -214,7 +217,7 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
                     text = body.decode("utf-8", errors="replace")
                     kind = "http_5xx" if resp.status >= 500 else "http_4xx"
                     raise _Failed(kind, f"HTTP {resp.status}: {_error_message(text) or resp.reason}")
-                await _read_stream(resp, api, rec, t0)
+                await _read_stream(resp, api, rec, t0, on_text)
     except _Failed as f:
         rec.error, rec.detail = f.kind, f.detail
     except TimeoutError:

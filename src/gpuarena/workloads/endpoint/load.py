@@ -97,6 +97,24 @@ def gaps(n: int, rate: float, seed: int) -> list[float]:
     return [rng.expovariate(rate) for _ in range(n)]
 
 
+SHAPES = ("steady", "ramp", "bursts")
+
+
+def waits(n: int, rate: float, seed: int, shape: str = "steady", ramp_start: float = 1.0,
+          burst: int = 8) -> list[float]:
+    """Seconds to wait before each of n sends.  steady: Poisson at ``rate`` (0 at rate inf);
+    ramp: Poisson whose rate rises linearly with the request's index from ``ramp_start`` to
+    ``rate`` (vLLM's --ramp-up-strategy linear); bursts: ``burst`` requests at once, the bursts
+    ``burst / rate`` seconds apart (the same mean rate, all of it in spikes)."""
+    if shape == "bursts":
+        return [burst / rate if i and i % burst == 0 else 0.0 for i in range(n)]
+    if shape == "ramp":
+        rng = random.Random(seed)
+        step = (rate - ramp_start) / max(1, n - 1)
+        return [0.0] + [rng.expovariate(ramp_start + step * i) for i in range(1, n)]
+    return [0.0] + gaps(n, rate, seed)[:-1] if n else []
+
+
 async def _pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float, concurrency: int,
                 timeout_s: float, seed: int) -> tuple[list[Record], float]:
     sem = asyncio.Semaphore(concurrency) if concurrency > 0 else None

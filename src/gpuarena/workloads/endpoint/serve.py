@@ -20,13 +20,16 @@ import socket
 
 from gpuarena.errors import UserError
 from gpuarena.store.workload_figures import EndpointFigures
-from gpuarena.workloads.base import Param, Workload
-from gpuarena.workloads.endpoint import client, load
+from gpuarena.workloads.base import Workload
+from gpuarena.workloads.endpoint import client, drive, load, mix, trace
+from gpuarena.workloads.endpoint.params import PARAMS, combos, parse_concurrency
 from gpuarena.workloads.endpoint import metrics as M
+from gpuarena.workloads.endpoint import sweeps
 
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_STORED_GAPS = 200_000      # beyond this many inter-token gaps a result keeps only their percentiles
+WARMUP_SALT = 10_000_019       # the warm-up pass's seed salt: its requests go at once, a trace's times ignored
 
 
 def engine_name(params: dict, info: dict) -> str:
@@ -62,44 +65,7 @@ class EndpointServe(Workload):
     # Parameters that say where the server is, not what it is asked: equal figures may differ in them.
     where_params = ("base_url", "api_key_env", "local", "engine")
     drives_server = True     # the GPU is busy with the server by design: `run` skips its busy check
-    params = (
-        Param("base_url", str, "http://127.0.0.1:8000", "the server's address (without /v1)"),
-        Param("api", str, "completions", "OpenAI API: completions (/v1/completions) or chat "
-              "(/v1/chat/completions)", choices=("completions", "chat")),
-        Param("model", str, "", "model name sent with each request; empty: the first of /v1/models"),
-        Param("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the API key (the key is "
-              "read at run time and never stored)"),
-        Param("engine", str, "", "engine name and version to store; empty: asked from /version and /v1/models"),
-        Param("prompt_len", int, 512, "prompt length in words (about one token each; the server's usage "
-              "is stored)", tiny=16, min=1, max=1_000_000),
-        Param("output_len", int, 128, "output tokens asked per request (max_tokens, ignore_eos)", tiny=8,
-              min=1, max=1_000_000),
-        Param("prompts_file", str, "", "a JSONL file of prompts (\"prompt\" or \"messages\", optional "
-              "\"max_tokens\") used in turn instead of random words"),
-        Param("rate", str, "inf", "requests per second (Poisson arrivals), inf (all at once) or sweep (the "
-              "highest rate holding the SLO attainment)"),
-        Param("concurrency", int, 0, "most requests in flight (0: no cap); with rate=inf a fixed concurrency",
-              min=0, max=100_000),
-        Param("num_requests", int, 200, "requests per timed pass (one pass per repeat)", tiny=8,
-              min=1, max=1_000_000),
-        Param("warmup_requests", int, 4, "requests sent before the timed passes and not counted", tiny=1,
-              min=0, max=100_000),
-        Param("slo_ttft_ms", float, 1000.0, "time-to-first-token objective (ms) for goodput", min=0.001, max=1e9),
-        Param("slo_tpot_ms", float, 50.0, "time-per-output-token objective (ms) for goodput", min=0.001, max=1e9),
-        Param("slo_attainment", float, 0.9, "share of requests that must meet both SLOs for a rate to hold "
-              "(rate=sweep)", min=0.01, max=1.0),
-        Param("sweep_start", float, 1.0, "first rate a sweep tries (requests/s)", min=1e-3, max=1e6),
-        Param("sweep_max", float, 512.0, "highest rate a sweep tries (requests/s)", tiny=64.0, min=1e-3, max=1e6),
-        Param("sweep_refine", int, 3, "bisections between the last rate that held and the first that did not",
-              tiny=2, min=0, max=20),
-        Param("request_timeout_s", float, 600.0, "a request not finished by then is a timeout failure",
-              tiny=60.0, min=0.01, max=86400),
-        Param("ignore_eos", bool, True, "ask the server to generate max_tokens whatever the text (vLLM, SGLang)"),
-        Param("local", str, "auto", "the server runs on this machine's GPU, so its power and energy per "
-              "token are measured: auto (a loopback address), yes or no", choices=("auto", "yes", "no")),
-        Param("server_gpus", int, 1, "GPUs the server uses (tensor parallel): cost is per GPU", min=1, max=4096),
-        Param("seed", int, 0, "seed of the prompts and arrival times", min=0, max=2**31 - 1),
-    )
+    params = PARAMS
     variants = {"seed": "streamed requests as vLLM's serving benchmark sends them"}
     default_warmup = 0       # warm-up is warmup_requests, sent by the first step
     default_steps = 1
@@ -120,12 +86,18 @@ class EndpointServe(Workload):
                             "the key (the key itself is never a parameter: it would be stored)")
         if p["sweep_max"] < p["sweep_start"]:
             raise UserError(f"sweep_max={p['sweep_max']:g} is below sweep_start={p['sweep_start']:g}")
+        p["concurrency"] = parse_concurrency(p["concurrency"])
+        combos(p)
         return p
 
     @classmethod
     def check_params(cls, params: dict) -> None:
         if params["prompts_file"]:
             load.read_prompts(params["prompts_file"])
+        if params["length_dist"] == "dataset":
+            mix.read_dataset(params["dataset"])
+        if params["trace_file"]:
+            trace.read(params["trace_file"], params["trace_time_unit"])
 
     @classmethod
     def environment(cls, params: dict) -> dict:
@@ -156,68 +128,70 @@ class EndpointServe(Workload):
         self.local = is_local(p)
         self.power_measured = self.local       # the runner drops NVML figures of a remote server
         self.file = load.read_prompts(p["prompts_file"]) if p["prompts_file"] else None
+        self.trace = trace.read(p["trace_file"], p["trace_time_unit"]) if p["trace_file"] else None
+        self.mix = mix.Mix(p)
         self.rate = None if p["rate"] == "sweep" else float(p["rate"])
+        self.concurrency = None if p["concurrency"] == "sweep" else p["concurrency"]
         self.passes: list[tuple[list[M.Record], float]] = []
+        self.stopped: list[str] = []
         self.sweep: dict = {}
         self.warm: dict | None = None
 
-    def _bodies(self, n: int, salt: int) -> list[dict]:
+    def _sessions(self, n: int, salt: int, timed: bool = True) -> list[mix.Session]:
+        """n requests of the mix (a trace: its first n lines, at their times unless ``timed`` is false,
+        as for the warm-up; a prompts file: its rows in turn)."""
         p = self.p
+        if self.trace:
+            return self.trace[:n] if timed else [mix.Session(s.turns, None, s.hash_ids) for s in self.trace[:n]]
         if self.file:
             start = salt * n
             rows = [self.file[(start + i) % len(self.file)] for i in range(n)]
-            return [client.payload(self.api, self.model, r["prompt"], r["max_tokens"] or p["output_len"],
-                                   p["ignore_eos"]) for r in rows]
-        prompts = load.random_prompts(n, p["prompt_len"], p["seed"] * 100_003 + salt)
-        return [client.payload(self.api, self.model, t, p["output_len"], p["ignore_eos"]) for t in prompts]
+            t = p["turns"]
+            return [mix.Session([mix.Turn(None, r["max_tokens"], r["prompt"]) for r in rows[i:i + t]])
+                    for i in range(0, n, t)]
+        return self.mix.sessions(n, p["seed"] * 100_003 + salt)
 
-    def _pass(self, n: int, rate: float, salt: int) -> tuple[list[M.Record], float]:
+    def _pass(self, n: int, rate: float, salt: int, concurrency: int | None = None, sweep: bool = False,
+              deadline_s: float = 0.0) -> tuple[list[M.Record], float, str | None]:
+        """One pass of n requests: (records, duration, why it stopped early or None).  A sweep's
+        pass always stops when the server is overloaded and at its deadline."""
         p = self.p
-        return load.run_pass(self.url, self.api, self._bodies(n, salt), self.hdrs, rate, p["concurrency"],
-                             p["request_timeout_s"], p["seed"] * 7919 + salt)
+        sessions = self._sessions(n, salt, timed=salt != WARMUP_SALT)
+        plan = drive.Plan(self.url, self.api, self.model, self.hdrs, p["output_len"], p["ignore_eos"],
+                          self.concurrency if concurrency is None else concurrency, p["request_timeout_s"],
+                          p["think_time_s"], p["duration_s"], deadline_s,
+                          (p["slo_ttft_ms"], p["slo_tpot_ms"]) if sweep or p["stop_overloaded"] else None,
+                          p["seed"] * 100_003 + salt, p["trace_block"])
+        waits = load.waits(len(sessions), rate, p["seed"] * 7919 + salt, p["load_shape"], p["ramp_start_rate"],
+                           p["burst_size"])
+        return drive.run(plan, sessions, waits)
 
     # --- one pass ---------------------------------------------------------------------
     def step(self) -> None:
         if self.warm is None:
             self._first()
             return
-        recs, dur = self._pass(self.p["num_requests"], self.rate, len(self.passes) + 1)
+        recs, dur, stopped = self._pass(self.p["num_requests"], self.rate, len(self.passes) + 1)
         if not any(r.ok for r in recs):
-            raise RuntimeError(f"endpoint-serve: every request of a pass to {self.url} failed: {failures(recs)}")
+            raise RuntimeError(f"endpoint-serve: every request of a pass to {self.url} failed: "
+                               f"{failures(recs) or stopped}")
         self.passes.append((recs, dur))
+        if stopped:
+            self.stopped.append(f"pass {len(self.passes)}: {stopped}")
 
     def _first(self) -> None:
         """Warm-up requests (all failing ends the case, as vLLM's initial test request does), then the sweep."""
         n = self.p["warmup_requests"]
-        recs, dur = self._pass(n, float("inf"), 10_000_019) if n else ([], 0.0)
+        recs, dur = ([], 0.0)
+        if n:
+            recs, dur, _ = self._pass(n, float("inf"), WARMUP_SALT, concurrency=self.concurrency or 0)
         if recs and not any(r.ok for r in recs):
             raise RuntimeError(f"endpoint-serve: the warm-up request(s) to {self.url} failed: {failures(recs)}")
         self.warm = {"requests": n, "failed": sum(not r.ok for r in recs), "duration_s": dur}
         if self.rate is None:
-            self.rate = self._search()
-
-    def _search(self) -> float:
-        p = self.p
-        seen: dict[float, dict] = {}
-
-        def holds(rate: float) -> bool:
-            recs, dur = self._pass(p["num_requests"], rate, 20_000_000 + len(seen))
-            s = M.summarize(recs, dur, p["slo_ttft_ms"], p["slo_tpot_ms"])
-            seen[rate] = s
-            return s["slo_attainment"] >= p["slo_attainment"]
-
-        best, tried = M.search_rate(holds, p["sweep_start"], p["sweep_max"], p["sweep_refine"])
-        self.sweep = {"best_rate": best, "target_attainment": p["slo_attainment"], "tried": [
-            {"rate": r, "holds": ok, "slo_attainment": seen[r]["slo_attainment"],
-             "goodput_requests_per_s": seen[r]["goodput_requests_per_s"],
-             "output_tokens_per_s": seen[r]["output_tokens_per_s"], "failed": seen[r]["failed"]}
-            for r, ok in tried]}
-        if best is None:
-            low = min(seen)
-            raise RuntimeError(f"endpoint-serve: no rate from {low:g} req/s up holds {p['slo_attainment']:.0%} of "
-                               f"requests within TTFT {p['slo_ttft_ms']:g} ms and TPOT {p['slo_tpot_ms']:g} ms "
-                               f"(at {low:g} req/s: {seen[low]['slo_attainment']:.0%})")
-        return best
+            self.rate = sweeps.rate(self)
+        elif self.concurrency is None:
+            self.concurrency = sweeps.concurrency(self)
 
     # --- figures ---------------------------------------------------------------------
     def items_per_step(self) -> float:
@@ -243,6 +217,7 @@ class EndpointServe(Workload):
             notes.append(f"{len(bad)} of {len(recs)} requests failed: {failures(recs)}")
         if any(r.ok and r.tokens_from == "counted" for r in recs):
             notes.append("the server gave no usage: output tokens counted as streamed chunks (a chunk may hold more)")
+        notes += [f"stopped early, {x}" for x in self.stopped]
         short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:
             notes.append(f"{len(short)} requests generated other than the max_tokens they asked for "
@@ -255,10 +230,12 @@ class EndpointServe(Workload):
         duration = sum(d for _, d in self.passes)
         out = {"engine": self.engine, "model": self.model, "api": self.api, "endpoint": self.url,
                "server_local": self.local, "server_gpus": p["server_gpus"], "served_models": self.info.get("models"),
-               "rate_requests_per_s": self.rate, "concurrency": p["concurrency"] or None, "warmup": self.warm,
+               "rate_requests_per_s": self.rate, "concurrency": self.concurrency or None, "warmup": self.warm,
                "metrics_definition": "vLLM benchmarks/benchmark_serving.py calculate_metrics"}
         if self.sweep:
             out["sweep"] = self.sweep
+        if self.stopped:
+            out["stopped"] = self.stopped
         if not recs:
             return out
         out.update(M.summarize(recs, duration, p["slo_ttft_ms"], p["slo_tpot_ms"]))

@@ -8,7 +8,9 @@ over llm/model.py's decoder with random weights (``tiny`` shape by default), one
 generated token; requests interleave token by token on one event loop.  The tokenizer is a word
 hash: each whitespace-separated word of the prompt is one token, each generated token is the word
 `` t<id>``, so a prompt of N words is N prompt tokens in ``usage``.  There is no end-of-sequence
-token: every request generates ``max_tokens`` (default 16).
+token: every request generates ``max_tokens`` (default 16).  With ``record`` (``--record FILE``) each
+accepted request is appended to a JSONL file as it arrives (its wall time, prompt text, chat
+roles, prompt tokens and max_tokens): what a load generator claims to send, seen from the server.
 """
 
 from __future__ import annotations
@@ -115,11 +117,23 @@ async def _read_request(engine: TinyEngine, api_key: str | None, request, api: s
     return body, ids, n
 
 
-async def _complete(engine: TinyEngine, api_key: str | None, request, api: str):
+def _record(record, api: str, body: dict, ids: list[int], n: int, t: float) -> None:
+    msgs = body.get("messages") if api == "chat" else None
+    row = {"t": t, "api": api, "prompt": _prompt_text(api, body), "prompt_tokens": len(ids), "max_tokens": n}
+    if msgs is not None:
+        row["roles"] = [m.get("role") for m in msgs]
+    record.write(json.dumps(row) + "\n")
+    record.flush()
+
+
+async def _complete(engine: TinyEngine, api_key: str | None, request, api: str, record=None):
+    t = time.time()
     checked = await _read_request(engine, api_key, request, api)
     if isinstance(checked, web.Response):
         return checked
     body, ids, n = checked
+    if record is not None:
+        _record(record, api, body, ids, n, t)
     rid = ("chatcmpl-" if api == "chat" else "cmpl-") + uuid.uuid4().hex[:16]
     obj = "chat.completion" if api == "chat" else "text_completion"
     usage = {"prompt_tokens": len(ids), "completion_tokens": n, "total_tokens": len(ids) + n}
@@ -168,7 +182,7 @@ async def _stream(engine: TinyEngine, ids: list[int], n: int, api: str, send) ->
                                 if api == "chat" else {"index": 0, "text": piece, "finish_reason": fin}]})
 
 
-def make_app(engine: TinyEngine, api_key: str | None = None) -> web.Application:
+def make_app(engine: TinyEngine, api_key: str | None = None, record=None) -> web.Application:
     created = int(time.time())
 
     async def models(request):
@@ -184,21 +198,24 @@ def make_app(engine: TinyEngine, api_key: str | None = None) -> web.Application:
     app = web.Application()
     app.router.add_get("/v1/models", models)
     app.router.add_get("/version", version)
+
     async def completions(request):
-        return await _complete(engine, api_key, request, "completions")
+        return await _complete(engine, api_key, request, "completions", record)
 
     async def chat(request):
-        return await _complete(engine, api_key, request, "chat")
+        return await _complete(engine, api_key, request, "chat", record)
 
     app.router.add_post("/v1/completions", completions)
     app.router.add_post("/v1/chat/completions", chat)
     return app
 
 
-async def serve(host: str, port: int, shape: str = "tiny", api_key: str | None = None, threads: int = 1) -> None:
-    """Serve until the process is ended; prints one line with the address once it listens."""
+async def serve(host: str, port: int, shape: str = "tiny", api_key: str | None = None, threads: int = 1,
+                record=None) -> None:
+    """Serve until the process is ended; prints one line with the address once it listens.
+    ``record``: an open text file each accepted request is appended to."""
     torch.set_num_threads(threads)
-    runner = web.AppRunner(make_app(TinyEngine(shape), api_key), access_log=None)
+    runner = web.AppRunner(make_app(TinyEngine(shape), api_key, record), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -70,6 +70,14 @@ SHAPES: dict[str, LlamaConfig] = {
                              vocab_size=128256),
     "llama3-70b": LlamaConfig(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8, ffn_dim=28672,
                               vocab_size=128256),
+    # Llama 2 (Touvron et al. 2023; huggingface.co/meta-llama/Llama-2-7b-hf, -13b-hf, -70b-hf config.json):
+    # the models MLPerf Inference and TensorRT-LLM's reference tables serve; 4,096-token context.
+    "llama2-7b": LlamaConfig(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn_dim=11008, vocab_size=32000,
+                             max_seq_len=4096, rope_theta=10000.0),
+    "llama2-13b": LlamaConfig(dim=5120, n_layers=40, n_heads=40, n_kv_heads=40, ffn_dim=13824, vocab_size=32000,
+                              max_seq_len=4096, rope_theta=10000.0),
+    "llama2-70b": LlamaConfig(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8, ffn_dim=28672, vocab_size=32000,
+                              max_seq_len=4096, rope_theta=10000.0),
     "gpt3-175b": LlamaConfig(dim=12288, n_layers=96, n_heads=96, n_kv_heads=96, ffn_dim=32768,
                              vocab_size=50257, max_seq_len=2048),
 }

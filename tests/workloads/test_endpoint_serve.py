@@ -314,3 +314,12 @@ def test_serve_tiny_refuses_a_shape_that_cannot_fit(cli):
         pytest.skip("this machine could hold gpt3-175b's FP32 weights")
     r = cli("serve-tiny", "--shape", "gpt3-175b")
     assert r.returncode == 2 and "pick a smaller shape" in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_serve_tiny_record_refuses_what_is_not_a_file(tmp_path, cli):
+    """--record names a file to append to: a FIFO without a reader blocked the server's start forever."""
+    os.mkfifo(tmp_path / "fifo")
+    for path in (tmp_path / "fifo", "/dev/null", tmp_path):
+        r = cli("serve-tiny", "--port", "0", "--record", str(path))
+        assert r.returncode == 2 and "--record" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -137,9 +137,7 @@ def _validated(data: dict, path: str) -> Bundle:
                 out.append(model.model_validate(item))
             except ValidationError as exc:
                 raise UserError(f"{refused}: {name}.{i}.{pydantic_error_line(exc)[:400]}") from None
-    return Bundle.model_construct(format=head.format, version=head.version, created_at=head.created_at,
-                                  sha256=head.sha256, environments=parsed["environments"],
-                                  results=parsed["results"])
+    return head.model_copy(update=parsed)     # every other field (doctor, sha256 ...) as validated
 
 
 def read(path: str) -> Bundle:

@@ -8,7 +8,8 @@ results.  In order:
    is never measured), the database opened only now (a refused command leaves none behind),
    the run created and claimed;
 4. ``run``: the executor, each result stored as its case ends; on Ctrl-C, SIGTERM or SIGHUP,
-   a failing disk or anything else the run is released as interrupted (resumable) and the
+   a failing disk, a store locked or silent past its timeout (the measured case kept as a pending
+   file) or anything else the run is released as interrupted (resumable) and the
    exception goes on to the caller; the run marked complete when every case is stored.
 
 The caller (the CLI) says what happens through callbacks and prints; nothing here prints.

@@ -23,6 +23,7 @@ import os
 import stat
 import tempfile
 
+from gpuarena import strictjson
 from gpuarena.errors import UserError
 
 MAX_DEPTH = 64
@@ -78,17 +79,11 @@ def read_text(path: str, what: str, max_bytes: int, encoding: str = "utf-8", kin
                         f"(invalid UTF-8 at byte {exc.start})") from None
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def read_json(path: str, what: str, max_bytes: int):
     """A JSON file's value: strict JSON (no NaN or Infinity), nesting bounded; UserError (one line)."""
-    import json
-
     text = read_text(path, what, max_bytes)
     try:
-        data = json.loads(text, parse_constant=_no_constants)
+        data = strictjson.loads(text)
     except ValueError as exc:
         raise UserError(f"{what}: not valid JSON ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:

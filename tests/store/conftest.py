@@ -42,31 +42,59 @@ def _owner() -> dict:
     pytest.skip("running as root with neither a postgres nor a nobody user to run PostgreSQL as")
 
 
+class Cluster:
+    """A throwaway PostgreSQL cluster: its socket folder (home), and stop/start for the fault tests."""
+
+    def __init__(self):
+        pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]' (or '.[postgres]')")
+        self.bindir = _bindir()
+        if self.bindir is None:
+            pytest.skip(f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb, pg_ctl): "
+                        "apt-get install postgresql (as .ci/run does)")
+        self.owner = _owner()
+        self.home = tempfile.mkdtemp(prefix="gpa-pg-")   # short: a unix socket path has ~100 characters
+        if self.owner:
+            os.chown(self.home, self.owner["user"], self.owner["group"])
+        self.data = os.path.join(self.home, "data")
+        self.env = {**os.environ, "LC_ALL": "C"}
+        self._run(os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", USER, "-A", "trust", "-E", "UTF8",
+                  "--no-sync")
+        self.start()
+
+    def _run(self, *args, check=True):
+        return subprocess.run(args, check=check, capture_output=True, text=True, env=self.env, cwd=self.home,
+                              timeout=120, **self.owner)
+
+    def start(self) -> None:
+        opts = f"-k {self.home} -c listen_addresses='' -c fsync=off -c max_connections=100"
+        self._run(os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-o", opts, "-l",
+                  os.path.join(self.home, "log"), "-w", "start")
+
+    def stop(self) -> None:
+        """As a crash stops it: every server process ends at once."""
+        self._run(os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "stop", check=False)
+
+    def pids(self) -> list[int]:
+        """The postmaster and every process it started (the backends serving connections)."""
+        import psutil
+
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            main = psutil.Process(int(f.readline()))
+        return [main.pid] + [c.pid for c in main.children(recursive=True)]
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """The socket folder of a running throwaway PostgreSQL cluster."""
-    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]' (or '.[postgres]')")
-    bindir = _bindir()
-    if bindir is None:
-        pytest.skip(f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb, pg_ctl): "
-                    "apt-get install postgresql (as .ci/run does)")
-    owner = _owner()
-    home = tempfile.mkdtemp(prefix="gpa-pg-")   # short: a unix socket path has ~100 characters
-    if owner:
-        os.chown(home, owner["user"], owner["group"])
-    data = os.path.join(home, "data")
-    env = {**os.environ, "LC_ALL": "C"}
-    run = lambda *args: subprocess.run(args, check=True, capture_output=True, text=True, env=env,  # noqa: E731
-                                       cwd=home, **owner)
-    run(os.path.join(bindir, "initdb"), "-D", data, "-U", USER, "-A", "trust", "-E", "UTF8", "--no-sync")
-    opts = f"-k {home} -c listen_addresses='' -c fsync=off -c max_connections=100"
-    run(os.path.join(bindir, "pg_ctl"), "-D", data, "-o", opts, "-l", os.path.join(home, "log"), "-w", "start")
+    cluster = Cluster()
     try:
-        yield home
+        yield cluster.home
     finally:
-        subprocess.run([os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
-                       capture_output=True, env=env, cwd=home, **owner)
-        shutil.rmtree(home, ignore_errors=True)
+        cluster.close()
 
 
 def url_for(home: str, dbname: str) -> str:

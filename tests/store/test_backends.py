@@ -246,3 +246,19 @@ def test_a_lock_held_too_long_is_one_clear_line(db):
     finally:
         tx.__exit__(None, None, None)
     assert _count(holder, "SELECT COUNT(*) FROM runs") == 0
+
+
+def test_a_nul_in_an_identity_is_refused_alike_on_both_stores(db):
+    """PostgreSQL's text cannot hold NUL: SQLite stored such a case_key, PostgreSQL failed mid-write."""
+    from gpuarena.store.rows import validated
+
+    store = Store(db)
+    run_id = store.create_run("s", "cpu", [], None)
+    row = {"run_id": run_id, "workload": "matmul", "variant": "seed", "params": {}, "device": "cpu",
+           "device_name": "cpu", "status": "failed", "error": "x", "unit": "x", "source": "measured"}
+    with pytest.raises(ResultRefused, match="NUL"):
+        store.add_result({**row, "case_key": "a\x00b"})
+    with pytest.raises(ResultRefused, match="NUL"):      # an import's uid
+        validated({**row, "case_key": "k", "uid": "a\x00b"})
+    assert store.done_keys(run_id) == set()
+    store.close()

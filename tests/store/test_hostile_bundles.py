@@ -176,3 +176,81 @@ def test_random_bundles_import_whole_or_not_at_all(mutations):
             thr = row.throughput_median
             assert thr is None or (math.isfinite(thr) and 0 <= thr <= B.MAX_THROUGHPUT)
             assert row.status in ("ok", "oom", "timeout", "crashed", "failed")
+
+
+# --- issue 40: per-item errors are never built for a whole hostile list; names read back ---------------
+
+@pytest.mark.parametrize("bad_item", [{f"k{j}": 0 for j in range(25)}, "x" * 200, [1, 2, 3] * 30])
+def test_a_list_of_bad_items_is_refused_at_the_first_one_without_copying_them_all(tmp_path, bad_item):
+    """20,000 bad results (~4 MB, each with 25 unknown keys): pydantic on the whole list built every
+    item's errors (140,000; 173 MB here, gigabytes for larger items) before the one line was said;
+    checked item by item the refusal is the first item's line (measured: 21 MB)."""
+    import resource
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle([bad_item] * 20_000)))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(UserError, match=r"refused, nothing imported: results\.0"):
+        B.read(str(path))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10   # KiB: under 100 MB
+
+
+def test_results_that_are_no_list_are_refused_by_type(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({**bundle(), "results": {"0": result(1)}}))
+    with pytest.raises(UserError, match="results: expected a list, not dict"):
+        B.read(str(path))
+
+
+def test_an_import_under_a_name_with_a_control_character_reads_back(tmp_path):
+    """The file's name goes into each row's origin: a control character there made every reader skip the
+    rows ("imported 50", then `results` showed 0).  The store writes only what it reads back."""
+    path = tmp_path / "b\x1b[31mx\x07.json"
+    path.write_text(json.dumps(bundle()))
+    store = Store(str(tmp_path / "g.db"))
+    out = B.import_bundle(store, str(path))
+    assert out["imported"] == 3
+    rows = Store(str(tmp_path / "g.db"), readonly=True)
+    assert len(rows.results()) == 3 and rows.skipped == []
+    assert all("\x1b" not in r.origin for r in rows.results())
+
+
+def test_a_number_that_overflows_to_infinity_is_refused(tmp_path):
+    """1e999 parses as inf: it imported, then every export of the database failed on it."""
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle()).replace('"NVIDIA H200"}', '"NVIDIA H200", "clock": 1e999}', 1))
+    assert "1e999" in path.read_text()
+    with pytest.raises(UserError, match="1e999 is not a finite number"):
+        B.read(str(path))
+
+
+def test_an_import_with_nothing_new_names_no_run(tmp_path, cli):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle()))
+    db = str(tmp_path / "g.db")
+    assert cli("import", str(path), "--db", db).returncode == 0
+    again = cli("import", str(path), "--db", db)
+    assert again.returncode == 0 and "None" not in again.stdout and "3 already present" in again.stdout
+
+
+def test_a_bundle_cannot_attach_its_results_to_another_machines_environment(tmp_path):
+    """The environment's hash is the bundle's word: a stored one with that hash and another fingerprint
+    stays the other machine's."""
+    db = str(tmp_path / "g.db")
+    store = Store(db)
+    mine = store.env_id({"hostname": "fast-node", "gpu": "NVIDIA H200"}, "abc123")
+    forged = bundle()      # its environment claims hash abc123 with another fingerprint
+    forged["environments"][0]["fingerprint"] = {"hostname": "slow-node", "gpu": "NVIDIA H200"}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(forged))
+    assert B.import_bundle(store, str(path))["imported"] == 3
+    envs = {r.env_id for r in store.results()}
+    assert mine not in envs and len(envs) == 1
+    assert store.environment(mine)["hostname"] == "fast-node"
+    assert store.environment(envs.pop())["hostname"] == "slow-node"
+    again = bundle([result(4)])
+    again["environments"][0]["fingerprint"] = {"hostname": "slow-node", "gpu": "NVIDIA H200"}
+    path.write_text(json.dumps(again))
+    B.import_bundle(store, str(path))                  # the same forged machine again: its own environment
+    assert len({r.env_id for r in store.results()}) == 1
+    store.close()

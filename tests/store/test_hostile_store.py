@@ -9,6 +9,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -307,3 +308,71 @@ def test_flags_have_a_kind_and_keep_their_message():
         "only 3 samples of throughput (fewer than 5): the interval is wide", "something new"]})
     assert [f.kind for f in r.flags] == [FlagKind.noisy, FlagKind.nan, FlagKind.few_samples, FlagKind.other]
     assert r.flags[0].message == "CV 7.4%" and r.flags[3].message == "something new"
+
+
+def test_a_refused_database_is_not_checkpointed(tmp_path, cli):
+    """A newer gpuarena's database with a WAL not yet checkpointed (its writer died): `run` and `import`
+    refuse it, and leave both files as they were (a writable connection's close checkpointed the WAL)."""
+    import hashlib
+
+    from gpuarena.store.db import Store
+
+    db = tmp_path / "newer.db"
+    Store(str(db)).close()
+    writer = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+              "c.execute('PRAGMA journal_mode=WAL'); c.execute('PRAGMA wal_autocheckpoint=0'); "
+              "c.execute('PRAGMA user_version = 999'); "
+              "c.execute(\"INSERT INTO runs(id, created_at, suite, device, plan) "
+              "VALUES ('r', 'now', 's', 'cpu', '[]')\"); os._exit(0)")
+    subprocess.run([sys.executable, "-c", writer, str(db)], check=True, timeout=60)
+    wal = tmp_path / "newer.db-wal"
+    assert wal.exists() and wal.stat().st_size > 0
+    def both():
+        return hashlib.sha256(db.read_bytes()).hexdigest(), hashlib.sha256(wal.read_bytes()).hexdigest()
+
+    before = both()
+    bundle = tmp_path / "b.json"
+    bundle.write_text('{"format": "gpuarena-bundle", "version": 1, "environments": [], "results": []}')
+    for args in (("run", "-w", "matmul", "--repeats", "1"), ("import", str(bundle))):
+        r = cli(*args, "--db", str(db))
+        assert r.returncode == 2 and "newer than this gpuarena" in r.stderr, r.stderr
+        assert wal.exists() and both() == before
+
+
+def test_a_full_disk_is_told_as_one(tmp_path):
+    """The failing write's own error is said, never the rollback's ("no transaction is active", which
+    read as "not a gpuarena database"): store/lock.py's _Tx keeps the first error."""
+    import resource
+
+    from gpuarena.store.db import Store
+    from tests.procs import gp
+
+    db = tmp_path / "full.db"
+    Store(str(db)).close()
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps(make_bundle(2000)))
+    limit = db.stat().st_size + (96 << 10)
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    p = gp("import", str(bundle), "--db", str(db), cwd=str(tmp_path), preexec_fn=small_disk)
+    assert p.returncode == 2 and "not a gpuarena database" not in p.stderr, p.stderr[-2000:]
+    assert "full" in p.stderr or "disk I/O" in p.stderr, p.stderr[-2000:]
+
+
+def test_three_messages_that_misled(tmp_path, cli):
+    """A 0-byte database, GPUARENA_DB with a trailing newline, `export --run latest` (issue 40's re-check)."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    r = cli("results", "--db", str(empty))
+    assert r.returncode == 2 and "no gpuarena results in" in r.stderr and "not a gpuarena" not in r.stderr, r.stderr
+    r = cli("results", env={"GPUARENA_DB": str(tmp_path / "x.db") + "\n"})
+    assert r.returncode == 2 and "newline around the path" in r.stderr, r.stderr
+    db = str(tmp_path / "g.db")
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps(make_bundle(2)))
+    assert cli("import", str(bundle), "--db", db).returncode == 0
+    r = cli("export", "--run", "latest", "-o", str(tmp_path / "out.json"), "--db", db)
+    assert r.returncode == 0 and "exported 2 result(s)" in r.stdout, r.stderr

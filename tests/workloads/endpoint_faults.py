@@ -12,6 +12,12 @@ everywhere, so the model name is learnt):
   /errevent  an error event in the middle of the stream
   /longline  an event line of 1.5 MB
   /json      one JSON answer where a stream was asked for
+  /endless500   HTTP 500 whose body never ends
+  /endlessline  a 200 stream whose first event line never ends
+  /endlessprobe a /version answer that never ends (the engine probe)
+  /badusage    a usage chunk with true and a negative count
+  /redirect    HTTP 307 to another host
+  /escape       terminal escape codes in the model id and owner /v1/models gives, then /ok
   /queue     a server of known timing: one request at a time, each answered (/ok) after 0.1 s, so
              10 requests/s at most and a queue that grows under a faster arrival rate
 It runs on its own event loop in a daemon thread of the test process; the runner's child
@@ -39,23 +45,54 @@ def make_app() -> web.Application:
     one_at_a_time = asyncio.Lock()
 
     async def models(request):
+        if request.match_info["mode"] == "escape":   # what a hostile server says about itself
+            said = {"id": MODEL + "\x1b[2J", "owned_by": "evil\x1b]0;x\x07"}
+            return web.json_response({"object": "list", "data": [said]})
         return web.json_response({"object": "list", "data": [{"id": MODEL, "owned_by": "faults"}]})
 
-    async def good(request, usage: bool = True):
+    async def good(request, usage: bool | bytes = True):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for word in (" a", " b", " c"):
             await resp.write(_chunk(word))
-        if usage:
+        if usage is True:
             await resp.write(b'data: {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3}}\n\n')
+        elif usage:
+            await resp.write(usage)
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
 
+    async def endless(request, status: int, head: bytes = b""):
+        resp = web.StreamResponse(status=status, headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(head)
+        block = b"x" * (64 << 10)
+        try:
+            while True:              # until the client hangs up
+                await resp.write(block)
+        except (ConnectionError, RuntimeError):
+            pass
+        return resp
+
+    async def version(request):
+        if request.match_info["mode"] == "endlessprobe":
+            return await endless(request, 200, b'{"version": "')
+        return web.json_response({"version": "1.0"})
+
     async def complete(request):
         mode = request.match_info["mode"]
-        if mode == "ok":
+        if mode == "endless500":
+            return await endless(request, 500)
+        if mode == "endlessline":
+            return await endless(request, 200, b"data: ")
+        if mode in ("ok", "escape"):
             return await good(request)
+        if mode == "badusage":
+            return await good(request, b'data: {"choices": [], "usage": {"prompt_tokens": -5, '
+                                       b'"completion_tokens": true}}\n\n')
+        if mode == "redirect":
+            raise web.HTTPTemporaryRedirect("http://elsewhere.invalid:9/v1/completions")
         if mode == "queue":
             async with one_at_a_time:
                 await asyncio.sleep(0.1)
@@ -89,6 +126,7 @@ def make_app() -> web.Application:
 
     app = web.Application()
     app.router.add_get("/{mode}/v1/models", models)
+    app.router.add_get("/{mode}/version", version)
     app.router.add_post("/{mode}/v1/completions", complete)
     return app
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
+import time
 
 import pytest
 
@@ -137,13 +139,16 @@ def test_sweep_search_is_monotone():
     ("cut", "stream_cut", ""),
     ("hang", "timeout", "within 1 s"),
     ("errevent", "stream_error", "CUDA out of memory"),
-    ("longline", "malformed", "longer than the reader takes"),
+    ("longline", "malformed", "event line longer than 1024 KiB"),
+    ("endless500", "http_5xx", "HTTP 500"),                  # the body read to its cap, no further
+    ("endlessline", "malformed", "event line longer than 1024 KiB"),
+    ("redirect", "redirect", "HTTP 307 to http://elsewhere.invalid:9/v1/completions (not followed"),
     ("json", "malformed", "not a server-sent event stream (Content-Type application/json"),
 ])
 def test_each_misbehaviour_is_a_counted_failure(faults, mode, kind, detail):
     body = client.payload("completions", endpoint_faults.MODEL, "hi", 3, True)
     # 1 s for the hang (the client gives up); a faulty answer gets as long as a loaded machine needs
-    limit = 1.0 if mode == "hang" else 300.0
+    limit = 1.0 if mode == "hang" else 60.0
     recs, _ = load.run_pass(f"{faults}/{mode}/v1/completions", "completions", [body] * 2, client.headers(None),
                             float("inf"), 0, limit, 0)
     for r in recs:
@@ -158,6 +163,9 @@ def test_unreachable_server_and_a_stream_without_usage(faults):
     (r,), _ = load.run_pass(f"{faults}/nousage/v1/completions", "completions", [body], client.headers(None),
                             float("inf"), 0, 300.0, 0)
     assert r.ok and r.output_tokens == 3 and r.tokens_from == "counted" and r.prompt_tokens is None
+    (r,), _ = load.run_pass(f"{faults}/badusage/v1/completions", "completions", [body], client.headers(None),
+                            float("inf"), 0, 300.0, 0)      # usage {completion_tokens: true, prompt_tokens: -5}
+    assert r.ok and r.output_tokens == 3 and r.tokens_from == "counted" and r.prompt_tokens is None
 
 
 def test_failures_through_the_runner(faults, db_path):
@@ -170,6 +178,24 @@ def test_failures_through_the_runner(faults, db_path):
     assert any(w.startswith("4 of 8 requests failed: 4 http_5xx") for w in flaky.warnings)
     assert fail.status == "failed" and "warm-up" in fail.error
     assert "1 http_5xx (first: HTTP 500: engine overloaded)" in fail.error
+
+
+def test_an_endless_probe_answer_is_read_to_its_cap(faults):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    info = load.probe(f"{faults}/endlessprobe", {})
+    assert info["reachable"] and "version" not in info and info["models"] == [endpoint_faults.MODEL]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 << 10     # KiB: under 256 MB
+
+
+def test_a_servers_escape_codes_are_neither_stored_nor_shown(faults, db_path):
+    """A control character in what the server says made the measured result unstorable (run exited 0)."""
+    (r,) = run_entries(db_path, [{"workload": "endpoint-serve", "params": {"base_url": f"{faults}/escape",
+                                                                          "num_requests": 2}}], repeats=1)
+    assert_ok(r)
+    assert r.extra.engine == "evil]0;x 1.0" and "\x1b" not in json.dumps(r.extra.model_dump(mode="json"))
+    assert client._first_line("HTTP 500: \x1b[31mred\x07 alert") == "HTTP 500: [31mred alert"
 
 
 def test_server_down_and_a_missing_key(tiny_url):
@@ -193,7 +219,9 @@ def test_bad_parameters_exit_2(cli, db_path, tmp_path):
                          ({"sweep_start": 8, "sweep_max": 2}, "below sweep_start")]:
         with pytest.raises(UserError, match=words):
             wl.resolve_params(given)
-    for path, words in [(tmp_path / "missing.jsonl", "cannot read"), (bad, "line 2")]:
+    os.mkfifo(tmp_path / "fifo")
+    for path, words in [(tmp_path / "missing.jsonl", "no such file"), (bad, "line 2"),
+                        (tmp_path / "fifo", "not a regular file"), ("/dev/zero", "not a regular file")]:
         with pytest.raises(UserError, match=words):
             wl.check_params(wl.resolve_params({"prompts_file": str(path)}))
     assert wl.resolve_params({"rate": "2.50", "base_url": "http://h:1/v1/"})["rate"] == "2.5"
@@ -218,3 +246,80 @@ def test_arrivals_concurrency_and_where_the_server_is(tiny_url):
     assert is_local(wl.resolve_params({"base_url": "http://localhost:8000"}))
     assert not is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000"}))
     assert is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000", "local": "yes"}))
+
+
+def test_serve_tiny_answers_odd_clients_without_a_traceback(caplog):
+    """A non-object stream_options, a deeply nested body and a client that hangs up mid-stream are
+    ordinary client behaviour: an HTTP error or nothing, never a traceback in the server's log."""
+    import asyncio
+    import http.client
+    import logging
+
+    from aiohttp import web
+
+    from gpuarena.workloads.endpoint import tiny_server as T
+
+    ready, port = threading.Event(), []
+
+    def main():
+        async def run():
+            runner = web.AppRunner(T.make_app(T.TinyEngine("tiny")), access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            port.append(runner.addresses[0][1])
+            ready.set()
+            await asyncio.Event().wait()
+
+        asyncio.run(run())
+
+    threading.Thread(target=main, daemon=True).start()
+    assert ready.wait(120)
+    caplog.set_level(logging.DEBUG)
+
+    def post(body: bytes):
+        conn = http.client.HTTPConnection("127.0.0.1", port[0], timeout=120)
+        conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+        return conn, conn.getresponse()
+
+    ask = {"model": T.MODEL_NAME, "prompt": "hello there", "max_tokens": 4, "stream": True}
+    for body in (json.dumps({**ask, "stream_options": [1]}).encode(),
+                 json.dumps({**ask, "stream_options": "x"}).encode(), b"[" * 100_000 + b"]" * 100_000):
+        conn, resp = post(body)
+        assert resp.status == 400, resp.read()
+        conn.close()
+    conn, resp = post(json.dumps({**ask, "max_tokens": 64}).encode())
+    resp.read(10)
+    conn.sock.shutdown(socket.SHUT_RDWR)          # the client hangs up mid-stream
+    conn.close()
+    conn, resp = post(json.dumps({**ask, "stream_options": {"include_usage": True}}).encode())
+    text = resp.read().decode()
+    assert resp.status == 200 and text.rstrip().endswith("data: [DONE]") and '"usage"' in text
+    time.sleep(0.5)                                # the hung-up stream's handler has run to its end
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], caplog.text[-2000:]
+
+
+def test_a_tls_failure_is_not_read_as_no_server(faults):
+    """https:// to a plain-HTTP server: the handshake fails; the server is there."""
+    info = load.probe(faults.replace("http://", "https://") + "/ok", {})
+    assert not info["reachable"] and info["why"].startswith("TLS failed"), info
+
+
+def test_serve_tiny_refuses_a_shape_that_cannot_fit(cli):
+    import psutil
+
+    from gpuarena.workloads.llm.flops import param_counts
+    from gpuarena.workloads.llm.shapes import SHAPES
+
+    if param_counts(SHAPES["gpt3-175b"])[0] * 4 <= psutil.virtual_memory().available:
+        pytest.skip("this machine could hold gpt3-175b's FP32 weights")
+    r = cli("serve-tiny", "--shape", "gpt3-175b")
+    assert r.returncode == 2 and "pick a smaller shape" in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_serve_tiny_record_refuses_what_is_not_a_file(tmp_path, cli):
+    """--record names a file to append to: a FIFO without a reader blocked the server's start forever."""
+    os.mkfifo(tmp_path / "fifo")
+    for path in (tmp_path / "fifo", "/dev/null", tmp_path):
+        r = cli("serve-tiny", "--port", "0", "--record", str(path))
+        assert r.returncode == 2 and "--record" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

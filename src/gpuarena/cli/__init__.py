@@ -47,11 +47,16 @@ from gpuarena.cli import serve_cmds  # noqa: E402,F401
 from gpuarena.cli import fleet_cmds  # noqa: E402,F401
 
 def _say(line: str) -> None:
-    """One line on stderr: no control characters, a hostile 5,000-character path shortened."""
+    """One line on stderr: no password (of any URL form, nor one the command was given), no control
+    characters, a hostile 5,000-character path shortened."""
+    import os
     import re
 
+    from gpuarena.redact import passwords, redact
     from gpuarena.safeio import printable
 
+    given = [*sys.argv[1:], os.environ.get("GPUARENA_DB") or ""]
+    line = redact(str(line), [p for a in given for p in passwords(a)])
     line = re.sub(r"\S{201,}", lambda m: m.group()[:120] + "..." + m.group()[-60:], " ".join(str(line).split()))
     print(printable(line)[:2000], file=sys.stderr)
 

@@ -7,20 +7,20 @@ from typing import Optional
 import typer
 
 from gpuarena.cli import app
-from gpuarena.cli.common import DbOption, open_store, undeclared_warning
+from gpuarena.cli.common import DbOption, open_store, resolve_run_ids, undeclared_warning
 from gpuarena.errors import UserError
 from gpuarena.safeio import printable
 
 
 @app.command()
-def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; default: all measured/imported)"),
+def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; 'latest' for the newest; default: all measured/imported)"),
            output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
            db: Optional[str] = DbOption) -> None:
     """Write results and their environments to a versioned JSON bundle."""
     from gpuarena.store import bundle as B
 
     store = open_store(db, readonly=True)
-    b = B.export(store, run)
+    b = B.export(store, resolve_run_ids(store, run))
     if not b["results"]:
         raise UserError("no measured or imported results to export")
     B.write(b, output, protect=(store.path,))
@@ -71,8 +71,11 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)
     out = B.import_bundle(open_store(db), file, bundle)
-    typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
-               f"{out['skipped_duplicates']} already present")
+    if out["run_id"] is None:
+        typer.echo(f"imported 0 result(s); {out['skipped_duplicates']} already present (nothing new, no run made)")
+    else:
+        typer.echo(f"imported {out['imported']} result(s) into run {out['run_id']}; "
+                   f"{out['skipped_duplicates']} already present")
     note = undeclared_warning([(r.id, r.workload, r.undeclared) for r in bundle.results if r.undeclared])
     if note:
         typer.echo(f"gpuarena: warning: {printable(note)}", err=True)

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
+from gpuarena.safeio import printable
 from gpuarena.errors import UserError
 
 
@@ -88,21 +89,35 @@ def _measure(s, console, quiet: bool):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, disable=quiet, transient=False) as progress:
         task = progress.add_task("starting", total=len(s.plan.todo))
+        varying = _varying(s.plan.todo)
 
         def on_start(i, case):
-            progress.update(task, description=case.label()[:70])
+            progress.update(task, description=_label(case, varying)[:70])
 
         def on_done(i, outcome):
             r = outcome.result
             thr = (r.get("throughput") or {}).get("median")
             tail = f"{thr:,.1f} {r.get('unit')}" if thr else r.get("error") or ""
             # an error message is data: "[enforce fail ...]" is not rich markup
-            progress.console.print(escape(f"  {r['status']:<7} {outcome.case.label()}  {tail}"))
+            progress.console.print(escape(printable(f"  {r['status']:<7} {_label(outcome.case, varying)}  {tail}")))
             if outcome.refused:
                 progress.console.print(f"warning: {outcome.refused}", markup=False, soft_wrap=True)
             progress.advance(task)
 
         return S.run(s, on_start, on_done)
+
+
+def _varying(cases) -> list[str]:
+    """The parameters whose values differ between a plan's cases: each progress line names them, so
+    that `--set m=32,48` prints two lines that tell the cases apart."""
+    keys = sorted({k for c in cases for k in c.params})
+    return [k for k in keys if len({repr(c.params.get(k)) for c in cases}) > 1]
+
+
+def _label(case, varying: list[str]) -> str:
+    label = case.label()
+    extra = [f"{k}={case.params[k]}" for k in varying if k in case.params and f" {k}=" not in f" {label}"]
+    return " ".join([label, *extra])
 
 
 def _show(s, finished, console) -> None:

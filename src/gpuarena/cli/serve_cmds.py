@@ -4,6 +4,7 @@ side by side (analysis/endpoints.py)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Optional
 
@@ -38,17 +39,13 @@ def serve_tiny(
         raise UserError(f"--shape {shape!r}: known shapes are {', '.join(SHAPES)}")
     if not 1 <= threads <= 1024:
         raise UserError(f"--threads {threads}: must be between 1 and 1024")
+    _check_fits(shape, SHAPES[shape])
     key = None
     if api_key_env:
         key = os.environ.get(api_key_env)
         if not key:
             raise UserError(f"--api-key-env {api_key_env}: that environment variable is not set")
-    log = None
-    if record:
-        try:
-            log = open(record, "a", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"--record {record}: {exc.strerror or exc.__class__.__name__}") from None
+    log = _append_log(record) if record else None
     try:
         asyncio.run(tiny_server.serve(host, port, shape, key, threads, log))
     except OSError as exc:
@@ -78,3 +75,34 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
     rows, own = endpoints.table(store, load_prices(prices))
     curves = frontier.curves(store.results(status="ok"))
     typer.echo(render(rows, fmt, own, curves), nl=False)
+
+
+def _check_fits(shape: str, cfg) -> None:
+    """serve-tiny builds its decoder in FP32 on the CPU: a shape whose weights exceed the memory
+    available is one line before anything is allocated, not an internal error mid-build."""
+    import psutil
+
+    from gpuarena.workloads.llm.flops import param_counts
+
+    need = param_counts(cfg)[0] * 4
+    have = psutil.virtual_memory().available
+    if need > have:
+        raise UserError(f"--shape {shape}: its FP32 weights need {need / 2**30:,.1f} GiB and this machine has "
+                        f"{have / 2**30:,.1f} GiB available; serve-tiny runs on the CPU: pick a smaller shape")
+
+
+def _append_log(path: str):
+    """--record's file, opened to append: a regular file only, checked on the opened descriptor (a FIFO
+    without a reader would block the server's start, a device would take every line), never a hang."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0), 0o666)
+    except OSError as exc:
+        why = "not a regular file (a FIFO)" if exc.errno == errno.ENXIO else exc.strerror or exc.__class__.__name__
+        raise UserError(f"--record {path}: {why}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"--record {path}: not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")

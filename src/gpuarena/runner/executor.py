@@ -257,9 +257,8 @@ def execute(store: Store, run_id: str, cases: list[Case], env_id: int | None, de
             store.add_result(result)
         except ResultRefused as exc:   # check_storable refuses what it can foresee; this is the rest
             note = refused(store, run_id, case, result, str(exc))
-        except (sqlite3.OperationalError, OSError) as exc:  # a full or failing disk: keep the measurement
-            if "locked" in str(exc):
-                raise
+        except (sqlite3.DatabaseError, OSError) as exc:
+            # a full or failing disk, a store locked or a server silent past its timeout: keep the measurement
             raise StoreFailed(store, run_id, case, result, exc) from None
         outcome = CaseOutcome(case, result, time.perf_counter() - t0, note)
         outcomes.append(outcome)

@@ -112,9 +112,9 @@ def plan_resume(store, run_id: str) -> Plan:
     device = check_device(run_row["device"])  # a cuda run resumed here needs a GPU too
     cases = plan_cases(run_row)
     store.claim_run(run_id)          # one process measures a run at a time
-    kept = store_pending(store, run_id)
+    kept = store_pending(store, run_id, {c.key for c in cases})
     done = store.done_keys(run_id)
     todo = [c for c in cases if c.key not in done]
-    info = [f"stored {kept} result(s) kept from an earlier full disk"] if kept else []
+    info = [f"stored {kept} result(s) kept from an earlier full disk or store failure"] if kept else []
     return Plan(device, run_row["suite"], cases, todo, run_id=run_id,
                 info=info + [f"resuming run {run_id}: {len(cases) - len(todo)} of {len(cases)} cases already stored"])

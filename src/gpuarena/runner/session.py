@@ -8,7 +8,8 @@ results.  In order:
    is never measured), the database opened only now (a refused command leaves none behind),
    the run created and claimed;
 4. ``run``: the executor, each result stored as its case ends; on Ctrl-C, SIGTERM or SIGHUP,
-   a failing disk or anything else the run is released as interrupted (resumable) and the
+   a failing disk, a store locked or silent past its timeout (the measured case kept as a pending
+   file) or anything else the run is released as interrupted (resumable) and the
    exception goes on to the caller; the run marked complete when every case is stored.
 
 The caller (the CLI) says what happens through callbacks and prints; nothing here prints.
@@ -79,6 +80,10 @@ def open_session(plan: Plan, allow_busy: bool, store_or_opener) -> Session:
 
 
 def _raise_interrupt(signum, frame):
+    from gpuarena.store import postgres
+
+    if postgres.interrupt():   # a statement waits on the server: it ends now and raises KeyboardInterrupt
+        return
     raise KeyboardInterrupt
 
 
@@ -88,6 +93,7 @@ def _end_like_ctrl_c() -> None:
     try:
         signal.signal(signal.SIGTERM, _raise_interrupt)
         signal.signal(signal.SIGHUP, _raise_interrupt)
+        signal.signal(signal.SIGINT, _raise_interrupt)
     except ValueError:  # not the main thread (run called from a library): leave signals alone
         pass
 

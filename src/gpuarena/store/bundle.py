@@ -28,10 +28,13 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuarena import safeio
+from gpuarena import safeio, strictjson
 from gpuarena.errors import UserError, pydantic_error_line
+from gpuarena.redact import redact, redact_tree
+from gpuarena.safeio import printable
+from gpuarena.store.bundle_rows import clash, existing, measured_content, stored_environment
 from gpuarena.store.db import new_run_id
-from gpuarena.store.rows import finite, insert_result, legacy_uid, now
+from gpuarena.store.rows import ResultRefused, finite, insert_result, legacy_uid, now, validated
 from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
 
 FORMAT = "gpuarena-bundle"
@@ -83,12 +86,12 @@ def export(store, run_ids: list[str] | None = None) -> dict:
     envs = []
     for eid in sorted({r["env_id"] for r in results if r.get("env_id") is not None}):
         row = store.conn.execute("SELECT id, hash, fingerprint FROM environments WHERE id=?", (eid,)).fetchone()
-        envs.append({"id": row[0], "hash": row[1], "fingerprint": json.loads(row[2])})
+        envs.append({"id": row[0], "hash": row[1], "fingerprint": redact_tree(json.loads(row[2]))})
     for r in results:
         r["extra"] = {k: v for k, v in (r.get("extra") or {}).items() if k not in ("traceback", "stderr_tail")}
         r["uid"] = r.get("uid") or legacy_uid(r)
     return {"format": FORMAT, "version": VERSION, "created_at": now(), "environments": envs,
-            "results": [finite(r) for r in results]}
+            "results": [finite(redact_tree(r)) for r in results]}
 
 
 def content_hash(bundle: dict) -> str:
@@ -106,15 +109,42 @@ def write(bundle: dict, path: str, protect: tuple[str, ...] = ()) -> None:
 
 # --- import --------------------------------------------------------------------
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
+def _validated(data: dict, path: str) -> Bundle:
+    """The Bundle of a parsed file, checked shape first and then item by item, stopping at the first
+    bad item: pydantic on the whole list would build one error (with a copy of its input) per bad
+    item, gigabytes for a few megabytes of hostile items, before the one line is said."""
+    refused = f"{path}: refused, nothing imported"
+    lists = {}
+    for name, most in (("environments", Bundle.model_fields["environments"].metadata[0].max_length),
+                       ("results", Bundle.model_fields["results"].metadata[0].max_length)):
+        items = data.get(name)
+        if not isinstance(items, list):
+            raise UserError(f"{refused}: {name}: expected a list, not {type(items).__name__}")
+        if len(items) > most:
+            raise UserError(f"{refused}: {name}: {len(items)} items, over the {most} limit")
+        lists[name] = items
+    try:
+        head = Bundle.model_validate({**data, "environments": [], "results": []})
+    except ValidationError as exc:
+        raise UserError(f"{refused}: {pydantic_error_line(exc)[:400]}") from None
+    parsed = {}
+    for name, model in (("environments", BundleEnv), ("results", Result)):
+        out = parsed[name] = []
+        for i, item in enumerate(lists[name]):
+            if not isinstance(item, dict):
+                raise UserError(f"{refused}: {name}.{i}: expected an object, not {type(item).__name__}")
+            try:
+                out.append(model.model_validate(item))
+            except ValidationError as exc:
+                raise UserError(f"{refused}: {name}.{i}.{pydantic_error_line(exc)[:400]}") from None
+    return head.model_copy(update=parsed)     # every other field (doctor, sha256 ...) as validated
 
 
 def read(path: str) -> Bundle:
     """Parse and validate a bundle file; UserError (one line) for anything wrong."""
     text = safeio.read_text(path, path, MAX_BYTES, kind="bundle")
     try:
-        data = json.loads(text, parse_constant=_no_constants)
+        data = strictjson.loads(text)
     except ValueError as exc:
         raise UserError(f"{path}: not a JSON bundle ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:  # "[[[[..." nested past Python's stack: hostile, not a bundle
@@ -123,10 +153,7 @@ def read(path: str) -> Bundle:
         raise UserError(f"{path}: not a gpuarena bundle (expected \"format\": \"{FORMAT}\")")
     if safeio.depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise UserError(f"{path}: refused, nothing imported: nested deeper than {MAX_DEPTH} levels")
-    try:
-        bundle = Bundle.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"{path}: refused, nothing imported: {pydantic_error_line(exc)[:400]}") from None
+    bundle = _validated(data, path)
     if bundle.sha256 is not None and bundle.sha256 != content_hash(data):
         raise UserError(f"{path}: refused, nothing imported: its sha256 does not match its content "
                         "(the file was changed after it was written)")
@@ -179,34 +206,6 @@ def insert_rows(conn, rows: list[dict]) -> None:
         insert_result(conn, r)
 
 
-_SAME = ("workload", "variant", "params", "size", "gpus", "device_name", "status", "throughput_median", "samples")
-
-
-def _content(d: dict) -> str:
-    """What a result measured: two rows with one uid must agree on it (a re-export changes its
-    source, run and origin, never its figures)."""
-    return json.dumps([d.get(k) for k in _SAME], sort_keys=True, default=str)
-
-
-def _existing(conn, uids: list[str]) -> dict[str, tuple[int, str]]:
-    """uid -> (id, content) of those of uids the database holds: indexed look-ups, 500 at a time."""
-    found: dict[str, tuple[int, str]] = {}
-    for i in range(0, len(uids), 500):
-        chunk = uids[i:i + 500]
-        for row in conn.execute(f"SELECT id, uid, {', '.join(_SAME)} FROM results "
-                                f"WHERE uid IN ({', '.join('?' * len(chunk))})", chunk):
-            d = dict(zip(("id", "uid", *_SAME), row))
-            for k in ("params", "samples"):
-                d[k] = json.loads(d[k]) if d[k] is not None else None
-            found[d["uid"]] = (d["id"], _content(d))
-    return found
-
-
-def _clash(path: str, what: str) -> UserError:
-    return UserError(f"{path}: refused, nothing imported: {what}; a uid names one measurement "
-                     "(was the bundle edited, or two bundles merged by hand?)")
-
-
 def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     """Validate then write a bundle in one short transaction (everything is prepared first).
 
@@ -214,6 +213,7 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
     A result already present (same uid: its global identity, kept through export and import) is skipped.
     """
     bundle = bundle or read(path)
+    name = printable(redact(Path(path).name)).replace("\n", " ").replace("\t", " ")[:200]
     out = {"run_id": None, "imported": 0, "skipped_duplicates": 0, "environments": len(bundle.environments)}
     rows, seen = [], {}
     for i, r in enumerate(bundle.results):
@@ -221,38 +221,38 @@ def import_bundle(store, path: str, bundle: Bundle | None = None) -> dict:
         d["uid"] = d.get("uid") or legacy_uid(d)
         if d["uid"] in seen:
             first, content = seen[d["uid"]]
-            if content != _content(d):
-                raise _clash(path, f"results.{i} and results.{first} share uid {d['uid'][:40]!r} "
+            if content != measured_content(d):
+                raise clash(path, f"results.{i} and results.{first} share uid {d['uid'][:40]!r} "
                                    "but differ in what they measured")
             out["skipped_duplicates"] += 1
             continue
-        seen[d["uid"]] = (i, _content(d))
+        seen[d["uid"]] = (i, measured_content(d))
         d["extra"] = {**d["extra"], "origin_run_id": d["run_id"], "origin_source": d["source"]}
         d["source"] = "imported"
-        d["origin"] = f"bundle {Path(path).name}"
+        d["origin"] = f"bundle {name}"
+        try:   # what the store would not read back is never written (a name with a control character)
+            validated(d)
+        except ResultRefused as exc:
+            raise UserError(f"{redact(path)}: refused, nothing imported: results.{i}: {exc}") from None
         rows.append(d)
     run_id = new_run_id()
     statements = {d["uid"]: d for d in rows}
     with store.transaction() as conn:
-        present = _existing(conn, list(statements))
+        present = existing(conn, list(statements))
         for u, (rid, content) in present.items():
-            if content != _content(statements[u]):
-                raise _clash(path, f"uid {u[:40]!r} is stored already (result {rid}) with other figures")
+            if content != measured_content(statements[u]):
+                raise clash(path, f"uid {u[:40]!r} is stored already (result {rid}) with other figures")
         todo = [d for u, d in statements.items() if u not in present]
         out["skipped_duplicates"] += len(rows) - len(todo)
         if not todo:
             return out
         env_map = {}
         for e in bundle.environments:
-            row = conn.execute("SELECT id FROM environments WHERE hash=?", (e.hash,)).fetchone()
-            if row is None:
-                row = (conn.execute("INSERT INTO environments(hash, fingerprint, created_at) VALUES (?,?,?)",
-                                    (e.hash, json.dumps(e.fingerprint), now())).lastrowid,)
-            env_map[e.id] = row[0]
+            env_map[e.id] = stored_environment(conn, e)
         conn.execute("INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv, status) "
                      "VALUES (?,?,?,?,?,?,?,?)",
-                     (run_id, now(), f"import:{Path(path).name}"[:200], todo[0].get("device") or "imported",
-                      None, "[]", json.dumps(["import", str(path)]), "complete"))
+                     (run_id, now(), f"import:{name}"[:200], todo[0].get("device") or "imported",
+                      None, "[]", json.dumps(["import", printable(redact(path))]), "complete"))
         for d in todo:
             d["run_id"] = run_id
             d["env_id"] = env_map.get(d["env_id"]) if d["env_id"] is not None else None

@@ -50,6 +50,14 @@ def _text(v: Optional[str]) -> Optional[str]:
     return v
 
 
+def _no_nul(v: Optional[str]) -> Optional[str]:
+    """An identity (uid, case_key) may hold any printable text, but never NUL: PostgreSQL's text cannot
+    store it, so SQLite and PostgreSQL would disagree on what was written."""
+    if v is not None and "\x00" in v:
+        raise ValueError("contains a NUL character")
+    return v
+
+
 def _bounded(v, what: str, max_chars: int, max_depth: int):
     if depth(v, max_depth) > max_depth:
         raise ValueError(f"{what} nests deeper than {max_depth} levels")

@@ -20,6 +20,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Iterable
 
 from gpuarena.errors import UserError
+from gpuarena.redact import redact, redact_tree
 
 if TYPE_CHECKING:
     from gpuarena.store.result import Result
@@ -38,7 +39,10 @@ def new_run_id() -> str:
 
 
 def default_path() -> str:
-    return os.environ.get("GPUARENA_DB") or DEFAULT_DB
+    value = os.environ.get("GPUARENA_DB")
+    if value and value != value.strip():   # `export GPUARENA_DB=$(cat file)` keeps a newline nobody sees
+        raise UserError(f"GPUARENA_DB={redact(value)[:300]!r}: a space or newline around the path; remove it")
+    return value or DEFAULT_DB
 
 
 def exists(path: str) -> bool:
@@ -46,13 +50,24 @@ def exists(path: str) -> bool:
     return postgres.is_url(path) or os.path.exists(path)
 
 
+def _status(status: str | None, owner: str | None) -> str | None:
+    """A run's status as it is: 'running' only while its owner lives.  A process that could not mark
+    its run (the store stopped answering, or stayed locked, when the run ended) left 'running'
+    behind; its run is interrupted, and --resume takes it."""
+    if status == "running" and owner and _live_owner(owner, status) is None:
+        return "interrupted"
+    return status
+
+
 class Store:
     """The results database.  readonly=True (reading commands) never changes the file;
     otherwise the file is checked (store/opening.py), switched to WAL and migrated."""
 
-    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, readonly: bool = False):
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float | None = None, readonly: bool = False):
         from gpuarena.store import opening
 
+        timeout_s = postgres.timeout_default() if timeout_s is None else timeout_s
+        self.timeout_s = timeout_s
         self.path = str(path or default_path())
         self.readonly = readonly
         self.skipped: list[tuple[Any, str]] = []   # rows results() could not use: (id, why)
@@ -141,6 +156,7 @@ class Store:
         except ValueError as exc:
             raise UserError(f"this machine's environment fingerprint cannot be stored "
                             f"({str(exc).splitlines()[0][:200]}); nothing was measured") from None
+        fingerprint = redact_tree(fingerprint)   # a server's URL with a password is never stored
         blob = json.dumps(fingerprint, sort_keys=True, default=str)
         h = key or hashlib.sha256(blob.encode()).hexdigest()[:16]
         with self.transaction():
@@ -169,7 +185,8 @@ class Store:
         with self.transaction():
             self.conn.execute(
                 "INSERT INTO runs(id, created_at, suite, device, env_id, plan, argv) VALUES (?,?,?,?,?,?,?)",
-                (run_id, now(), suite, device, env_id, json.dumps(plan), json.dumps(argv or [])))
+                (run_id, now(), suite, device, env_id, json.dumps(redact_tree(plan)),
+                 json.dumps([redact(a) for a in argv or []])))
         return run_id
 
     def run(self, run_id: str) -> dict:
@@ -178,6 +195,7 @@ class Store:
             ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 5")]
             raise UserError(f"no run {run_id!r} in {self.path}" + (f"; latest: {', '.join(ids)}" if ids else ""))
         d = dict(row)
+        d["status"] = _status(d.get("status"), d.get("owner"))
         try:
             d["plan"] = json.loads(d["plan"])
         except (ValueError, TypeError, RecursionError):
@@ -189,9 +207,14 @@ class Store:
 
     def runs(self) -> list[dict]:
         rows = self.conn.execute(
-            "SELECT r.id, r.created_at, r.suite, r.device, r.status, COUNT(x.id) AS results "
+            "SELECT r.id, r.created_at, r.suite, r.device, r.status, r.owner, COUNT(x.id) AS results "
             "FROM runs r LEFT JOIN results x ON x.run_id = r.id GROUP BY r.id ORDER BY r.created_at").fetchall()
-        return [dict(r) for r in rows]
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["status"] = _status(d["status"], d.pop("owner"))
+            out.append(d)
+        return out
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.transaction():
@@ -227,14 +250,15 @@ class Store:
         would not read back is refused here (ResultRefused), never written to vanish later."""
         result = {**result, "uid": None}
         validated(result)
+        deadline = time.monotonic() + self.timeout_s   # the retries share one bound, the store's timeout
         for attempt in range(5):
             try:
                 with self.transaction():
                     return insert_result(self.conn, result)
-            except sqlite3.OperationalError as exc:  # locked past the busy timeout: back off
-                if "locked" not in str(exc) or attempt == 4:
+            except sqlite3.OperationalError as exc:  # locked (a busy snapshot): back off, within the bound
+                if "locked" not in str(exc) or attempt == 4 or time.monotonic() >= deadline:
                     raise
-                time.sleep(0.5 * (attempt + 1))
+                time.sleep(min(0.5 * (attempt + 1), max(0.0, deadline - time.monotonic())))
         raise AssertionError("unreachable")
 
     def results(self, run_ids: Iterable[str] | None = None, workload: str | None = None,

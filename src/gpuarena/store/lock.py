@@ -64,7 +64,13 @@ class _Tx:
         return self.conn
 
     def __exit__(self, exc_type, *rest):
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.conn.execute("COMMIT")
+            return False
+        try:   # the error that ended the transaction is the one to tell, not the rollback's own
+            self.conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
         return False
 
 

@@ -90,6 +90,8 @@ def sqlite_error(path: str, exc: Exception, timeout_s: float = 0) -> UserError:
 def open_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection; the file is not modified, nor anything created beside it."""
     check_path(path, must_exist=True)
+    if os.path.getsize(path) == 0:    # what `touch` or an interrupted first run leaves: no results yet
+        raise UserError(f"no gpuarena results in {path} yet (an empty file; `gpuarena run --db {path}` fills it)")
     uri = "file:" + quote(os.path.abspath(path))
     last = None
     # mode=ro needs the -shm of a WAL file; on a read-only filesystem only immutable=1 reads it
@@ -112,6 +114,30 @@ def open_readonly(path: str) -> sqlite3.Connection:
     raise sqlite_error(path, last) from None
 
 
+def _refuse_read_only(path: str) -> None:
+    """The checks that refuse a file (a newer gpuarena's, a foreign one, a damaged one), made through a
+    read-only connection: closing a writable connection on a WAL file checkpoints it, so a refusal
+    made through one would still change the file it refused."""
+    uri = "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.DatabaseError:
+        return        # the writable connection says why
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        _check_schema(conn, path)
+        bad = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+        if bad != ["ok"]:
+            raise UserError(f"{path}: the database file is damaged ({bad[0][:120]}); nothing was "
+                            "written. Restore a copy, or export what `sqlite3 .recover` gets back")
+    except sqlite3.DatabaseError as exc:
+        if "unable to open" in str(exc) or "readonly" in str(exc):
+            return    # a WAL file whose -shm this process cannot make read-only: the writable path checks
+        raise sqlite_error(path, exc) from None
+    finally:
+        conn.close()
+
+
 def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
     """A connection for writing, after the checks in the module docstring; then WAL."""
     exists = check_path(path, must_exist=False)
@@ -120,6 +146,8 @@ def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
         raise UserError(f"{path}: the database cannot be written (read-only or immutable file)")
     if not os.access(folder, os.W_OK):
         raise UserError(f"{path}: the database folder {folder} cannot be written")
+    if exists and os.path.getsize(path) > 0:
+        _refuse_read_only(path)   # a file refused is never changed: a writable connection's close checkpoints
     try:
         conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
     except sqlite3.DatabaseError as exc:
@@ -127,12 +155,7 @@ def open_writable(path: str, timeout_s: float) -> sqlite3.Connection:
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        _check_schema(conn, path)
-        if exists and os.path.getsize(path) > 0:
-            bad = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
-            if bad != ["ok"]:
-                raise UserError(f"{path}: the database file is damaged ({bad[0][:120]}); nothing was "
-                                "written. Restore a copy, or export what `sqlite3 .recover` gets back")
+        _check_schema(conn, path)      # again: another process may have changed it meanwhile
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")

@@ -16,9 +16,8 @@ import and the tests run the same statements on both back ends:
   read-then-write (an environment, the run lock, a migration) never races, and
   a writer killed mid-transaction loses only its own uncommitted row (the
   server rolls back when its connection drops);
-- psycopg's errors are raised as the sqlite3 module's classes (OperationalError
-  for a lost connection or a lock past the timeout, IntegrityError, ...), so
-  each place that handles a database error handles both back ends.
+- the connection itself (store/pg_connection.py) speaks sqlite3's errors and
+  bounds every wait.
 
 psycopg is an optional dependency (``pip install 'gpuarena[postgres]'``);
 SQLite stays the embedded default.
@@ -27,13 +26,13 @@ SQLite stays the embedded default.
 from __future__ import annotations
 
 import re
-import sqlite3
-from urllib.parse import urlsplit, urlunsplit
 
 from gpuarena.errors import UserError
+from gpuarena.redact import passwords
+from gpuarena.redact import redact as _redact
+from gpuarena.store.pg_connection import LOCK_KEY, Connection, connect, interrupt, timeout_default  # noqa: F401
 
 SCHEMES = ("postgresql://", "postgres://")
-LOCK_KEY = 0x67707561  # "gpua": the advisory lock every write transaction takes
 VERSION_TABLE = "gpuarena_schema"
 
 # Migrations whose SQLite text has no translation: index -> PostgreSQL statements.
@@ -51,12 +50,8 @@ def is_url(path) -> bool:
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for messages and `store.path`."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, f"{parts.username}:***@{host}", parts.path, parts.query, parts.fragment))
+    """The URL without its password (every form: gpuarena/redact.py), for messages and `store.path`."""
+    return _redact(url, passwords(url))
 
 
 def translate_ddl(sql: str) -> str:
@@ -73,123 +68,12 @@ def migrations(sqlite_migrations: list[str]) -> list[str]:
     return [OVERRIDES.get(i) or translate_ddl(m) for i, m in enumerate(sqlite_migrations)]
 
 
-def _statement(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal % doubled); rowid as ctid."""
-    return re.sub(r"\browid\b", "ctid", sql.replace("%", "%%").replace("?", "%s"))
-
-
-class Row(tuple):
-    """A row read by index (row[0]) or by column name (row["id"]), and dict(row)-able, like sqlite3.Row."""
-
-    def __new__(cls, values, names):
-        row = super().__new__(cls, values)
-        row._names = names
-        return row
-
-    def keys(self):
-        return list(self._names)
-
-    def __getitem__(self, key):
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._names.index(key))
-        return tuple.__getitem__(self, key)
-
-
-def _row_factory(cursor):
-    names = [d.name for d in cursor.description or []]
-    return lambda values: Row(values, names)
-
-
-def as_sqlite_error(exc: Exception) -> Exception:
-    """A psycopg error as the sqlite3 class the Store and the CLI already handle."""
-    import psycopg
-
-    first = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0][:300]
-    if isinstance(exc, psycopg.errors.LockNotAvailable):
-        return sqlite3.OperationalError(f"database is locked ({first})")
-    if isinstance(exc, psycopg.IntegrityError):
-        return sqlite3.IntegrityError(first)
-    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
-        return sqlite3.OperationalError(f"postgresql: {first}")
-    return sqlite3.DatabaseError(f"postgresql: {first}")
-
-
-class Cursor:
-    def __init__(self, cur, rows=None, lastrowid=None):
-        self._cur, self._rows, self.lastrowid = cur, rows, lastrowid
-
-    def fetchone(self):
-        if self._rows is not None:
-            return self._rows.pop(0) if self._rows else None
-        return self._cur.fetchone()
-
-    def fetchall(self):
-        if self._rows is not None:
-            rows, self._rows = self._rows, []
-            return rows
-        return self._cur.fetchall()
-
-    def __iter__(self):
-        return iter(self.fetchall())
-
-
-_INSERT_WITH_ID = re.compile(r"^\s*INSERT INTO (results|environments)\b(?!.*\bRETURNING\b)", re.I | re.S)
-
-
-class Connection:
-    """A psycopg connection with the sqlite3 calls the Store uses (autocommit; BEGIN/COMMIT explicit)."""
-
-    def __init__(self, conn, lock_timeout_s: float):
-        self._conn = conn
-        self.lock_timeout_s = lock_timeout_s
-
-    def execute(self, sql: str, args=()):
-        import psycopg
-
-        returning = bool(_INSERT_WITH_ID.match(sql))
-        text = _statement(sql) + (" RETURNING id" if returning else "")
-        try:
-            cur = self._conn.cursor(row_factory=_row_factory)
-            cur.execute(text, list(args) if args else None)
-            if returning:
-                return Cursor(cur, [], cur.fetchone()[0])
-            return Cursor(cur)
-        except psycopg.Error as exc:
-            raise as_sqlite_error(exc) from None
-
-    def begin(self) -> None:
-        """BEGIN, then the database-wide write lock (waits at most lock_timeout_s)."""
-        self.execute("BEGIN")
-        self.execute(f"SET LOCAL lock_timeout = '{int(self.lock_timeout_s * 1000)}ms'")
-        self.execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-def connect(url: str, timeout_s: float, readonly: bool) -> Connection:
-    """A connection to url; UserError (one line) if psycopg is missing or the server refuses."""
-    shown = redact(url)
-    try:
-        import psycopg
-    except ImportError:
-        raise UserError(f"--db {shown}: PostgreSQL needs psycopg; pip install 'gpuarena[postgres]'") from None
-    options = "-c default_transaction_read_only=on" if readonly else None
-    try:
-        conn = psycopg.connect(url.replace("postgres://", "postgresql://", 1) if url.startswith("postgres://")
-                               else url, autocommit=True, connect_timeout=max(1, int(min(timeout_s, 30))),
-                               options=options)
-    except psycopg.Error as exc:
-        why = " ".join(str(exc).replace("connection failed:", "").split())[:300] or exc.__class__.__name__
-        raise UserError(f"{shown}: cannot connect to PostgreSQL ({why})") from None
-    except ValueError as exc:  # a URL psycopg cannot parse
-        raise UserError(f"{shown}: not a PostgreSQL URL ({exc})") from None
-    return Connection(conn, timeout_s)
-
-
 def tables(conn: Connection) -> set[str]:
+    """Every table of the schema, including those this role may not read (information_schema lists
+    only a role's own: a role without privileges would see gpuarena's database as empty and try to
+    create it again); reading one then says "permission denied"."""
     return {r[0] for r in conn.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+        "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")}
 
 
 def version(conn: Connection, names: set[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
 from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERPRINT_CHARS,  # noqa: F401
                                    MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT, STATUSES,
-                                   WORKLOAD_NAME, _bounded, _name, _number, _text)
+                                   WORKLOAD_NAME, _bounded, _name, _no_nul, _number, _text)
 from gpuarena.store.derived import Derived
 from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
 from gpuarena.store.extra import Extra, ProcessMean, _params  # noqa: F401
@@ -157,6 +157,7 @@ class Result(BaseModel):
     _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
                              "energy_source", "created_at")(_name)
     _texts = field_validator("error", "origin")(_text)
+    _keys = field_validator("uid", "case_key")(_no_nul)
 
     @model_validator(mode="before")
     @classmethod

@@ -11,6 +11,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from gpuarena.errors import UserError
+from gpuarena.redact import redact_tree
 from gpuarena.store.checks import finite  # noqa: F401 (the store writes through it)
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ def now() -> str:
 
 
 def insert_statement(result: dict) -> tuple[str, list]:
-    """The INSERT of one result dict; a result without a global identity (uid) gets one."""
-    result = dict(result)
+    """The INSERT of one result dict; a result without a global identity (uid) gets one.  Every text
+    in it passes gpuarena/redact.py first: no password is ever stored, whatever field carried it."""
+    result = redact_tree(dict(result))
     if not result.get("uid") and result.get("source") != "published":
         result["uid"] = uuid.uuid4().hex
     cols = [c for c in _RESULT_COLUMNS if c in result and c != "id"

@@ -19,10 +19,48 @@ import time
 
 import aiohttp
 
+from gpuarena.redact import redact
+from gpuarena.safeio import printable
 from gpuarena.workloads.endpoint.metrics import Record
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 MAX_DETAIL = 200
+# Every byte a server sends is read under a cap: a server that answers an endless body (an error
+# page, a probe, one event line without end) costs this much memory at most, never the host's.
+MAX_ERROR_BODY = 64 << 10       # an error answer: its message is in the first line or the JSON
+MAX_PROBE_BODY = 1 << 20        # /version, /v1/models
+MAX_EVENT_LINE = 1 << 20        # one server-sent event line (a chunk of a few tokens is ~1 kB)
+
+
+async def read_capped(content, cap: int) -> tuple[bytes, bool]:
+    """Up to ``cap`` bytes of a body, and whether there was more (the rest is never read)."""
+    buf = bytearray()
+    while len(buf) <= cap:
+        chunk = await content.read(cap + 1 - len(buf))
+        if not chunk:
+            return bytes(buf), False
+        buf += chunk
+    return bytes(buf[:cap]), True
+
+
+async def event_lines(content, cap: int = MAX_EVENT_LINE):
+    """The lines of a streamed body, each at most ``cap`` bytes (a longer one is a malformed answer)."""
+    pending = bytearray()
+    while True:
+        chunk = await content.readany()
+        if not chunk:
+            break
+        pending += chunk
+        while True:
+            cut = pending.find(b"\n")
+            if cut < 0:
+                break
+            yield bytes(pending[:cut + 1])
+            del pending[:cut + 1]
+        if len(pending) > cap:
+            raise _Failed("malformed", f"an event line longer than {cap >> 10} KiB (the reader's cap)")
+    if pending:
+        yield bytes(pending)
 
 
 def payload(api: str, model: str, prompt, max_tokens: int | None, ignore_eos: bool) -> dict:
@@ -48,8 +86,10 @@ def headers(api_key: str | None) -> dict:
 
 
 def _first_line(text: str) -> str:
+    """A server's text as one storable, printable line: no control characters (an escape code would
+    reach the terminal, and a stored text with one is refused), no password, bounded."""
     line = next((x for x in str(text).strip().splitlines() if x.strip()), "")
-    return " ".join(line.split())[:MAX_DETAIL]
+    return redact(" ".join(printable(line).split()))[:MAX_DETAIL]
 
 
 def _error_message(text: str) -> str:
@@ -89,14 +129,19 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
+def _count(value, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= 10**9
+
+
 def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> None:
     """A complete stream: its end-to-end time and token counts (the server's usage when it gave one)."""
     if counted == 0:
         raise _Failed("empty", "the stream ended without any generated text")
     rec.e2e = last - t0
-    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-        rec.output_tokens, rec.tokens_from = usage["completion_tokens"], "usage"
-        if isinstance(usage.get("prompt_tokens"), int):
+    said = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if _count(said, least=1):     # the server's own count, when it is a count (true is not 1, -5 is none)
+        rec.output_tokens, rec.tokens_from = said, "usage"
+        if _count(usage.get("prompt_tokens"), least=0):
             rec.prompt_tokens = usage["prompt_tokens"]
     else:
         rec.output_tokens = counted
@@ -111,7 +156,7 @@ async def _read_stream(resp, api: str, rec: Record, t0: float, on_text=None) -> 
     counted = events = 0
     usage = None
     finished = False
-    async for raw in resp.content:
+    async for raw in event_lines(resp.content):
         line = raw.decode("utf-8", errors="replace").strip()
         if not line or line.startswith(":") or not line.startswith("data:"):
             continue          # blank separators, comments, event:/id:/retry: fields
@@ -162,9 +207,14 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(timeout_s):
-            async with session.post(url, json=body, headers=hdrs) as resp:
+            async with session.post(url, json=body, headers=hdrs, allow_redirects=False) as resp:
+                if 300 <= resp.status < 400:
+                    where = resp.headers.get("Location", "nowhere")
+                    raise _Failed("redirect", _first_line(f"HTTP {resp.status} to {where} (not followed: "
+                                                          "point base_url at the server that answers)"))
                 if resp.status != 200:
-                    text = await resp.text(errors="replace")
+                    body, _ = await read_capped(resp.content, MAX_ERROR_BODY)
+                    text = body.decode("utf-8", errors="replace")
                     kind = "http_5xx" if resp.status >= 500 else "http_4xx"
                     raise _Failed(kind, f"HTTP {resp.status}: {_error_message(text) or resp.reason}")
                 await _read_stream(resp, api, rec, t0, on_text)
@@ -178,8 +228,8 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
         rec.error, rec.detail = "stream_cut", _first_line(f"{e.__class__.__name__}: {e}")
     except aiohttp.ClientResponseError as e:
         rec.error, rec.detail = "malformed", _first_line(f"{e.__class__.__name__}: {e.message}")
-    except (aiohttp.http_exceptions.HttpProcessingError, ValueError) as e:   # aiohttp caps a line (LineTooLong)
-        rec.error, rec.detail = "malformed", _first_line(f"an event line longer than the reader takes: {e}")
+    except (aiohttp.http_exceptions.HttpProcessingError, ValueError) as e:   # a header past aiohttp's caps
+        rec.error, rec.detail = "malformed", _first_line(f"a malformed answer ({e.__class__.__name__}: {e})")
     except (aiohttp.ClientError, OSError) as e:
         rec.error, rec.detail = "connect", _first_line(f"{e.__class__.__name__}: {e}")
     if not rec.ok:
@@ -188,13 +238,20 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
     return rec
 
 
-async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout_s: float = 5.0):
-    """GET a small JSON document, or None when there is none (a probe, never an error)."""
+async def get_json(session: aiohttp.ClientSession, url: str, hdrs: dict, timeout_s: float = 5.0,
+                   why: list | None = None):
+    """GET a small JSON document, or None when there is none (a probe, never an error); ``why`` gets
+    a line for a server that could not be spoken to (TLS failed: it answers, just not in plain words)."""
     try:
         async with asyncio.timeout(timeout_s):
-            async with session.get(url, headers=hdrs) as resp:
+            async with session.get(url, headers=hdrs, allow_redirects=False) as resp:
                 if resp.status != 200:
                     return None
-                return json.loads(await resp.text(errors="replace"))
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+                body, more = await read_capped(resp.content, MAX_PROBE_BODY)
+                return None if more else json.loads(body.decode("utf-8", errors="replace"))
+    except (aiohttp.ClientSSLError, aiohttp.ServerFingerprintMismatch) as e:
+        if why is not None:
+            why.append(_first_line(f"TLS failed: {e}"))
+        return None
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError, RecursionError):
         return None

@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from gpuarena.errors import UserError
+from gpuarena.redact import has_secret, redact
+from gpuarena.safeio import printable, read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
 
@@ -46,13 +48,8 @@ def random_prompts(n: int, length: int, seed: int) -> list[str]:
 def read_prompts(path: str) -> list[dict]:
     """A JSONL file: one object per line with "prompt" (text) or "messages" (chat), and
     optionally "max_tokens" (else output_len).  A UserError names the first bad line."""
-    p = Path(path).expanduser()
-    try:
-        if p.stat().st_size > MAX_PROMPTS_BYTES:
-            raise UserError(f"prompts_file {path}: larger than {MAX_PROMPTS_BYTES >> 20} MB")
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"prompts_file {path}: cannot read it ({e.__class__.__name__})") from None
+    # the one safe reader: a FIFO, a device (/dev/zero) or a file past the cap is one line, never a hang
+    lines = read_text(str(Path(path).expanduser()), f"prompts_file {path}", MAX_PROMPTS_BYTES).splitlines()
     out = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
@@ -148,18 +145,27 @@ def run_pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float, co
 
 async def _probe(base: str, hdrs: dict) -> dict:
     async with aiohttp.ClientSession(trust_env=False) as session:
-        version = await client.get_json(session, base + "/version", hdrs)
-        models = await client.get_json(session, base + "/v1/models", hdrs)
+        why: list[str] = []
+        version = await client.get_json(session, base + "/version", hdrs, why=why)
+        models = await client.get_json(session, base + "/v1/models", hdrs, why=why)
     out: dict = {"reachable": version is not None or models is not None}
+    if why and not out["reachable"]:
+        out["why"] = why[0]
     if isinstance(version, dict) and isinstance(version.get("version"), str):
-        out["version"] = version["version"][:60]
+        out["version"] = _said(version["version"], 60)
     data = models.get("data") if isinstance(models, dict) else None
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        out["models"] = [str(m.get("id"))[:200] for m in data[:20] if isinstance(m, dict)]
+        out["models"] = [_said(m.get("id"), 200) for m in data[:20] if isinstance(m, dict)]
         owner = data[0].get("owned_by")
-        if isinstance(owner, str) and owner.strip():
-            out["owned_by"] = owner.strip()[:60]
+        if isinstance(owner, str) and _said(owner, 60):
+            out["owned_by"] = _said(owner, 60)
     return out
+
+
+def _said(text, most: int) -> str:
+    """What a server says about itself, as stored: one printable line (a control character would make
+    the measured result unstorable, and reach the terminal), bounded."""
+    return " ".join(printable(str(text)).split())[:most]
 
 
 def probe(base: str, hdrs: dict) -> dict:
@@ -168,12 +174,25 @@ def probe(base: str, hdrs: dict) -> dict:
 
 
 def split_url(base: str) -> tuple[str, str]:
-    """(scheme://host:port/prefix without a trailing slash, host); UserError when it is no http URL."""
-    u = urlsplit(str(base).strip())
-    if u.scheme not in ("http", "https") or not u.hostname:
-        raise UserError(f"base_url={base!r}: expected http://HOST:PORT (the server's address, "
+    """(scheme://host:port/prefix without a trailing slash, host); UserError when it is no http URL,
+    or carries what must not be stored with every result (a user name or password, a query)."""
+    text = str(base).strip()
+    shown = redact(text)[:200]
+    try:
+        u = urlsplit(text)
+        host, _ = u.hostname, u.port     # an unbalanced [ or a port that is no number raise here
+    except ValueError as exc:
+        raise UserError(f"base_url={shown!r}: not a valid URL ({exc})") from None
+    if u.scheme.lower() not in ("http", "https") or not host:
+        raise UserError(f"base_url={shown!r}: expected http://HOST:PORT (the server's address, "
                         "without /v1/completions)")
+    if "@" in u.netloc or has_secret(text):
+        raise UserError(f"base_url={shown!r}: a user name or password in base_url would be stored and shown "
+                        "with every result; put the key in an environment variable and name it with "
+                        "api_key_env=NAME (it is sent as a Bearer token and never stored)")
+    if u.query or u.fragment:
+        raise UserError(f"base_url={shown!r}: the server's address takes no ?query or #fragment")
     path = u.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[:-3]
-    return f"{u.scheme}://{u.netloc}{path}", u.hostname
+    return f"{u.scheme.lower()}://{u.netloc}{path}", host

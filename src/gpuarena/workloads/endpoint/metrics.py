@@ -36,6 +36,7 @@ ERROR_KINDS = {
     "stream_error": "the server sent an error event inside the stream",
     "malformed": "an event that is not the OpenAI JSON chunk format",
     "empty": "a complete stream without any generated text",
+    "redirect": "the server answered with a redirect, not followed (the stored base_url names the first server)",
 }
 
 

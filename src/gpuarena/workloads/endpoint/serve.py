@@ -121,7 +121,8 @@ class EndpointServe(Workload):
         self.engine = engine_name(p, self.info)
         self.model = p["model"] or (self.info.get("models") or [None])[0]
         if not self.model:
-            why = "no server answers there" if not self.info["reachable"] else "its /v1/models lists none"
+            why = (self.info.get("why") or "no server answers there") if not self.info["reachable"] \
+                else "its /v1/models lists none"
             raise RuntimeError(f"endpoint-serve: cannot learn the model name from {self.base}/v1/models ({why}); "
                                "start the server or set model=NAME")
         self.local = is_local(p)

@@ -92,10 +92,16 @@ async def _read_request(engine: TinyEngine, api_key: str | None, request, api: s
         return _error(401, "a valid API key is required (Authorization: Bearer ...)", "authentication_error")
     try:
         body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):        # JSONDecodeError is a ValueError
         return _error(400, "the request body is not JSON")
+    except RecursionError:
+        return _error(400, "the request body is nested too deeply")
+    except web.HTTPException as exc:                # a body past the server's size limit
+        return _error(exc.status, exc.reason)
     if not isinstance(body, dict):
         return _error(400, "the request body is not a JSON object")
+    if not isinstance(body.get("stream_options", {}), (dict, type(None))):
+        return _error(400, "stream_options must be an object")
     if body.get("model") != MODEL_NAME:
         return _error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
     text = _prompt_text(api, body)
@@ -145,6 +151,28 @@ async def _complete(engine: TinyEngine, api_key: str | None, request, api: str, 
                                                                            else ".chunk"), **event}).encode()
                          + b"\n\n")
 
+    try:
+        await _stream(engine, ids, n, api, send)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send({"choices": [], "usage": usage})
+    except (ConnectionError, asyncio.CancelledError):   # the client hung up: nothing more to send
+        return resp
+    except Exception as exc:  # noqa: BLE001 - a failure mid-stream is told as an error event, then [DONE]
+        failed = {"error": {"message": f"generation failed: {exc.__class__.__name__}", "type": "server_error",
+                            "code": 500}}
+        try:
+            await resp.write(b"data: " + json.dumps(failed).encode() + b"\n\n")
+        except ConnectionError:
+            return resp
+    try:
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+    except ConnectionError:
+        pass
+    return resp
+
+
+async def _stream(engine: TinyEngine, ids: list[int], n: int, api: str, send) -> None:
     i = 0
     async for tok in engine.generate(ids, n):
         i += 1
@@ -152,11 +180,6 @@ async def _complete(engine: TinyEngine, api_key: str | None, request, api: str, 
         piece = engine.decode(tok)
         await send({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": fin}
                                 if api == "chat" else {"index": 0, "text": piece, "finish_reason": fin}]})
-    if (body.get("stream_options") or {}).get("include_usage"):
-        await send({"choices": [], "usage": usage})
-    await resp.write(b"data: [DONE]\n\n")
-    await resp.write_eof()
-    return resp
 
 
 def make_app(engine: TinyEngine, api_key: str | None = None, record=None) -> web.Application:
@@ -175,8 +198,15 @@ def make_app(engine: TinyEngine, api_key: str | None = None, record=None) -> web
     app = web.Application()
     app.router.add_get("/v1/models", models)
     app.router.add_get("/version", version)
-    app.router.add_post("/v1/completions", lambda r: _complete(engine, api_key, r, "completions", record))
-    app.router.add_post("/v1/chat/completions", lambda r: _complete(engine, api_key, r, "chat", record))
+
+    async def completions(request):
+        return await _complete(engine, api_key, request, "completions", record)
+
+    async def chat(request):
+        return await _complete(engine, api_key, request, "chat", record)
+
+    app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v1/chat/completions", chat)
     return app
 
 

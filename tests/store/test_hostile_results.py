@@ -15,15 +15,16 @@ import pytest
 from tests.procs import gp, gp_batch, one_line_error
 from tests.workloads.plugins import install
 
-# Repeat 1 takes 1 ms, repeat 2 takes 100 ms: the log-scale t-interval of two repeats
-# (t = 12.7) spans about exp(6.35 * ln 100) = 5e12 around the geometric mean.
+# Repeat 1 returns at once, repeat 2 sleeps 300 ms: the log-scale t-interval of two repeats (t = 12.7)
+# spans (ratio)^6.35 around the geometric mean: 5e12 at a ratio of 100, and still above 1e3 on a machine
+# so loaded that the quick repeat takes 100 ms (the test asserts only what holds at any load).
 NOISY = '''
     class Noisy(Base):
         name = "toy-noisy"
 
         def step(self):
             self.calls += 1    # call 1 is the untimed first step, 2 and 3 the two timed repeats
-            time.sleep(0.001 if self.calls == 2 else 0.1)
+            time.sleep(0 if self.calls == 2 else 0.3)
 
 
     class BadExtra(Base):
@@ -48,7 +49,7 @@ def test_a_two_repeat_interval_is_kept_and_marked(tmp_path):
     rows = json.loads(shown.stdout)
     assert len(rows) == 1 and rows[0]["status"] == "ok"
     thr = rows[0]["throughput"]
-    assert thr["n"] == 2 and thr["ci95_high"] > 1e12 > thr["median"]   # huge, and kept
+    assert thr["n"] == 2 and thr["ci95_high"] > 1e3 * thr["median"]   # huge, and kept
     assert "few repeats" in table.stdout, table.stdout
 
 

@@ -11,7 +11,7 @@ for b in h200-2026-11-29 h200-x2-2026-11-29 h200-s3-2026-11-29 h200-s4-2026-11-2
          h200-s6-serve-2026-12-01 h200-s6-default-2026-12-01 h200-s6-doctor-2026-12-01 \
          h200-s7-b64-2026-12-01 h200-s7-attn-2026-12-01 h200-s7-endpoint-2026-12-01 h200-s7-own-2026-12-01 \
          h200-s8-rungs-2026-12-01 h200-s8-int8-2026-12-01 h200-s9-serve-2026-12-01 h200-s10-2026-12-02 h200-s11-2026-12-02 \
-         h200-s12-2026-12-02 h200-s13-2026-12-02 h200-s14-2026-12-02; do
+         h200-s12-2026-12-02 h200-s13-2026-12-02 h200-s14-2026-12-02 h200-doctor-2026-12-04; do
   $PY -m gpuarena import "docs/data/$b.json" --db "$DB" >/dev/null
 done
 $PY -m gpuarena import --published --db "$DB" >/dev/null

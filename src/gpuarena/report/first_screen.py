@@ -91,9 +91,12 @@ def expected_figure(pool, r: Result) -> dict | None:
         src = (ref or {}).get("source") or f"gpuarena's model ({e['model'].get('how', '')})"
         v = e["figure"]
         src = f"{e['basis']}: {src}"
+        model = e["basis"] not in ("published", "stored")     # gpuarena's model: context, never a flag
+        mark = " (model, context)" if model else ""
         if H.is_latency(r.workload):
-            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}", "source": src}
-        return {"value": v, "text": f"{fmt_num(v)} {r.unit or ''}".strip(), "source": src}
+            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}{mark}", "source": src,
+                    "model": model}
+        return {"value": v, "text": f"{fmt_num(v)} {r.unit or ''}".strip() + mark, "source": src, "model": model}
     try:
         cands = candidates(pool, r.workload)
     except UserError:
@@ -115,11 +118,13 @@ def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | N
     (a published figure of another engine is compared with our run of that engine, not the best)."""
     order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
                    reverse=H.better(best.workload) == "max")
+    model = None      # gpuarena's model figure is context: a like-for-like reference of another result first
     for r in [best] + [r for r in order if r is not best]:
         exp = expected_figure(pool, r)
-        if exp:
+        if exp and not exp.get("model"):
             return r, exp
-    return None, None
+        model = model or (exp and (r, exp))
+    return model or (None, None)
 
 
 def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | None]:

@@ -120,6 +120,15 @@ def latest(results: list[Result]) -> list[Result]:
     return list(best.values())
 
 
+def group_by(items, key) -> dict:
+    """{key(x): [x, ...]} in the items' order, keys in order of first appearance: one pass, where a
+    filter of every item per key is quadratic in the keys."""
+    out: dict = {}
+    for x in items:
+        out.setdefault(key(x), []).append(x)
+    return out
+
+
 def geomean(xs: list[float]) -> float | None:
     xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
     if not xs:

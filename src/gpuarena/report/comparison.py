@@ -18,6 +18,17 @@ from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_pa
 from gpuarena.store.result import Result
 
 
+# A table of tens of thousands of rows is no page to read (50,000 rows made a 44 MB report): the report
+# shows the first rows and says how many it left out; `gpuarena compare` prints them all.
+MAX_ROWS = 500
+MAX_SKIPPED = 50
+
+
+def every_row(b: str) -> str:
+    """The command that prints the whole comparison."""
+    return f"`gpuarena compare --baseline \"{b}\" --format md`"
+
+
 def short(gpu: str) -> str:
     """A catalog name without the maker's prefix, for table cells."""
     return str(gpu).replace("NVIDIA ", "", 1)
@@ -82,16 +93,24 @@ def comparison(pool, rows: list[Result], baseline: str | None) -> Section | None
     ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
                                                     natural_key(R.fmt_params(x["params"])), x["gpu"]))
     brief = brief_params([(x["workload"], x["params"]) for x in ordered])
-    s.data["baseline"], s.data["gpus"] = b, [short(x["gpu"]) for x in ordered]   # read by gather
-    s.tables.append(ratio_table(ordered, brief, b))
+    s.data["baseline"], s.data["gpus"] = b, list(dict.fromkeys(short(x["gpu"]) for x in ordered))  # read by gather
+    s.tables.append(ratio_table(ordered[:MAX_ROWS], brief, b))
+    if len(ordered) > MAX_ROWS:
+        s.paragraphs.append(f"The table shows the first {MAX_ROWS:,} of {len(ordered):,} compared rows "
+                            f"({len(ordered) - MAX_ROWS:,} left out here; the summary above counts them "
+                            f"all); {every_row(b)} lists every row.")
     if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
         s.paragraphs.append(
             "Rows marked published are other people's figures, not measured here, so they carry no interval. "
             "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
             "impossible or implausible is not a speed-up, and is left out of the mean.")
-    for sk in result.get("skipped") or []:
+    skipped = result.get("skipped") or []
+    for sk in skipped[:MAX_SKIPPED]:
         s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {R.fmt_params(sk['params'])} on "
                             f"{sk['gpu']}: {sk['reason']}.")
+    if len(skipped) > MAX_SKIPPED:
+        s.paragraphs.append(f"{len(skipped) - MAX_SKIPPED:,} more configurations not compared; "
+                            f"{every_row(b)} names each with its reason.")
     chart = ratio_chart(ordered, brief, b)
     if chart:
         s.charts.append(chart)
@@ -119,9 +138,9 @@ def mark_rows(pool, compared: list[dict]) -> None:
 
 def summarise(compared: list[dict]) -> list[dict]:
     """Per GPU: the geometric mean of the counted ratios, how many were faster, slower, left out."""
-    summary = []
-    for gpu in dict.fromkeys(x["gpu"] for x in sorted(compared, key=lambda x: x["gpu"])):
-        mine = [x for x in compared if x["gpu"] == gpu]
+    summary, by_gpu = [], R.group_by(compared, lambda x: x["gpu"])
+    for gpu in sorted(by_gpu):
+        mine = by_gpu[gpu]
         kept = [x for x in mine if not x["left_out"]]
         geo, n = per_result_geomean(kept)
         summary.append({"gpu": gpu, "n": n, "out": len(mine) - len(kept), "geomean_ratio": geo,
@@ -167,8 +186,8 @@ def ratio_chart(ordered: list[dict], brief: list[str], b: str) -> Chart | None:
     label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
     cats = list(dict.fromkeys(label[id(x)] for x in kept))[:16]
     groups = []
-    for gpu in dict.fromkeys(x["gpu"] for x in kept):
-        mine = {label[id(x)]: x for x in kept if x["gpu"] == gpu}
+    for gpu, theirs in R.group_by(kept, lambda x: x["gpu"]).items():
+        mine = {label[id(x)]: x for x in theirs}
         groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
                        "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
                        "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})

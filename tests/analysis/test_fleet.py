@@ -193,3 +193,18 @@ def test_machines_that_share_a_hostname_stay_apart(tmp_path, cli):
     assert [x["unit"] for x in fleet["named"]["gpus"]] == [f"{slow_host}/cuda:0"]
     table = cli("fleet", "--db", str(tmp_path / "same.db"))
     assert f"{slow_host}/cuda:0" in table.stdout
+
+
+def test_fleet_markdown_carries_no_html_or_link_from_a_bundle(tmp_path, cli):
+    """A hostname is what a bundle says: in `fleet -f md` it is text, never HTML or a link."""
+    evil = "<script>x</script>[ok](http://evil.example)"
+    s = Store(str(tmp_path / "f.db"))
+    for i, factor in enumerate((1.0, 1.0, 0.8, 1.0)):
+        host = evil if factor < 1 else f"node{i}"
+        env = s.env_id({"hostname": host, "gpus": [{"index": 0}]})
+        run = s.create_run("doctor", "cuda", [], env)
+        s.add_result(dict(_result(host, "cuda:0", "matmul", "bf16", 700.0 * factor), run_id=run, env_id=env))
+    out = cli("fleet", "--db", str(tmp_path / "f.db"), "-f", "md", "--all")
+    assert out.returncode == 1, out.stderr
+    assert "<script" not in out.stdout and "](" not in out.stdout
+    assert "&lt;script&gt;x&lt;/script&gt;[ok]\\(http://evil.example)/cuda:0" in out.stdout

@@ -26,6 +26,15 @@ class WorkloadSkipped(Exception):
 
 
 
+def brief(value, limit: int = 60) -> str:
+    """A value a user gave, as an error line shows it: its repr, the middle of a long one left out and
+    its length said (a 1,000-item list would bury the reason that follows it)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit * 2 // 3]}...{text[-(limit // 4):]} ({len(str(value)):,} characters)"
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """' (did you mean 'x'?)' for the closest of choices, or '' (the tail of an unknown-name error)."""
     close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.5)

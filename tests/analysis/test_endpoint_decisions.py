@@ -129,3 +129,13 @@ def test_own_loop_beside_the_served_engines_at_the_same_lengths(store, cli):
     assert endpoints_text.OWN_TITLE in md
     out = cli("engines", "--db", store.path, "-f", "json")
     assert out.returncode == 0 and '"own_loop"' in out.stdout and '"batch": 32' in out.stdout, out.stderr
+
+
+def test_engines_markdown_carries_no_html_or_link_from_a_server(store, cli):
+    """An engine name is what a server said: in `engines -f md` it is text, never HTML or a link."""
+    store.add_result(served(H200, "<img src=x onerror=alert(1)>[go](http://evil.example)", "http://b:8000",
+                            0.2, 0.010, [1.00, 1.01, 0.99]))
+    out = cli("engines", "--db", store.path, "-f", "md")
+    assert out.returncode == 0, out.stderr
+    assert "<img" not in out.stdout and "](" not in out.stdout
+    assert "&lt;img src=x onerror=alert(1)&gt;[go]\\(http://evil.example)" in out.stdout

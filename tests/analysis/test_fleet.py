@@ -166,3 +166,45 @@ def test_two_gpu_models_are_two_fleets():
     assert fleet["flagged_gpus"] == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
     assert fleet["flagged_links"] == ["node07 x8"]
     assert {c["gpu"] for c in fleet["cases"]} == {"NVIDIA H200", "NVIDIA A100-SXM4-80GB"}
+
+
+def test_machines_that_share_a_hostname_stay_apart(tmp_path, cli):
+    """Four containers all called `node` (no GPU UUID in their fingerprints: told apart by the
+    environment's content hash), one 10% slow: it is named, tagged so it can be found; a second run
+    of one machine (the same GPU UUIDs, another driver) is still one host."""
+    s = Store(str(tmp_path / "same.db"))
+    slow = None
+    for i, factor in enumerate((1.0, 1.0, 0.9, 1.0)):
+        env = s.env_id({"hostname": "node", "os": f"image-{i}", "gpus": [{"index": 0}]})
+        run = s.create_run("doctor", "cuda", [], env)
+        s.add_result(dict(_result("node", "cuda:0", "matmul", "bf16", 700.0 * factor), run_id=run, env_id=env))
+        slow = env if factor < 1 else slow
+    for driver in ("570", "580"):   # one board measured twice
+        env = s.env_id({"hostname": "node", "driver": driver, "gpus": [{"index": 0, "uuid": "GPU-aaaa"}]})
+        run = s.create_run("doctor", "cuda", [], env)
+        s.add_result(dict(_result("node", "cuda:0", "matmul", "bf16", 700.0), run_id=run, env_id=env))
+    out = cli("fleet", "--db", str(tmp_path / "same.db"), "--format", "json")
+    fleet = json.loads(out.stdout)
+    assert out.returncode == 1, out.stderr
+    (case,) = fleet["cases"]
+    assert case["n"] == 5 and len(fleet["hosts"]) == 5 and all(h.startswith("node#") for h in fleet["hosts"])
+    slow_host = F.host_names({e: s.environment(e) for e in range(1, 7)})[slow]
+    assert fleet["flagged_gpus"] == [f"{slow_host}/cuda:0"]
+    assert [x["unit"] for x in fleet["named"]["gpus"]] == [f"{slow_host}/cuda:0"]
+    table = cli("fleet", "--db", str(tmp_path / "same.db"))
+    assert f"{slow_host}/cuda:0" in table.stdout
+
+
+def test_fleet_markdown_carries_no_html_or_link_from_a_bundle(tmp_path, cli):
+    """A hostname is what a bundle says: in `fleet -f md` it is text, never HTML or a link."""
+    evil = "<script>x</script>[ok](http://evil.example)"
+    s = Store(str(tmp_path / "f.db"))
+    for i, factor in enumerate((1.0, 1.0, 0.8, 1.0)):
+        host = evil if factor < 1 else f"node{i}"
+        env = s.env_id({"hostname": host, "gpus": [{"index": 0}]})
+        run = s.create_run("doctor", "cuda", [], env)
+        s.add_result(dict(_result(host, "cuda:0", "matmul", "bf16", 700.0 * factor), run_id=run, env_id=env))
+    out = cli("fleet", "--db", str(tmp_path / "f.db"), "-f", "md", "--all")
+    assert out.returncode == 1, out.stderr
+    assert "<script" not in out.stdout and "](" not in out.stdout
+    assert "&lt;script&gt;x&lt;/script&gt;[ok]\\(http://evil.example)/cuda:0" in out.stdout

@@ -203,3 +203,22 @@ def test_cli_bad_price_file_is_one_line_exit_2(cli, tmp_path):
     p = cli("cost", "--price-basis", "purchase", "--prices", str(f), "--db", str(tmp_path / "absent.db"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert f"--prices {f}: prices.0.date" in p.stderr and "YYYY" in p.stderr
+
+
+def test_a_price_files_escape_codes_never_reach_the_terminal(cli, store, tmp_path):
+    """A --prices source holding ESC (a terminal escape), a bidi control or a newline is shown
+    as printable text everywhere: the cost table's notes, its JSON, the one-line error that names it."""
+    f = tmp_path / "p.yaml"
+    f.write_text('prices:\n  - {gpu: "H100 80GB SXM5", purchase_usd: 30000, market: list,\n'
+                 '     source: "Acme\\e[31m red\\u202e\\nsecond line: H100", date: "2026-01"}\n')
+    for fmt in ("table", "md", "json"):
+        out = cli("cost", "--price-basis", "purchase", "--prices", str(f), "--db", store.path, "-f", fmt)
+        assert out.returncode == 0, out.stderr
+        assert "Acme" in out.stdout and "\x1b" not in out.stdout + out.stderr and "\u202e" not in out.stdout
+        assert "\\u001b" not in out.stdout and "\\u202e" not in out.stdout   # nor in JSON's escapes
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(f.read_text() + '  - {gpu: "H100 80GB SXM5", purchase_usd: 1, source: "x\\e[0m", '
+                                      'date: "2026"}\n')
+    out = cli("cost", "--price-basis", "purchase", "--prices", str(twice), "--db", store.path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "priced twice" in out.stderr and "\x1b" not in out.stderr

@@ -6,11 +6,15 @@ errors refused with one line and exit code 2."""
 from __future__ import annotations
 
 import json
+import signal
 
+import psutil
 import pytest
 import torch
 
+from tests.procs import case_children, count, start_runner, wait_for
 from gpuarena.store import bundle as B
+from gpuarena.store.db import Store
 
 
 @pytest.mark.slow
@@ -92,3 +96,31 @@ def test_doctor_usage_errors_are_one_line_and_exit_2(cli, tmp_path, args, words)
     out = cli("doctor", "--db", str(tmp_path / "d.db"), *args)
     assert out.returncode == 2 and words in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "d.db").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_doctor_follows_the_sigterm_contract_of_run(tmp_path, sig):
+    """A pre-empted doctor (SIGTERM) or one whose terminal closed (SIGHUP) ends as `run` does: the
+    checks finished before it are kept, the run reads `interrupted`, one line, exit code 130."""
+    db = str(tmp_path / "doc.db")
+    runner = start_runner("doctor", "--db", db, "-q", "--bundle", str(tmp_path / "b.json"), cwd=str(tmp_path))
+    try:   # one check stored, the next one measuring: the signal lands mid-suite
+        wait_for(lambda: count(db) >= 1 and case_children(psutil.Process(runner.pid)), 300, "a second check")
+        stored = count(db)
+        runner.send_signal(sig)
+        out, err = runner.communicate(timeout=300)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 130, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted:") and "Traceback" not in err, err
+    store = Store(db)
+    (run,) = store.runs()
+    assert run["status"] == "interrupted" and run["id"] in lines[0]
+    kept = store.results([run["id"]])
+    assert len(kept) >= stored and all(r.status == "ok" for r in kept[:stored])
+    store.close()
+    assert not (tmp_path / "b.json").exists()

@@ -206,3 +206,28 @@ def test_no_pickle_eval_or_unsafe_loading():
     # every YAML a user names goes through one loader, a SafeLoader subclass without aliases
     assert "load_yaml(" in (SRC / "spec" / "suite.py").read_text()
     assert "class BoundedLoader(yaml.SafeLoader)" in (SRC / "safeio.py").read_text()
+
+
+THOUSAND = ["64"] * 1000
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["run", "-w", "matmul", "--set", "m=" + ", ".join(THOUSAND[:500] + [""] + THOUSAND[500:])],
+     "--set m: an empty value in the list (value 501 of 1,001: '64, 64"),
+    (["run", "-w", "matmul", "--set", "m=" + " ".join(THOUSAND)], "m: expected int, not '64 64"),
+    (["run", "-w", "matmul", "--set", "m=" + ",".join(THOUSAND[:500] + ["x y"] + THOUSAND[500:])],
+     "m='x y': expected int"),
+    (["run", "-w", "matmul", "--set", " ".join(THOUSAND)], "--set: expected KEY=VALUE, not '64 64"),
+    (["advise", "-w", "llm-serve", "--set", "batch=" + " ".join(THOUSAND)], "--set batch: expected int, not"),
+    (["advise", "-w", "llm-train", "--set", "shape=" + " ".join(THOUSAND)], "--model: no shape '64 64"),
+    (["advise", "-w", "llm-train", "--set", "shape=llama3-8b", "--set", "tokens=" + " ".join(THOUSAND)],
+     "--set tokens: a number, not '64 64"),
+])
+def test_a_thousand_item_value_says_its_reason_first_in_one_short_line(cli, tmp_path, args, reason):
+    """A value of 1,000 items is shortened in the middle, so the line stays readable and the reason
+    comes before it (a 4,000-character line was cut at 2,000 characters with its reason)."""
+    db = str(tmp_path / "l.db")
+    out = cli(*args, "--db", db)
+    (line,) = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and line.startswith("gpuarena: error: " + reason), line
+    assert len(line) < 300 and not os.path.exists(db), line

@@ -180,11 +180,13 @@ def _brief(e: dict | None) -> dict | None:
 def hosts(groups: list[dict], pool: list[Result], environment=lambda env_id: None) -> list[dict]:
     """Doctor's verdicts per host of a fleet: groups are [{"results", "fp", "acceptance"}] (one per bundle
     or per environment); ``pool`` is every result (the other hosts' figures are stored references)."""
+    names = F.host_names({i: g.get("fp") for i, g in enumerate(groups)},     # as analysis/fleet.py names a host
+                       {i: str(g.get("label") or "?") for i, g in enumerate(groups)})
     out = []
-    for g in groups:
+    for i, g in enumerate(groups):
         fp = g.get("fp") or {}
         v = verdicts(g["results"], pool, fp, environment, g.get("acceptance"))
-        host = str(fp.get("hostname") or g.get("label") or "?")
+        host = names[i]
         uuids = {x.get("index"): x.get("uuid") for x in fp.get("gpus") or []}
         for x in v["gpus"]:
             dev = str(x["device"])

@@ -7,7 +7,8 @@ GPU is an outlier only when it is both statistically and practically slow:
 more than ``Z`` scaled MADs *and* more than ``PRACTICAL`` below the median (on
 a quiet fleet the MAD is tiny, and 0.5% off would otherwise be "5 MADs").
 
-A single-GPU result belongs to one GPU: its host (the fingerprint's hostname)
+A single-GPU result belongs to one GPU: its host (the fingerprint's hostname,
+tagged with its identity where machines share a hostname: see ``identity``)
 and device index, named by UUID where the fingerprint has it.  A multi-GPU
 result (a collective, DDP) belongs to the link it crossed: the GPUs of one host
 (its NVLink or PCIe fabric) or the set of hosts of a multi-node case (their
@@ -19,6 +20,7 @@ the hosts and cases missing are reported, never filled in.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from gpuarena.store.result import Result
@@ -33,9 +35,35 @@ def _host(r: Result, fp: dict | None) -> str:
     return str((fp or {}).get("hostname") or r.extra.host or f"env{r.env_id}")
 
 
-def unit_of(r: Result, fp: dict | None) -> tuple[str, str]:
-    """(kind, name) of what a result measured: ('gpu', 'host/cuda:0') or ('link', 'hostA+hostB x16')."""
-    host = _host(r, fp)
+def identity(fp: dict | None, key: object = None) -> str:
+    """What tells one machine from another: its GPUs' UUIDs or serials, else the environment's content
+    hash (a hostname is not unique: containers and cloud images share one)."""
+    from gpuarena.measure.env import fingerprint_hash
+
+    if not fp:
+        return f"key:{key}"
+    boards = sorted(str(g.get("uuid") or g.get("serial")) for g in fp.get("gpus") or []
+                    if isinstance(g, dict) and (g.get("uuid") or g.get("serial")))
+    return "gpus:" + ",".join(boards) if boards else "env:" + fingerprint_hash(fp)
+
+
+def host_names(fps: dict, fallback: dict | None = None) -> dict:
+    """key -> the host's name in the output: its hostname, with a short tag of its identity where
+    machines of different identities share that hostname (``node#3fa2c1``)."""
+    fallback = fallback or {}
+    base = {k: str((fp or {}).get("hostname") or fallback.get(k) or f"env{k}") for k, fp in fps.items()}
+    ident = {k: identity(fp, k) for k, fp in fps.items()}
+    shared: dict[str, set] = {}
+    for k, name in base.items():
+        shared.setdefault(name, set()).add(ident[k])
+    return {k: name if len(shared[name]) == 1 else f"{name}#{hashlib.sha256(ident[k].encode()).hexdigest()[:6]}"
+            for k, name in base.items()}
+
+
+def unit_of(r: Result, fp: dict | None, host: str | None = None) -> tuple[str, str]:
+    """(kind, name) of what a result measured: ('gpu', 'host/cuda:0') or ('link', 'hostA+hostB x16');
+    ``host``: the host's name from host_names (else its hostname)."""
+    host = host or _host(r, fp)
     gpus = r.gpus
     if gpus > 1:
         hosts = sorted({str(p.get("host")) for p in r.extra.per_rank or [] if p.get("host")})
@@ -86,19 +114,21 @@ def analyse(results: list[Result], environment=lambda env_id: None) -> dict:
     hosts: set[str] = set()
     fps: dict = {}
     for r in results:
+        if r.env_id not in fps:
+            fps[r.env_id] = environment(r.env_id) if r.env_id is not None else None
+    names = host_names(fps, {r.env_id: r.extra.host for r in results if r.extra.host})
+    for r in results:
         if r.status != "ok" or not r.throughput_median or r.source == "published":
             continue
         eid = r.env_id
-        if eid not in fps:
-            fps[eid] = environment(eid) if eid is not None else None
-        kind, unit = unit_of(r, fps[eid])
-        hosts.add(_host(r, fps[eid]))
+        kind, unit = unit_of(r, fps[eid], names[eid])
+        hosts.add(names[eid])
         c = cases.setdefault(case_of(r), {"case": case_of(r), "gpu": r.device_name,
                                           "workload": r.workload, "variant": r.variant,
                                           "params": r.params, "kind": kind, "unit": figure(r)[1],
                                           "values": {}, "hosts": set()})
         c["values"].setdefault(unit, []).append(figure(r)[0])
-        c["hosts"].add(_host(r, fps[eid]))
+        c["hosts"].add(names[eid])
     out = []
     for c in cases.values():
         figures = {u: statistics.median(v) for u, v in c["values"].items()}

@@ -3,7 +3,7 @@ workload runs them), which the published runs of data/training_mfu.csv name."""
 
 from __future__ import annotations
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, brief
 from gpuarena.workloads.llm.shapes import SHAPES, LlamaConfig
 
 # Planning-only shapes (no workload runs them): Llama 3 405B (Dubey et al. 2024, "The Llama 3 Herd
@@ -25,5 +25,5 @@ PLAN_SHAPES: dict[str, LlamaConfig] = {
 
 def model_config(name: str) -> LlamaConfig:
     if name not in PLAN_SHAPES:
-        raise UserError(f"--model {name!r}: known shapes {', '.join(PLAN_SHAPES)}")
+        raise UserError(f"--model: no shape {brief(name)}; known shapes {', '.join(PLAN_SHAPES)}")
     return PLAN_SHAPES[name]

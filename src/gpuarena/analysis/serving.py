@@ -21,7 +21,7 @@ from gpuarena.analysis import serving_model as M
 from gpuarena.analysis.serving_curves import curves, decode_share, membw_gbs  # noqa: F401  (re-exported)
 from gpuarena.analysis.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
 from gpuarena.data import catalog
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, brief
 from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import flops_per_token, kv_cache_bytes
 from gpuarena.workloads.llm.precisions import normalise
@@ -72,11 +72,11 @@ def parse_sets(items: list[str]) -> dict:
            "precision": "bf16", "batch": 0, "overhead": OVERHEAD_FRACTION, "slo_ms": 0.0}
     for k, v in set_pairs(items):
         if k not in ADVISE_KEYS:
-            raise UserError(f"--set {k}={v}: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}")
+            raise UserError(f"--set: llm-serve advice takes {', '.join(f'{x}=' for x in ADVISE_KEYS)}, not {brief(k)}")
         try:
             out[k] = ADVISE_KEYS[k](v.strip())
         except ValueError:
-            raise UserError(f"--set {k}={v}: expected {ADVISE_KEYS[k].__name__}") from None
+            raise UserError(f"--set {k}: expected {ADVISE_KEYS[k].__name__}, not {brief(v)}") from None
     if out["prompt"] is None:
         out["context"] = out["context"] or DEFAULT_CONTEXT
         out["prompt"] = out["context"] - out["output"]

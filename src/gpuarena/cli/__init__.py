@@ -58,7 +58,10 @@ def _say(line: str) -> None:
     given = [*sys.argv[1:], os.environ.get("GPUARENA_DB") or ""]
     line = redact(str(line), [p for a in given for p in passwords(a)])
     line = re.sub(r"\S{201,}", lambda m: m.group()[:120] + "..." + m.group()[-60:], " ".join(str(line).split()))
-    print(printable(line)[:2000], file=sys.stderr)
+    line = printable(line)
+    if len(line) > 2000:   # the middle left out, not the end: a reason that follows a long value stays
+        line = line[:1400] + " ... " + line[-500:]
+    print(line, file=sys.stderr)
 
 
 def _app(argv: list[str]) -> None:

@@ -62,8 +62,9 @@ Exit codes: 0 every GPU and link OK (or CHECK: a state worth a look, figures wit
 complete); 2 a usage error."""
 
 
-def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, quiet: bool) -> str:
-    """The doctor suite's speed checks on one device, stored as a run; its id."""
+def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, quiet: bool, run_ids: list) -> None:
+    """The doctor suite's speed checks on one device, stored as a run; its id added to ``run_ids`` as
+    soon as the run exists (an interrupted doctor names it)."""
     from gpuarena.measure.env import device_name
     from gpuarena.workloads import registry
     from gpuarena.runner.executor import StoreFailed, execute
@@ -72,6 +73,7 @@ def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, qu
     cases = _doctor_cases(d, n_gpus)
     run_id = store.create_run("doctor", d, [c.model_dump() for c in cases], env_id, argv=sys.argv[1:])
     store.claim_run(run_id)
+    run_ids.append(run_id)
 
     def on_done(i, outcome):
         r = outcome.result
@@ -91,7 +93,29 @@ def _doctor_suite(store, d: str, n_gpus: int, env_id: int, fp: dict, console, qu
         release(store, run_id, "interrupted")
         raise
     store.release_run(run_id, "complete")
-    return run_id
+
+
+def _doctor_checks(store, devices: list[str], n_gpus: int, env_id: int, fp: dict, console, quiet: bool,
+                   level: str, minutes: Optional[float]) -> tuple[list[str], dict]:
+    """The suite on each device, then the acceptance checks: (run ids, evidence).  SIGTERM or SIGHUP (a
+    pre-empted job, a closed terminal) or Ctrl-C ends doctor as it ends `run`: one line, exit code 130."""
+    from gpuarena.runner import acceptance
+    from gpuarena.runner.session import end_like_ctrl_c
+
+    end_like_ctrl_c()
+    run_ids: list[str] = []
+    try:
+        for d in devices:
+            _doctor_suite(store, d, n_gpus, env_id, fp, console, quiet, run_ids)
+        if not quiet:
+            console.print(escape(f"  acceptance ({level}{f', {minutes:g} min of load' if minutes else ''}): "
+                                 "GEMM results against the exact reference, memory test, error counters, links"))
+        return run_ids, acceptance.run(devices, level, minutes or 0.0)
+    except KeyboardInterrupt:   # a suite cut short is marked interrupted by _doctor_suite; its finished checks kept
+        stored = ", ".join(run_ids) or "none"
+        console.print(escape(f"interrupted: finished checks are stored (run(s) {stored}); no evidence bundle "
+                             "written; run `gpuarena doctor` again for a verdict"), soft_wrap=True)
+        raise typer.Exit(130) from None
 
 
 def _levels(level: str, minutes: Optional[float]) -> Optional[float]:
@@ -138,7 +162,6 @@ def doctor(db: Optional[str] = DbOption,
 
     from gpuarena.analysis import doctor as D
     from gpuarena.report.text.doctor import render as render_doctor
-    from gpuarena.runner import acceptance
     from gpuarena.runner.guard import check_device, check_environment, default_device
     from gpuarena.measure.busy import busy_message
     from gpuarena.measure.env import fingerprint, fingerprint_hash
@@ -159,11 +182,8 @@ def doctor(db: Optional[str] = DbOption,
     store = open_store(db)
     fp = fingerprint()
     env_id = store.env_id(fp, fingerprint_hash(fp))
-    run_ids = [_doctor_suite(store, d, n if device == "cuda" else 0, env_id, fp, console, quiet) for d in devices]
-    if not quiet:
-        console.print(escape(f"  acceptance ({level}{f', {minutes:g} min of load' if minutes else ''}): "
-                             "GEMM results against the exact reference, memory test, error counters, links"))
-    evidence = acceptance.run(devices, level, minutes or 0.0)
+    run_ids, evidence = _doctor_checks(store, devices, n if device == "cuda" else 0, env_id, fp, console, quiet,
+                                       level, minutes)
     verdicts = D.verdicts(store.results(run_ids), store.results(status="ok"), fp, store.environment, evidence)
     out = B.export(store, run_ids)
     out["doctor"] = {"level": level, "minutes": minutes, "devices": devices, "acceptance": evidence}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, brief
 from gpuarena.workloads import registry
 
 if TYPE_CHECKING:
@@ -61,12 +61,12 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
     for item in sets:
         k, sep, v = (x.strip() for x in item.partition("="))
         if not sep or k not in TRAIN_ADVICE_KEYS:
-            raise UserError(f"--set {item!r}: advise -w llm-train takes "
-                            f"{', '.join(f'{x}=' for x in TRAIN_ADVICE_KEYS)}")
+            raise UserError(f"--set: advise -w llm-train takes {', '.join(f'{x}=' for x in TRAIN_ADVICE_KEYS)}, "
+                            f"not {brief(item)}")
         try:
             given[k] = TRAIN_ADVICE_KEYS[k](float(v)) if TRAIN_ADVICE_KEYS[k] is int else TRAIN_ADVICE_KEYS[k](v)
         except ValueError:
-            raise UserError(f"--set {item!r}: {k} is a number") from None
+            raise UserError(f"--set {k}: a number, not {brief(v)}") from None
         if k != "shape":
             finite(given[k], k, cap=1.0 if k == "mfu" else 1e18)
     if "shape" not in given:
@@ -92,7 +92,7 @@ def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     for item in sets:
         k, sep, v = item.partition("=")
         if not sep or k.strip() not in keys:
-            raise UserError(f"--set {item!r}: an {workload} claim takes {', '.join(f'{x}=' for x in keys)}")
+            raise UserError(f"--set: an {workload} claim takes {', '.join(f'{x}=' for x in keys)}, not {brief(item)}")
         out[k.strip()] = v.strip()
     return out
 

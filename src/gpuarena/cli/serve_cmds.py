@@ -12,7 +12,7 @@ import typer
 
 from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, brief
 
 
 @app.command("serve-tiny")
@@ -36,7 +36,7 @@ def serve_tiny(
     if not 0 <= port <= 65535:
         raise UserError(f"--port {port}: must be between 0 and 65535")
     if shape not in SHAPES:
-        raise UserError(f"--shape {shape!r}: known shapes are {', '.join(SHAPES)}")
+        raise UserError(f"--shape: no shape {brief(shape)}; known shapes are {', '.join(SHAPES)}")
     if not 1 <= threads <= 1024:
         raise UserError(f"--threads {threads}: must be between 1 and 1024")
     _check_fits(shape, SHAPES[shape])

@@ -177,6 +177,17 @@ def _price_file_model():
                 raise ValueError("a price is a number, not true/false")
             return v
 
+        @field_validator("source")
+        @classmethod
+        def _printable(cls, v: str) -> str:
+            """Shown in every table, note and error: no terminal escape or bidi control, one line."""
+            from gpuarena.safeio import printable
+
+            line = " ".join(printable(v).split())
+            if not line:
+                raise ValueError("a source names where the price comes from")
+            return line
+
         @field_validator("date")
         @classmethod
         def _dated(cls, v: str) -> str:

@@ -7,11 +7,10 @@ cell and raw HTML would be rendered, so both become entities or escapes.
 from __future__ import annotations
 
 from gpuarena.report.build import Report, Section, Table
+from gpuarena.report.mdtext import escape
 
 
-def cell(text) -> str:
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("|", "\\|").replace("\r", " ").replace("\n", " ").strip()
+cell = escape
 
 
 def table(t: Table) -> list[str]:

@@ -87,7 +87,7 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _end_like_ctrl_c() -> None:
+def end_like_ctrl_c() -> None:
     """A pre-empted job gets SIGTERM, a closed terminal SIGHUP: end like Ctrl-C (the case's
     process group is killed, the run marked interrupted) rather than dying with the child orphaned."""
     try:
@@ -103,7 +103,7 @@ def run(s: Session, on_start: Callable | None = None, on_done: Callable | None =
     from gpuarena.runner.executor import StoreFailed, execute
     from gpuarena.runner.torchrun import ELSEWHERE
 
-    _end_like_ctrl_c()
+    end_like_ctrl_c()
     try:
         outcomes = execute(s.store, s.run_id, s.plan.todo, s.env_id, s.device_name, on_start, on_done)
     except StoreFailed as exc:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuarena.errors import UserError, pydantic_error_line
+from gpuarena.errors import UserError, brief, pydantic_error_line
 from gpuarena.safeio import load_yaml, read_text
 from gpuarena.spec.model import METHOD_KEYS, Entry, Method, Suite
 
@@ -76,9 +76,9 @@ def set_pairs(items: list[str]) -> list[tuple[str, str]]:
     for item in items:
         k, sep, v = item.partition("=")
         if not sep:
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+            raise UserError(f"--set: expected KEY=VALUE, not {brief(item)}")
         if not k.strip():
-            raise UserError(f"--set {item!r}: empty key")
+            raise UserError(f"--set: an empty key in {brief(item)}")
         out.append((k.strip(), v))
     return out
 
@@ -97,7 +97,9 @@ def parse_sets(items: list[str]) -> tuple[dict[str, Any], Method]:
         elif "," in v:
             values = [x.strip() for x in v.split(",")]
             if not all(values):
-                raise UserError(f"--set {k}={v!r}: an empty value in the list")
+                i = values.index("")
+                raise UserError(f"--set {k}: an empty value in the list (value {i + 1:,} of {len(values):,}: "
+                                f"{brief(v)})")
             params[k] = values
         else:
             params[k] = v

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gpuarena.errors import UserError
+from gpuarena.errors import UserError, brief
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,12 @@ class Param:
     min: float | None = None
     max: float | None = None
     choices: tuple | None = None
+
+    def _bad(self, value: Any, why: str) -> str:
+        """'name=value: why' for a value short enough to read, else the reason first: 'name: why, not
+        ...' with the value shortened (a 1,000-item list would bury the reason)."""
+        shown = brief(value)
+        return f"{self.name}={shown}: {why}" if shown == repr(value) else f"{self.name}: {why}, not {shown}"
 
     def parse(self, raw: Any) -> Any:
         """Coerce and range-check one value; raise UserError with a one-line reason."""
@@ -37,13 +43,13 @@ class Param:
             else:
                 value = self.type(raw)
         except (TypeError, ValueError):
-            raise UserError(f"{self.name}={raw!r}: expected {self.type.__name__}") from None
+            raise UserError(self._bad(raw, f"expected {self.type.__name__}")) from None
         if isinstance(value, float) and not math.isfinite(value):
-            raise UserError(f"{self.name}={raw!r}: must be a finite number")
+            raise UserError(self._bad(raw, "must be a finite number"))
         if self.min is not None and value < self.min:
             raise UserError(f"{self.name}={value}: must be >= {self.min:g}")
         if self.max is not None and value > self.max:
             raise UserError(f"{self.name}={value}: must be <= {self.max:g}")
         if self.choices is not None and value not in self.choices:
-            raise UserError(f"{self.name}={value!r}: must be one of {', '.join(map(str, self.choices))}")
+            raise UserError(self._bad(value, f"must be one of {', '.join(map(str, self.choices))}"))
         return value

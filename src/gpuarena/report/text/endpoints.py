@@ -4,6 +4,7 @@ at the same lengths beside them (the report's served-engines section uses the sa
 from __future__ import annotations
 
 from gpuarena.analysis.frontier import lines
+from gpuarena.report.mdtext import inert
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("setting", "setting"), ("gpu", "GPU"), ("engine", "engine"), ("server_gpus", "GPUs"),
@@ -33,5 +34,5 @@ def render(rows: list[dict], fmt: str, own: list[dict] | None = None, curves: li
         text += "\n" + table(OWN_COLUMNS, own, fmt, title=OWN_TITLE, notes=[OWN_NOTE])
     if curves:
         text += "\nServing frontier (output tokens/s per GPU against tokens/s per user = 1000 / TPOT p50):\n"
-        text += "".join(f"- {x}\n" for x in lines(curves))
+        text += "".join(f"- {inert(x) if fmt == 'md' else x}\n" for x in lines(curves))
     return text

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuarena.numbers import fmt_num  # one number format everywhere
+from gpuarena.report.mdtext import inert
 from gpuarena.textfit import natural_width, records, terminal_width
 
 FORMATS = ("table", "md", "json")
@@ -37,12 +38,12 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
         return as_json(rows if data is None else data)
     notes = notes or []
     if fmt == "md":
-        out = [f"### {title}", ""] if title else []
-        out.append("| " + " | ".join(h for _, h in columns) + " |")
+        out = [f"### {inert(title)}", ""] if title else []   # every text may come from data: never HTML or a link
+        out.append("| " + " | ".join(inert(h) for _, h in columns) + " |")
         out.append("|" + "---|" * len(columns))
         for r in rows:
-            out.append("| " + " | ".join(cell(r.get(k)).replace("|", "\\|") for k, _ in columns) + " |")
-        out += [""] + [f"- {n}" for n in notes] if notes else []
+            out.append("| " + " | ".join(inert(cell(r.get(k))) for k, _ in columns) + " |")
+        out += [""] + [f"- {inert(n)}" for n in notes] if notes else []
         return "\n".join(out) + "\n"
     t = Table(title=title, header_style="bold", title_justify="left",
               **({"box": box.SIMPLE, "padding": (0, 1, 0, 0)} if compact else {}))

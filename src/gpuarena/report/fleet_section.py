@@ -11,6 +11,8 @@ from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
+GAPS_SHOWN = 10   # incomplete cases the report names; the CLI lists them all
+
 
 def variant_text(r: Result) -> str:
     """The variant, with what sets a device check apart (a matmul's dtype, a copy's pinning) where it has one."""
@@ -68,10 +70,21 @@ def fleet_subsection(rows: list[Result], environment) -> Section | None:
                                                                              "values": slowest}],
                                            "ylabel": "ratio to the median", "ref": 1 - F.PRACTICAL},
                           "the slowest unit's ratio to the median per case; the line marks 3% below"))
-    for c in fleet["cases"]:
-        if c["missing_hosts"]:
-            s.paragraphs.append(f"Incomplete: {case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
+    # A gap is a case most hosts ran and some did not; a case only a few hosts ran is another experiment
+    # (the shipped bundles: 30 lent machines, each a session of its own, each case run on one or two).
+    n = len(fleet["hosts"])
+    gaps = [c for c in fleet["cases"] if c["missing_hosts"] and 2 * len(c["missing_hosts"]) < n]
+    for c in gaps[:GAPS_SHOWN]:
+        s.paragraphs.append(f"Incomplete: {case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
+    if len(gaps) > GAPS_SHOWN:
+        s.paragraphs.append(f"... and {len(gaps) - GAPS_SHOWN} more incomplete case(s): `gpuarena fleet --db DB` "
+                            "lists them all.")
+    few = sum(1 for c in fleet["cases"] if c["missing_hosts"] and 2 * len(c["missing_hosts"]) >= n)
+    if few:
+        s.paragraphs.append(f"{few} case(s) ran on fewer than half of the {n} hosts: compared where they ran, "
+                            "not counted as gaps.")
     return s
+
 
 
 def section(pool, rows: list[Result]) -> Section | None:

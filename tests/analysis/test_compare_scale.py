@@ -65,3 +65,21 @@ def test_the_reports_comparison_is_bounded_and_says_how_to_get_every_row(many, m
     assert sum(p.startswith("Not compared:") for p in s.paragraphs) == RC.MAX_SKIPPED
     assert f"{SKIPPED - RC.MAX_SKIPPED:,} more configurations not compared; " in " ".join(s.paragraphs)
     assert s.data["gpus"] == ["H100 80GB HBM3"] or len(s.data["gpus"]) == 1   # each GPU once, not per row
+
+
+def test_the_reports_workload_and_expected_tables_are_bounded(many):
+    """The other long tables of a 3,060-result report: the workload's results and the expected figures show
+    at most MAX_ROWS rows each and say how many they left out and which command lists them all."""
+    from gpuarena.report import fleet_section
+    from gpuarena.report.model import MAX_ROWS
+    from gpuarena.report.workload_sections import workload_section
+
+    pool = Pool.read(many)
+    rows = [r for r in pool.rows if r.workload == "resnet50-train"]
+    s = workload_section("resnet50-train", rows)
+    assert len(s.tables[0].rows) == MAX_ROWS
+    assert any(f"{len(rows) - MAX_ROWS:,} left out here" in p and "gpuarena results -w resnet50-train" in p
+               for p in s.paragraphs)
+    normal = fleet_section.section(pool, rows)
+    assert normal is not None and len(normal.tables[0].rows) <= MAX_ROWS
+    assert any("left out here" in p and "gpuarena results --format json" in p for p in normal.paragraphs)

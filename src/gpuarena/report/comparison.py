@@ -14,13 +14,11 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import at_power_cap_only
-from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num, prune
+from gpuarena.report.model import (MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num,
+                                   prune)
 from gpuarena.store.result import Result
 
 
-# A table of tens of thousands of rows is no page to read (50,000 rows made a 44 MB report): the report
-# shows the first rows and says how many it left out; `gpuarena compare` prints them all.
-MAX_ROWS = 500
 MAX_SKIPPED = 50
 
 

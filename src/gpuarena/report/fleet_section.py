@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuarena.analysis import expected as E
 from gpuarena.analysis import fleet as F
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
+from gpuarena.report.model import MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
 from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
@@ -96,6 +96,15 @@ def section(pool, rows: list[Result]) -> Section | None:
         return None
     s = Section("normal", "Is it normal? Expected figures and the fleet")
     if table is not None:
+        n = len(table.rows)
+        if n > MAX_ROWS:     # the flagged rows first, then the rest in order, up to the cap
+            flagged = [i for i, row in enumerate(table.rows) if str(row[7]).startswith("below-expected")]
+            keep = sorted(set(flagged[:MAX_ROWS]) | set(range(n)[:max(0, MAX_ROWS - len(flagged))]))
+            table = Table(table.id, table.columns, [table.rows[i] for i in keep], table.title, table.note,
+                          details=table.details)
+            s.paragraphs.append(f"The table shows {len(keep):,} of {n:,} results, every one below expected first "
+                                f"({n - len(keep):,} left out here); `gpuarena results --format json` gives every "
+                                "result's expected figure.")
         s.tables.append(table)
     if fleet is not None:
         s.subsections.append(fleet)

@@ -14,6 +14,10 @@ from gpuarena.analysis.derived import share_of_peak
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 from gpuarena.store.result import Result
 
+# A table of tens of thousands of rows is no page to read (50,000 rows made a 44 MB report): the report
+# shows the first rows of a long table and says how many it left out and which command prints them all.
+MAX_ROWS = 500
+
 NUMERIC = "r"
 TEXT = "l"       # short text: kept on one line
 PROSE = "p"      # sentences (reasons, notes, warnings): wrapped

@@ -7,8 +7,8 @@ from gpuarena.analysis.rows import flags as row_flags
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import against_reference, tuning_ladder
-from gpuarena.report.model import (NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of, fmt_bytes,
-                                   fmt_num, ok, params_text, pct, prune, slug, varying_params)
+from gpuarena.report.model import (MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of,
+                                   fmt_bytes, fmt_num, ok, params_text, pct, prune, slug, varying_params)
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
@@ -62,7 +62,11 @@ def workload_section(workload: str, rows: list[Result]) -> Section:
     common = common_text(rows, keys, devices)
     if common:
         s.paragraphs.append(common)
-    s.tables.append(throughput_table(s, workload, rows, keys, unit, devices))
+    s.tables.append(throughput_table(s, workload, rows[:MAX_ROWS], keys, unit, devices))
+    if len(rows) > MAX_ROWS:
+        s.paragraphs.append(f"The table shows the first {MAX_ROWS:,} of {len(rows):,} results "
+                            f"({len(rows) - MAX_ROWS:,} left out here); `gpuarena results -w {workload}` "
+                            "lists them all.")
     good = [r for r in rows if ok(r)]
     xk = x_key(workload, good, keys)
     add_rate_chart(s, workload, good, keys, unit, devices, xk)

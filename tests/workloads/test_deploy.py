@@ -36,15 +36,18 @@ def test_a_cuda_graph_needs_cuda_and_stands_apart_from_the_compilers():
         "bf16+channels-last+cudnn-fused+cuda-graph"
 
 
-def test_the_shim_links_torchs_libstdcxx_where_the_compiler_would_link_its_own(tmp_path, monkeypatch):
+def test_the_shim_links_torchs_libstdcxx_where_the_compiler_would_link_its_own(tmp_path):
     """The H200's crash, on a CPU: a library that carries libstdc++ (as its compiler made the AOTI wrapper)
     dies in std::regex inside a torch process and is refused; built through the shim, it needs the shared
     libstdc++ and runs."""
     from torch._inductor import config
 
     static = static_libstdcxx_gxx(tmp_path)
-    monkeypatch.setattr(config.cpp, "cxx", (static,))
-    shim = deploy.shared_libstdcxx_compiler(str(tmp_path / "shim"))
+    # config.patch, not monkeypatch: monkeypatch's undo deletes the attribute, and torch's config then
+    # hides cpp.cxx for the rest of the process (a later CPU compile in the same worker died on
+    # "torch._inductor.config.cpp.cxx does not exist")
+    with config.patch({"cpp.cxx": (static,)}):
+        shim = deploy.shared_libstdcxx_compiler(str(tmp_path / "shim"))
     assert shim and open(shim).read().count(static) == 2
     (tmp_path / "m.cpp").write_text(REGEX)
     verdicts = {}

@@ -52,7 +52,9 @@ class Cluster:
             pytest.skip(f"PostgreSQL server binaries not found ({BIN_GLOB}/initdb, pg_ctl): "
                         "apt-get install postgresql (as .ci/run does)")
         self.owner = _owner()
-        self.home = tempfile.mkdtemp(prefix="gpa-pg-")   # short: a unix socket path has ~100 characters
+        # short: a unix socket path has ~100 characters; as root the server runs as another user, who must
+        # reach the folder: a private $TMPDIR (mktemp -d, 0700) would stop initdb, so /tmp is used then
+        self.home = tempfile.mkdtemp(prefix="gpa-pg-", dir="/tmp" if self.owner else None)
         if self.owner:
             os.chown(self.home, self.owner["user"], self.owner["group"])
         self.data = os.path.join(self.home, "data")

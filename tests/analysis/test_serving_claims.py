@@ -162,7 +162,7 @@ def test_published_engines_set_the_serving_ceiling():
     ceiling was gpuarena's eager prefill MFU (50%) and gpt-fast's batch-1 bandwidth share.  Published
     engines are evidence: the ceiling names one, and both figures are plausible."""
     for prec in ("fp8", "fp16"):
-        ceil = M.ceiling([], prec)
+        ceil = E.ceiling([], prec)
         assert ceil.prefill > M.DEFAULT_PREFILL_MFU[0] and ceil.prefill_from.startswith("published: TensorRT-LLM")
     for gpu, prec, batch, thr in (("L40S", "fp8", 32, 581), ("A100 80GB SXM4", "fp16", 52, 591)):
         row = check_serving({"gpu": gpu, "workload": "llm-serve", "precision": prec, "batch_size": batch,

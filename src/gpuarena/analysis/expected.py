@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from gpuarena.analysis import causes as C
 from gpuarena.analysis import expected_device as D
+from gpuarena.analysis import models
 from gpuarena.analysis.expected_device import expected_device  # noqa: F401  (the device checks' API, here too)
-from gpuarena.analysis.expected_physics import physics_expectation
 from gpuarena.analysis.expected_refs import model_refs, published_reference, request_of, stored_reference
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.result import Result
+from gpuarena.workloads import registry
 
 FALLBACK_BAND = 0.30      # projection.DEFAULT_BAND: used when the model cannot say (no family, no references)
 
@@ -187,3 +188,14 @@ def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: 
             continue
         out.append(r.with_derived(expected=e, warnings=[flag_text(e, r.unit)] if e["below"] else []))
     return out
+
+
+def physics_expectation(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:
+    """The workload's physics model's figure for r on gpu: {"value", "band", "how"} or None (each physics'
+    ``expected``, registered once in analysis/models.py)."""
+    cls = registry.find(r.workload)
+    physics = models.PHYSICS.get(cls.physics) if cls is not None else None
+    if physics is None or physics.expected is None:
+        return None
+    out = physics.expected(r, gpu, pool)
+    return out if out and out.get("value") else None

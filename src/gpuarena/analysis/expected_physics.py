@@ -278,16 +278,3 @@ def data_parallel(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | Non
            f"{row['efficiency']:.3f} (ring all-reduce of {pred['grad_bytes'] / 1e6:,.0f} MB at "
            f"{row['busbw_gbs']:,.0f} GB/s, {pred['busbw_from']}; overlap {pred['overlap']:.0%})")
     return {"value": n * thr * row["efficiency"], "band": DEFAULT_BAND, "how": how}
-
-
-def physics_expectation(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:
-    """The workload's physics model's figure for r on gpu: {"value", "band", "how"} or None (each physics'
-    ``expected``, registered once in analysis/models.py)."""
-    from gpuarena.analysis import models
-
-    cls = registry.find(r.workload)
-    physics = models.PHYSICS.get(cls.physics) if cls is not None else None
-    if physics is None or physics.expected is None:
-        return None
-    out = physics.expected(r, gpu, pool)
-    return out if out and out.get("value") else None

@@ -21,6 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuarena.analysis import expected_physics as E
+from gpuarena.analysis.llm_claims import check_training
+from gpuarena.analysis.roofline_check import check_roofline
+from gpuarena.analysis.serving_claims import check_serving
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
@@ -33,43 +37,17 @@ class Physics:
     expected: Callable | None                  # (result, gpu, pool) -> {"value", "band", "how"} | None
 
 
-def _roofline_check(claim: dict, store=None) -> dict:
-    from gpuarena.analysis.check import check_roofline
-
-    return check_roofline(claim, store)
-
-
-def _serving_check(claim: dict, store=None) -> dict:
-    from gpuarena.analysis.serving_claims import check_serving
-
-    return check_serving(claim, store)
-
-
-def _training_check(claim: dict, store=None) -> dict:
-    from gpuarena.analysis.llm_claims import check_training
-
-    return check_training(claim, store)
-
-
-def _expected(name: str) -> Callable:
-    def model(r, gpu, pool):
-        from gpuarena.analysis import expected_physics as E
-
-        return getattr(E, name)(r, gpu, pool)
-    return model
-
-
 PHYSICS: dict[str, Physics] = {p.name: p for p in (
     Physics("roofline", "FLOPs at the executed precision's peak and bytes at bandwidth, at credible shares",
-            _roofline_check, _expected("roofline")),
+            check_roofline, E.roofline),
     Physics("serving", "weights and KV cache read per token, prefill FLOPs; capacity sets the largest batch",
-            _serving_check, _expected("serving")),
+            check_serving, E.serving),
     Physics("decoder-training", "model FLOPs per token at an MFU from evidence by model size, GPU and layout",
-            _training_check, _expected("decoder_training")),
+            check_training, E.decoder_training),
     Physics("data-parallel", "one GPU's step plus the all-reduce the step cannot hide",
-            _roofline_check, _expected("data_parallel")),
+            check_roofline, E.data_parallel),
     Physics("endpoint", "the serving model at the concurrency measured over HTTP",
-            _roofline_check, _expected("endpoint")),
+            check_roofline, E.endpoint),
 )}
 
 

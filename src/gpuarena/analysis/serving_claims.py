@@ -21,6 +21,7 @@ time to the first token, or one card's throughput over another's.
 from __future__ import annotations
 
 from gpuarena.analysis import serving_model as M
+from gpuarena.analysis import serving_evidence as SE
 from gpuarena.analysis.serving_layout import Layout, layout
 from gpuarena.analysis.physics import claim_gpus, claim_number as _num
 from gpuarena.analysis.physics import spread as run_spread
@@ -61,7 +62,7 @@ def check_serving(claim: dict, store=None) -> dict:
         raise UserError("an llm-serve claim needs --throughput (generated tokens/s), --latency (s per token) "
                         "or --ttft (s to the first token)")
     results = store.results(workload=cls.name) if store is not None else []
-    ceil = M.ceiling(results, prec)
+    ceil = SE.ceiling(results, prec)
     # communication is left out of both bounds: an engine may overlap or shorten it (a floor, not a bound)
     bound = _times(M.upper_bound(cfg, g, prec, tp, b, prompt, out, kv), lay.replicas)
     credible = _times(M.request(cfg, g, prec, tp, b, prompt, out, ceil.decode, ceil.prefill, None, kv), lay.replicas)
@@ -103,7 +104,7 @@ def _check_ttft(claim: dict, store, g, prec: str, cls, cfg, params: dict, lay: L
     if _num(claim, "throughput") is not None or _num(claim, "latency") is not None:
         raise UserError("a TTFT claim (--ttft) is judged alone; give --throughput or --latency as another claim")
     results = store.results(workload=cls.name) if store is not None else []
-    ceil = M.ceiling(results, prec)
+    ceil = SE.ceiling(results, prec)
     bound = M.prefill_s(cfg, g, prec, tp, b, prompt, 1.0, 1.0, None)
     credible = M.prefill_s(cfg, g, prec, tp, b, prompt, ceil.prefill, ceil.decode, None)
     spread, spread_from = run_spread(store, cls.name)
@@ -231,7 +232,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
         why = M.refusal(g, prec, cfg, tp)
         if why:
             raise UserError(f"ratio claim on {g.short}: {why}")
-    ceil = M.ceiling(store.results(workload=cls.name) if store is not None else [], prec)
+    ceil = SE.ceiling(store.results(workload=cls.name) if store is not None else [], prec)
     s, s_from = run_spread(store, cls.name)
     model = params["hf_config"] or params["shape"]
     base = {"kind": f"throughput ratio, {lay.text()} each", "workload": cls.name, "gpu": cards[0].name,

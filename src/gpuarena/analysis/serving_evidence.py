@@ -22,6 +22,7 @@ from functools import lru_cache
 from gpuarena.analysis import serving_model as M
 from gpuarena.data import catalog
 from gpuarena.data import serving_figures as evidence
+from gpuarena.store.result import Result
 from gpuarena.workloads.llm.shapes import resolve_shape
 
 
@@ -80,3 +81,14 @@ def best(precision: str, which: str) -> tuple[float, str] | None:
     x, f = max(got, key=lambda t: t[0])
     return x, f"published: {f.text()} ({f.row.source.split(' (')[0]})"
 
+
+def ceiling(results: list[Result], precision: str = "bf16") -> M.Shares:
+    """The best shares credibly reached at this weight precision: gpuarena's measured ones, gpt-fast's
+    and those published serving figures imply (above: MLPerf Inference, TensorRT-LLM),
+    whichever is highest."""
+    s = M.shares(results, precision)
+    dec = max([(s.decode, s.decode_from), M.CEILINGS.get(precision, M.DECODE_CEILING),
+               *([x] if (x := best(precision, "decode_share")) else [])], key=lambda t: t[0])
+    pre = max([(s.prefill, s.prefill_from), M.DEFAULT_PREFILL_MFU,
+               *([x] if (x := best(precision, "prefill_mfu")) else [])], key=lambda t: t[0])
+    return M.Shares(min(dec[0], 1.0), dec[1], min(pre[0], 1.0), pre[1])

@@ -269,17 +269,3 @@ def shares(results: list[Result], precision: str = "bf16") -> Shares:
                   prefill_from=(f"measured: {catalog.match(pre[1].device_name).short}, llm-serve "
                                 f"{pre[1].variant}, result {pre[1].id}") if pre else DEFAULT_PREFILL_MFU[1],
                   origin_gpu=dec[2] if dec else None)
-
-
-def ceiling(results: list[Result], precision: str = "bf16") -> Shares:
-    """The best shares credibly reached at this weight precision: gpuarena's measured ones, gpt-fast's
-    and those published serving figures imply (serving_evidence.py: MLPerf Inference, TensorRT-LLM),
-    whichever is highest."""
-    from gpuarena.analysis import serving_evidence as E
-
-    s = shares(results, precision)
-    dec = max([(s.decode, s.decode_from), CEILINGS.get(precision, DECODE_CEILING),
-               *([x] if (x := E.best(precision, "decode_share")) else [])], key=lambda t: t[0])
-    pre = max([(s.prefill, s.prefill_from), DEFAULT_PREFILL_MFU,
-               *([x] if (x := E.best(precision, "prefill_mfu")) else [])], key=lambda t: t[0])
-    return Shares(min(dec[0], 1.0), dec[1], min(pre[0], 1.0), pre[1])

@@ -18,7 +18,7 @@ Every figure of both articles (DIGEST.md) put through `gpuarena check`, with the
 (docs/data/*.json) and the published rows (`gpuarena import --published`) in one database. Regenerate with
 `scripts/decision_docs.sh`.
 
-How a claim is judged (src/gpuarena/analysis/physics.py, the one roofline every verb asks; check.py,
+How a claim is judged (src/gpuarena/analysis/physics/limits.py, the one roofline every verb asks; check.py,
 precision.py, ratio.py):
 
 - **Precision as executed.** The articles' code runs PyTorch's defaults: FP32 tensors, convolutions in TF32
@@ -28,7 +28,7 @@ precision.py, ratio.py):
   item from the workload class. A figure's *attainment* is that roofline time x its throughput. A card whose
   power limit is below what its silicon is rated at for the clock its peak is quoted at (the A100 PCIe: 250 or
   300 W against the SXM4's 400 W, one datasheet peak) runs the compute time at the peak it sustains,
-  (TDP / rated W)^(1/3) of it (analysis/power.py); the datasheet peak still bounds what is impossible.
+  (TDP / rated W)^(1/3) of it (analysis/rows/power.py); the datasheet peak still bounds what is impossible.
 - **impossible**: above the executed precision's peak (the reason names the precision it would need);
   **implausible**: above the tighter of two ceilings of that workload, precision class (BF16 and FP16 are
   one class) and architecture generation at the claim's conditions: the best share of the compute peak
@@ -118,7 +118,7 @@ cat <<'MD'
 ## Article 001's 175B claims
 
 They give neither a throughput nor a configuration, so they are judged by the memory and time model of
-`llm-train` (src/gpuarena/analysis/llm_plan.py, docs/llm.md), checked against published large runs and
+`llm-train` (src/gpuarena/analysis/physics/llm_plan.py, docs/llm.md), checked against published large runs and
 against this project's two-H200 measurements.
 MD
 echo; echo "\`gpuarena check -w llm-train\`"; $GA check -w llm-train --format md | sed 's/^###/Verdicts:/'
@@ -130,7 +130,7 @@ GA="$GA" PY="$PY" scripts/claims_table.sh "$DB"
 cat <<'MD'
 # Projecting a GPU that was not measured
 
-`gpuarena advise` ranks GPUs it has not measured by a projection (src/gpuarena/analysis/projection.py).
+`gpuarena advise` ranks GPUs it has not measured by a projection (src/gpuarena/analysis/physics/projection.py).
 Regenerate this page with `scripts/decision_docs.sh`.
 
 ## The model
@@ -140,9 +140,9 @@ Time per item on GPU g, per workload and precision class:
     t(g) = a / P(g) + b / BW(g) + c
 
 - P(g): the catalog's dense peak at the precision the workload **executes** as on g's generation
-  (analysis/precision.py): TF32 for ResNet-50's FP32 convolutions on Ampere and newer, FP32 on a V100, the
+  (analysis/rows/precision.py): TF32 for ResNet-50's FP32 convolutions on Ampere and newer, FP32 on a V100, the
   tensor-core FP16/BF16 peak for mixed precision; at the share of the clock the card holds under its own power
-  limit (analysis/power.py): (TDP / the highest TDP of the same die, SMs and peaks)^(1/3), since dynamic power
+  limit (analysis/rows/power.py): (TDP / the highest TDP of the same die, SMs and peaks)^(1/3), since dynamic power
   goes as f x V^2 with V following f. The A100 40GB PCIe (250 W) sustains 85% of the SXM4's compute, the
   80GB PCIe (300 W) 91%; the H100 PCIe is quoted at its own clock and 114 SMs, so its peaks already say it.
   Validated below ("siblings"): the PCIe / SXM4 ratios of Lambda's same-recipe, same-batch DLE runs (ResNet-50
@@ -158,7 +158,7 @@ Time per item on GPU g, per workload and precision class:
   family of the workload and precision gives the compute efficiency F/a and the split of the rest between b
   and c; your measurement then scales **b and c only**. Compiling or changing settings shrinks the memory and
   overhead terms, not the FLOPs: the old uniform rescale put the compute term at 97-136% of peak.
-- Every projection is capped at what `check` accepts for that card (analysis/physics.py: its roofline and the
+- Every projection is capped at what `check` accepts for that card (analysis/physics/limits.py: its roofline and the
   best attainment credibly reached on its generation), and every projected row goes through `check` before it
   is ranked (tests/analysis/test_one_physics.py runs every advise row of every workload through check).
 - Identical silicon (same die, SMs, bandwidth, deep-learning peaks and power limit: A800 = A100, H800 = H100;
@@ -183,7 +183,7 @@ MD
 echo '```'
 $PY - <<'PY'
 import torch, torchvision
-from gpuarena.analysis import projection as J
+from gpuarena.analysis.physics import projection as J
 m = torchvision.models.resnet50().to("meta")
 n = [0]
 for mod in m.modules():

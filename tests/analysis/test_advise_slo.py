@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from gpuarena.analysis import serving as S
-from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.physics import serving_model as M
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.bundle import import_bundle

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import physics as X
-from gpuarena.analysis import precision as P
-from gpuarena.analysis.check import check_claim
+from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.rows import precision as P
+from gpuarena.analysis.verbs.check import check_claim
 from gpuarena.data import catalog
 
 

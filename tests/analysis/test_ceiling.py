@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import ceiling
+from gpuarena.analysis.rows import ceiling
 from gpuarena.store.db import Store
 from gpuarena.store.rows import validated
 

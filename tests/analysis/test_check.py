@@ -2,7 +2,9 @@
 
 import pytest
 
-from gpuarena.analysis import check, physics, precision, ratio
+from gpuarena.analysis.rows import precision
+from gpuarena.analysis.physics import limits as physics, ratio
+from gpuarena.analysis.verbs import check
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
@@ -143,8 +145,8 @@ def test_a_fractional_gpu_count_is_refused_not_divided_by(gpus):
 def test_micro_benchmarks_are_refused_by_advise_with_where_to_look(workload, figure):
     # before: advise -w membw said "precision 'n/a': choose one of default, fp32, ..." (no precision was
     # given) and advise -w matmul "matmul has no batch_size condition (it takes: )"; check judges
-    # their figures now (analysis/micro_check.py, tests/analysis/test_micro_check.py)
-    from gpuarena.analysis import advise
+    # their figures now (analysis/physics/micro_check.py, tests/analysis/test_micro_check.py)
+    from gpuarena.analysis.verbs import advise
 
     with pytest.raises(UserError, match=f"{workload} is not ranked .* its {figure} figure"):
         advise.advise(None, workload)
@@ -237,7 +239,7 @@ def test_an_sd_claim_at_another_size_is_judged_on_its_counted_flops():
     row = check.check_claim({"gpu": "H100 80GB SXM5", "workload": "sd15-generate", "precision": "fp16",
                              "batch_size": 1, "latency": 2.0, "image_size": 768})
     assert row["verdict"] == "plausible" and row["flops_per_item"] == pytest.approx(at[768])
-    from gpuarena.analysis import roofline
+    from gpuarena.analysis.physics import roofline
 
     tiny = SD15Generate.resolve_params({"arch": "tiny", "image_size": 64})
     with pytest.raises(UserError, match=r"no FLOP count at these settings \(arch=tiny, .*image_size=64"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gpuarena.analysis import compare as C
+from gpuarena.analysis.verbs import compare as C
 
 
 def test_each_result_counts_once_and_no_diverged_run_counts(everything):

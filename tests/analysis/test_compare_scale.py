@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import compare as C
+from gpuarena.analysis.verbs import compare as C
 from gpuarena.report import comparison as RC
 from gpuarena.store.db import Store
 from gpuarena.store.pool import Pool

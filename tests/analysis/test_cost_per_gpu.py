@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import cost
+from gpuarena.analysis.verbs import cost
 from gpuarena.store.db import Store
 from tests.analysis.conftest import result
 

@@ -3,7 +3,8 @@
 
 import pytest
 
-from gpuarena.analysis import advise, projection, projection_check
+from gpuarena.analysis.physics import projection
+from gpuarena.analysis.verbs import advise, projection_check
 from gpuarena.data import catalog
 from gpuarena.store.db import Store
 
@@ -112,7 +113,7 @@ def test_published_rows_keep_their_origin_and_never_mix_engines(tmp_path):
 
 
 def test_compare_sets_only_like_beside_like(everything):
-    from gpuarena.analysis.compare import compare
+    from gpuarena.analysis.verbs.compare import compare
 
     sd = compare(everything, "H200", "sd15-generate")
     assert any("different engines (TensorRT" in s["reason"] for s in sd["skipped"])

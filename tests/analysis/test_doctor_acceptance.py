@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from gpuarena.analysis import acceptance as A
-from gpuarena.analysis import doctor as D
+from gpuarena.analysis.verbs import acceptance as A
+from gpuarena.analysis.verbs import doctor as D
 from gpuarena.measure import health as H
 from gpuarena.runner import burnin
 from gpuarena.store import bundle as B

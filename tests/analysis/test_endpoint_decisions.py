@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import compare as CMP
-from gpuarena.analysis import cost as C
-from gpuarena.analysis import endpoints as EP
+from gpuarena.analysis.verbs import compare as CMP
+from gpuarena.analysis.verbs import cost as C
+from gpuarena.analysis.verbs import endpoints as EP
 from gpuarena.measure.stats import summarize
 from gpuarena.report.build import gather
 from gpuarena.report.markdown import render as render_markdown

@@ -1,5 +1,5 @@
-"""The expected figure beside each result (analysis/expected.py) and the causes of a slow one
-(analysis/causes.py): on the shipped H200 bundles, on a doctored environment, and on a recipe
+"""The expected figure beside each result (analysis/verbs/expected.py) and the causes of a slow one
+(analysis/rows/causes.py): on the shipped H200 bundles, on a doctored environment, and on a recipe
 measured on other GPUs."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import glob
 import json
 import os
 
-from gpuarena.analysis import causes as C
-from gpuarena.analysis import expected as E
+from gpuarena.analysis.rows import causes as C
+from gpuarena.analysis.verbs import expected as E
 from gpuarena.store.rows import validated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,4 +1,4 @@
-"""Device checks' expected figures from the catalog (analysis/expected_device.py): a copy, a host link, a
+"""Device checks' expected figures from the catalog (analysis/verbs/expected_device.py): a copy, a host link, a
 matmul and an all-reduce against the card's physics and the published shares, with nothing else in the
 database; through the real store and `results --format json`."""
 
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from gpuarena.analysis.expected_device import expected_device
+from gpuarena.analysis.verbs.expected_device import expected_device
 from gpuarena.errors import UserError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -89,7 +89,7 @@ def test_a_cards_own_published_figure_and_its_power_limit_set_its_matmul_expecta
     assert own.figure == pytest.approx(252.9) and "another" not in own.source
     pcie = expected_device("matmul", "A100 40GB PCIe", "bf16")         # 250 W: the SXM4's 400 W clock not held
     assert pcie.figure < expected_device("matmul", "A100 80GB SXM4", "bf16").figure * 0.9
-    assert "analysis/power.py" in pcie.source
+    assert "analysis/rows/power.py" in pcie.source
 
 
 def test_another_generations_figure_is_context_and_never_flags():

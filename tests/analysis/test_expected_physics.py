@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.expected import annotate
-from gpuarena.analysis.roofline import is_finite_result
+from gpuarena.analysis.rows.derived import with_derived
+from gpuarena.analysis.verbs.expected import annotate
+from gpuarena.analysis.physics.roofline import is_finite_result
 from gpuarena.data.published import load_into
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import random
 
-from gpuarena.analysis import doctor as D
-from gpuarena.analysis import fleet as F
+from gpuarena.analysis.verbs import doctor as D
+from gpuarena.analysis.verbs import fleet as F
 from gpuarena.report.text import doctor as doctor_text, fleet as fleet_text
 from gpuarena.store import bundle as B
 from gpuarena.store.db import Store

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpuarena.analysis import frontier as F
+from gpuarena.analysis.verbs import frontier as F
 from gpuarena.store.db import Store
 from tests.workloads import tiny_proc
 
@@ -61,7 +61,7 @@ def test_report_draws_the_frontier(swept, cli, tmp_path):
 
 
 def test_a_varied_mix_names_its_lengths_and_meets_no_fixed_length_loop(swept):
-    from gpuarena.analysis.endpoints import _lengths, setting
+    from gpuarena.analysis.verbs.endpoints import _lengths, setting
 
     r = Store(swept).results()[0]
     fixed = r.model_copy(update={"params": {**r.params, "prompt_len": 512, "output_len": 128}})

@@ -1,6 +1,6 @@
-"""`advise --validate` holds the LLM models out against published figures (analysis/llm_holdout.py)."""
+"""`advise --validate` holds the LLM models out against published figures (analysis/verbs/llm_holdout.py)."""
 
-from gpuarena.analysis import llm_holdout, projection_check
+from gpuarena.analysis.verbs import llm_holdout, projection_check
 from gpuarena.data.training_evidence import training_runs
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpuarena.store.rows import validated
-from gpuarena.analysis import llm_advice, llm_claims
-from gpuarena.analysis import llm_plan as P
+from gpuarena.analysis.physics import llm_advice, llm_claims
+from gpuarena.analysis.physics import llm_plan as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import param_counts

@@ -1,4 +1,4 @@
-"""The serving model (analysis/serving_model.py) and the LLM plan semantics (analysis/llm_plan.py),
+"""The serving model (analysis/physics/serving_model.py) and the LLM plan semantics (analysis/physics/llm_plan.py),
 checked against published figures and against the symptoms of issue 22 (CPU, no runs).
 
 Published figures, each read at its source:
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import check as C
-from gpuarena.analysis import llm_advice
-from gpuarena.analysis import llm_plan as P
-from gpuarena.analysis import serving as S
-from gpuarena.analysis import serving_model as M
+from gpuarena.analysis.verbs import check as C
+from gpuarena.analysis.physics import llm_advice
+from gpuarena.analysis.physics import llm_plan as P
+from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.physics import serving_model as M
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token
@@ -264,7 +264,7 @@ def test_published_training_figures_are_plausible_claims():
 
 
 def test_serving_ratio_claims_judged_by_the_serving_model(cli):
-    from gpuarena.analysis.llm_claims import check_serving_ratio
+    from gpuarena.analysis.physics.llm_claims import check_serving_ratio
 
     long = {"precision": "bf16", "batch_size": 32, "prompt_len": 8000, "new_tokens": 128}
     row = check_serving_ratio("H20", "H100 80GB SXM5", 1.1, 1.1, long)

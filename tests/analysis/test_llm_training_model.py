@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from gpuarena.analysis import llm_efficiency as E
-from gpuarena.analysis import ratio
+from gpuarena.analysis.physics import llm_efficiency as E
+from gpuarena.analysis.physics import ratio
 from gpuarena.data import catalog
 from gpuarena.data.training_evidence import training_runs
 from gpuarena.errors import UserError

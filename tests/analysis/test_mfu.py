@@ -1,4 +1,4 @@
-"""MFU is computed when a result is read (analysis/mfu.py), never frozen into the record; the LLM
+"""MFU is computed when a result is read (analysis/rows/mfu.py), never frozen into the record; the LLM
 analyses read the decoder's shapes and formulas without torch."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from gpuarena.analysis.mfu import mfu, mfu_vs_bf16
+from gpuarena.analysis.rows.mfu import mfu, mfu_vs_bf16
 from gpuarena.data import catalog
 from gpuarena.store import bundle
 from gpuarena.store.rows import validated
@@ -38,8 +38,9 @@ def test_a_frozen_figure_is_not_what_is_read():
     assert mfu(validated({**r, "device_name": "cpu"})) is None and mfu(validated({**r, "tflops": None})) is None
 
 
-ANALYSES = ("gpuarena.analysis.llm_plan", "gpuarena.analysis.serving_model", "gpuarena.analysis.serving",
-            "gpuarena.analysis.llm_claims", "gpuarena.analysis.llm_advice", "gpuarena.analysis.mfu",
+ANALYSES = ("gpuarena.analysis.physics.llm_plan", "gpuarena.analysis.physics.serving_model",
+            "gpuarena.analysis.verbs.serving", "gpuarena.analysis.physics.llm_claims",
+            "gpuarena.analysis.physics.llm_advice", "gpuarena.analysis.rows.mfu",
             "gpuarena.workloads.llm.shapes", "gpuarena.workloads.llm.flops", "gpuarena.workloads.llm.layout",
             "gpuarena.workloads.llm.fp8")
 

@@ -1,4 +1,4 @@
-"""check for micro-benchmark claims (analysis/micro_check.py): a matmul's TFLOP/s, a device copy's
+"""check for micro-benchmark claims (analysis/physics/micro_check.py): a matmul's TFLOP/s, a device copy's
 GB/s, a host link's GB/s and an all-reduce's bus bandwidth against the catalog's bounds, with the
 credible share from data/micro_ceilings.csv.  Before it, check refused every one of these."""
 
@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gpuarena.analysis import check, micro_check
+from gpuarena.analysis.physics import micro_check
+from gpuarena.analysis.verbs import check
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 

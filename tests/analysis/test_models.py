@@ -1,4 +1,4 @@
-"""Each physics one object (analysis/models.py): every physics a workload may declare is registered once,
+"""Each physics one object (analysis/physics/models.py): every physics a workload may declare is registered once,
 every built-in workload reaches its object, and no module outside it switches on a physics' name."""
 
 import re
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuarena.analysis import models
+from gpuarena.analysis.physics import models
 from gpuarena.errors import UserError
 from gpuarena.workloads import facts, registry
 
@@ -31,7 +31,7 @@ def test_no_module_switches_on_a_physics_name():
 def test_a_claim_reaches_its_physics_object():
     """The serving object answers an llm-serve claim, the training object an llm-train one, the roofline a
     ResNet-50 one: each verdict row is the one its own module gives."""
-    from gpuarena.analysis.check import check_claim
+    from gpuarena.analysis.verbs.check import check_claim
 
     serve = check_claim({"gpu": "H200", "workload": "llm-serve", "precision": "bf16", "batch_size": 1,
                          "throughput": 100, "shape": "llama3-8b"})

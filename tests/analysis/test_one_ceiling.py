@@ -1,13 +1,14 @@
 """Model and micro-benchmark claims take their ceiling by one rule (analysis/credible.ceiling_of): a
 measurement of the database raises a ceiling but never sets one alone, and a generation without published
-evidence borrows the best of any.  Before, analysis/micro_check.py kept its own copy of the rule."""
+evidence borrows the best of any.  Before, analysis/physics/micro_check.py kept its own copy of the rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import check, credible, micro_check
-from gpuarena.analysis.roofline import precision_class
+from gpuarena.analysis.physics import credible, micro_check
+from gpuarena.analysis.verbs import check
+from gpuarena.analysis.physics.roofline import precision_class
 from gpuarena.store.db import Store
 from tests.analysis.conftest import result
 

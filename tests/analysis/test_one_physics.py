@@ -13,11 +13,11 @@ import os
 
 import pytest
 
-from gpuarena.analysis import advise as A
-from gpuarena.analysis import check as C
-from gpuarena.analysis import physics as X
-from gpuarena.analysis import projection as J
-from gpuarena.analysis import projection_check
+from gpuarena.analysis.verbs import advise as A
+from gpuarena.analysis.verbs import check as C
+from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics import projection as J
+from gpuarena.analysis.verbs import projection_check
 from gpuarena.data import catalog
 from gpuarena.data.published import load_into
 from gpuarena.store.bundle import import_bundle
@@ -123,7 +123,7 @@ def test_validation_reports_both_paths_and_the_baseline():
 
 def test_compare_says_twins_should_measure_the_same(store):
     """compare sets the article's A800 = 0.88 x A100 beside what physics expects of the same silicon."""
-    from gpuarena.analysis import compare
+    from gpuarena.analysis.verbs import compare
 
     rows = compare.compare(store, "A100 40GB SXM4", "resnet50-train")["rows"]
     slow = next(r for r in rows if r["ratio"] < 0.9)

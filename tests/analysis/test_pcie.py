@@ -1,14 +1,16 @@
 """A PCIe card is not its SXM sibling: same die and datasheet peaks, a lower power limit, a lower sustained
-clock (analysis/power.py).  The published figures are Lambda's same-recipe, same-batch DLE PyTorch runs
+clock (analysis/rows/power.py).  The published figures are Lambda's same-recipe, same-batch DLE PyTorch runs
 (data/published_results.csv): A100 40GB PCIe (250 W) against A100 40GB SXM4 (400 W), A100 80GB PCIe (300 W)
 against A100 80GB SXM4."""
 
 
 import pytest
 
-from gpuarena.analysis import advise, power, projection
-from gpuarena.analysis.check import check_claim
-from gpuarena.analysis.ratio import check_ratio, identical_silicon
+from gpuarena.analysis.rows import power
+from gpuarena.analysis.physics import projection
+from gpuarena.analysis.verbs import advise
+from gpuarena.analysis.verbs.check import check_claim
+from gpuarena.analysis.physics.ratio import check_ratio, identical_silicon
 from gpuarena.data import catalog
 
 SIBLINGS = (("A100 40GB SXM4", "A100 40GB PCIe"), ("A100 80GB SXM4", "A100 80GB PCIe"))
@@ -82,7 +84,7 @@ def test_lambdas_pcie_to_sxm_ratio_is_not_held_to_identical_silicon():
 
 
 def test_validation_reports_every_power_limited_sibling_pair():
-    from gpuarena.analysis import projection_check
+    from gpuarena.analysis.verbs import projection_check
 
     rows = projection_check.siblings()
     assert {(r["reference"], r["gpu"]) for r in rows} == {tuple(catalog.match(n).name for n in p) for p in SIBLINGS}

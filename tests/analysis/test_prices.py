@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import cost
+from gpuarena.analysis.verbs import cost
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.errors import UserError

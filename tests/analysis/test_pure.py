@@ -60,7 +60,7 @@ def _show(x, console, typer):
 
 
 def test_no_analysis_module_formats_or_prints():
-    offenders = {p.name: found for p in sorted((SRC / "analysis").glob("*.py"))
+    offenders = {p.name: found for p in sorted((SRC / "analysis").rglob("*.py"))
                  if (found := formatting_in(p.read_text()))}
     assert not offenders, f"analysis/ returns data; move the text to report/text/: {offenders}"
 

@@ -18,9 +18,9 @@ import json
 
 import pytest
 
-from gpuarena.analysis import serving_evidence as E
-from gpuarena.analysis import serving_model as M
-from gpuarena.analysis.serving_claims import check_serving, check_serving_ratio
+from gpuarena.analysis.physics import serving_evidence as E
+from gpuarena.analysis.physics import serving_model as M
+from gpuarena.analysis.physics.serving_claims import check_serving, check_serving_ratio
 from gpuarena.data import catalog
 from gpuarena.data import serving_figures as evidence
 from gpuarena.errors import UserError

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from gpuarena.analysis import serving as S
+from gpuarena.analysis.verbs import serving as S
 from gpuarena.report.serving import versions_text
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store

@@ -17,10 +17,10 @@ import sys
 
 import pytest
 
-from gpuarena.analysis import check as C
-from gpuarena.analysis import serving as S
-from gpuarena.analysis import serving_model as M
-from gpuarena.analysis import serving_evidence as SE
+from gpuarena.analysis.verbs import check as C
+from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.physics import serving_model as M
+from gpuarena.analysis.physics import serving_evidence as SE
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.bundle import import_bundle

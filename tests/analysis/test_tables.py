@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuarena.analysis import check, compare, cost
+from gpuarena.analysis.verbs import check, compare, cost
 from gpuarena.errors import UserError
 from gpuarena.report.text import check as check_text, compare as compare_text, cost as cost_text
 from tests.analysis.conftest import golden
@@ -119,7 +119,7 @@ def test_a_finite_but_wrong_output_read_back_is_no_record(tmp_path):
     """Session 10's bundle holds a batch-1 CUDA-graph ResNet-50 result stored before check() compared
     outputs with the FP32 reference: finite logits, worst-row cosine 0.00.  Read back, it carries a
     flag of kind nan and no decision stands on it."""
-    from gpuarena.analysis import rows as R
+    from gpuarena.analysis.rows import common as R
     from gpuarena.store.bundle import import_bundle
     from gpuarena.store.db import Store
     from gpuarena.store.flags import FlagKind, diverged, flags_of

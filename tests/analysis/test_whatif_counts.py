@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from gpuarena.analysis import whatif
+from gpuarena.analysis.physics import whatif
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from gpuarena.analysis import interconnect, whatif
+from gpuarena.analysis.physics import interconnect, whatif
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report.text import whatif as whatif_text

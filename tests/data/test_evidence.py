@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuarena.analysis import check, precision
+from gpuarena.analysis.rows import precision
+from gpuarena.analysis.verbs import check
 from gpuarena.data import catalog, evidence
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -34,7 +35,7 @@ def test_every_claim_names_a_catalog_gpu_a_workload_and_a_precision_check_takes(
         catalog.match(c.gpu)                      # UserError if unknown or ambiguous
         registry.get(c.workload)                  # UserError if no such workload
         if registry.fact(c.workload, "device_figure") and c.workload != "matmul":
-            assert c.precision == "n/a", c        # a copy or a collective moves bytes (analysis/micro_check.py)
+            assert c.precision == "n/a", c        # a copy or a collective moves bytes (analysis/physics/micro_check.py)
         else:
             precision.request_of(c.precision)
 
@@ -85,7 +86,7 @@ def test_every_holdout_ratio_parses_and_names_catalog_gpus_and_workloads():
 
 
 def test_no_holdout_ratio_comes_from_a_projection_family():
-    """The projection fits use Lambda's cross-GPU families (analysis/projection.py FAMILIES); a hold-out
+    """The projection fits use Lambda's cross-GPU families (analysis/physics/projection.py FAMILIES); a hold-out
     ratio from the same publisher would not be held out."""
     for r in RATIOS:
         assert "lambdal" not in r.source.lower() and "lambda" not in r.engine.lower()

@@ -166,7 +166,7 @@ def test_every_projection_on_the_first_screen_carries_its_band_and_says_when_it_
 
 
 def test_advise_marks_a_capped_or_peak_ratio_projection_as_an_upper_bound(report_db):
-    from gpuarena.analysis.advise import advise
+    from gpuarena.analysis.verbs.advise import advise
 
     for x in advise(Store(report_db), "sd15-generate")["rows"]:
         if x["basis"] != "projected":

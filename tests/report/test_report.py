@@ -90,7 +90,7 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(cli, report_db, tmp_path, 
 
 def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
     """Claims, cost, advice and the whatif model reach the report through gpuarena.analysis."""
-    from gpuarena.analysis.advise import advise
+    from gpuarena.analysis.verbs.advise import advise
 
     store = Store(report_db)
     md = open(write_report(store, str(tmp_path / "r.md"), fmt="md"), encoding="utf-8").read()
@@ -174,7 +174,7 @@ def test_tuning_ladder_takes_compile_mode_as_part_of_the_recipe():
 
 
 def test_ratio_text_keeps_a_real_difference_visible():
-    from gpuarena.analysis.rows import ratio_text
+    from gpuarena.analysis.rows.common import ratio_text
 
     assert ratio_text(1.004) == "1.004x"
     assert ratio_text(0.9982) == "0.998x"

@@ -7,7 +7,7 @@ import os
 
 from gpuarena.report import serving
 from gpuarena.report.text.serving import render
-from gpuarena.analysis import serving as S
+from gpuarena.analysis.verbs import serving as S
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store
 

@@ -29,7 +29,7 @@ def test_the_store_returns_frozen_typed_results(report_db):
 
 
 def test_derived_figures_are_kept_apart_from_stored_ones(report_db):
-    from gpuarena.analysis.derived import with_derived
+    from gpuarena.analysis.rows.derived import with_derived
 
     store = Store(report_db, readonly=True)
     rows = store.results()
@@ -57,7 +57,7 @@ def test_flags_have_a_kind_where_they_arise():
     """A workload's check() says NaN with a kind; text is never read for one."""
     assert nan_flag("loss turned to NaN/inf").kind is FlagKind.nan
     assert as_flag("output is fine, no NaN here").kind is FlagKind.other   # plain text: no guessed kind
-    from gpuarena.analysis.physics import is_finite_result
+    from gpuarena.analysis.physics.limits import is_finite_result
     from gpuarena.store.rows import validated
 
     row = {"id": 1, "case_key": "k", "workload": "matmul", "variant": "seed", "params": {}, "status": "ok",
@@ -81,7 +81,7 @@ def test_analysis_and_report_read_extra_by_attribute():
 def test_share_of_peak_is_at_the_executed_precision():
     """One rule for "% of peak" (the issue's H200 ResNet-50 example): PyTorch's default precision runs
     the convolutions in TF32 on Hopper, so the share is of the TF32 peak, as the claim check counts it."""
-    from gpuarena.analysis.derived import share_of_peak
+    from gpuarena.analysis.rows.derived import share_of_peak
     from gpuarena.data import catalog
     from gpuarena.report.model import catalog_share
     from gpuarena.store.rows import validated

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from gpuarena.analysis.scaling import efficiency, find_baseline, scaling_figures
+from gpuarena.analysis.rows.scaling import efficiency, find_baseline, scaling_figures
 from gpuarena.errors import UserError
 from gpuarena.runner import torchrun
 from gpuarena.runner.rank import combine

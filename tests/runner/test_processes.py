@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from gpuarena.analysis.rows import flags, per_repeat_throughput
+from gpuarena.analysis.rows.common import flags, per_repeat_throughput
 from gpuarena.measure.stats import summarize
 from gpuarena.measure.stats import warnings_for as stats_warnings_for
 from gpuarena.report.html import write_report

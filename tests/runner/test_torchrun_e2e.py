@@ -12,8 +12,8 @@ import time
 import psutil
 import pytest
 
-from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.scaling import efficiency
+from gpuarena.analysis.rows.derived import with_derived
+from gpuarena.analysis.rows.scaling import efficiency
 from gpuarena.store.db import Store
 
 from tests.conftest import ROOT

@@ -167,7 +167,7 @@ def test_a_wrong_typed_stored_figure_is_skipped_on_read_not_shown(tmp_path):
 
 
 def test_the_expected_figure_is_typed_and_shown_as_it_was_built():
-    from gpuarena.analysis.expected import annotate
+    from gpuarena.analysis.verbs.expected import annotate
     from gpuarena.store.derived import Expected, Reference
     from gpuarena.store.rows import validated
 

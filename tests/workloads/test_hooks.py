@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuarena.analysis import precision as P
+from gpuarena.analysis.rows import precision as P
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import Workload
 from gpuarena.workloads.facts import DEVICE_FIGURES, PHYSICS
@@ -95,7 +95,7 @@ def test_every_class_declares_valid_facts():
 
 
 def test_published_families_have_rows():
-    from gpuarena.analysis.projection import family
+    from gpuarena.analysis.physics.projection import family
 
     for name in registry.REGISTRY:
         cls = registry.get(name)

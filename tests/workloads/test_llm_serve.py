@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuarena.analysis import serving as S
+from gpuarena.analysis.verbs import serving as S
 from gpuarena.data import catalog
 from gpuarena.workloads.llm import flops as M
 from gpuarena.workloads.llm.flops import prefill_flops, request_flops

@@ -8,15 +8,15 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from gpuarena.analysis.derived import with_derived
-from gpuarena.analysis.scaling import efficiency
+from gpuarena.analysis.rows.derived import with_derived
+from gpuarena.analysis.rows.scaling import efficiency
 from gpuarena.errors import UserError
 from gpuarena.report.build import gather
 from gpuarena.store.db import Store
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext
-from gpuarena.analysis.mfu import mfu
+from gpuarena.analysis.rows.mfu import mfu
 from gpuarena.measure import profile
 from gpuarena.workloads.llm import fp8
 from gpuarena.workloads.llm import layout as lay
@@ -50,7 +50,7 @@ def test_single_rank_recipes_and_fp8_skipped(cli, smoke_copy):
         # random tokens over a 256-word vocabulary: the loss starts near ln 256 and stays finite
         assert abs(e.loss_first - torch.log(torch.tensor(256.0)).item()) < 0.5
         assert torch.isfinite(torch.tensor(e.loss_last)) and not e.nan
-        assert not {"mfu", "peak_tflops"} & e.model_fields_set   # MFU is computed when read (analysis/mfu.py)
+        assert not {"mfu", "peak_tflops"} & e.model_fields_set   # MFU is computed when read (analysis/rows/mfu.py)
         assert r.tflops > 0 and mfu(r) is None               # ... and a CPU has no catalog peak
     assert seed.precision == "default" and bf16.precision == "bf16"
     assert bf16.extra.executed_precision == {"matmul": "bf16", "attention": "bf16", "elementwise": "bf16"}

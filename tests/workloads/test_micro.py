@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpuarena.analysis import ceiling
-from gpuarena.analysis.derived import with_derived
+from gpuarena.analysis.rows import ceiling
+from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.store.db import Store
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import StepContext

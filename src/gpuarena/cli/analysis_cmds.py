@@ -45,7 +45,7 @@ def compare(baseline: str = typer.Option(..., "--baseline", "-b", metavar="GPU",
             workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
             db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Each GPU against a baseline: ratios, 95% CIs from the raw repeats, verdicts, geometric mean."""
-    from gpuarena.analysis import compare as C
+    from gpuarena.analysis.verbs import compare as C
     from gpuarena.report.text.compare import render
 
     check_format(fmt, ("table", "md", "json"))
@@ -62,7 +62,7 @@ def cost(workload: Optional[str] = typer.Option(None, "--workload", "-w", metava
          baseline: Optional[str] = typer.Option(None, "--baseline", "-b", metavar="GPU", help="GPU for relative perf/price"),
          basis: str = BASIS, prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Throughput per dollar on one price basis (cloud $/GPU-hour or purchase $), items per joule, fleet rent or TCO."""
-    from gpuarena.analysis import cost as C
+    from gpuarena.analysis.verbs import cost as C
     from gpuarena.report.text.cost import render
     from gpuarena.data.catalog import load_prices
     from gpuarena.data.prices import check_basis
@@ -111,7 +111,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
-    from gpuarena.analysis import check as C
+    from gpuarena.analysis.verbs import check as C
     from gpuarena.report.text.check import render
 
     check_format(fmt, ("table", "md", "json"))
@@ -147,7 +147,7 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
 
 def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
     """check -w llm-train alone: article 001's 175B claims against the memory and time model."""
-    from gpuarena.analysis import llm_claims
+    from gpuarena.analysis.physics import llm_claims
     from gpuarena.report.text.llm_claims import render
 
     refuse_ignored("check -w llm-train (article 001's claims)", given)
@@ -156,7 +156,7 @@ def _article_001_claims(fmt: str, given: dict[str, bool]) -> str:
 
 def _check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, store, fmt: str) -> str:
     """A ratio claim (--vs, --ratio): one GPU against another, alone or over --gpus."""
-    from gpuarena.analysis import ratio as RT
+    from gpuarena.analysis.physics import ratio as RT
     from gpuarena.report.text.ratio import render
 
     if vs is None or ratio is None or gpu is None or workload is None:
@@ -186,8 +186,8 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            seq_len: Optional[int] = typer.Option(None, "--seq-len", metavar="TOKENS", help="llm-train: tokens per sequence (default: the model's context)"),
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce.
-    `-w llm-train`: memory per GPU and training time of a large model (analysis/llm_plan.py)."""
-    from gpuarena.analysis import whatif as W
+    `-w llm-train`: memory per GPU and training time of a large model (analysis/physics/llm_plan.py)."""
+    from gpuarena.analysis.physics import whatif as W
     from gpuarena.report.text.whatif import render
 
     check_format(fmt, ("table", "md", "json"))
@@ -229,7 +229,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            basis: str = BASIS,
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
-    from gpuarena.analysis import advise as A
+    from gpuarena.analysis.verbs import advise as A
     from gpuarena.report.text.advise import render
     from gpuarena.data.catalog import load_prices
 
@@ -238,7 +238,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
     finite(hours, "--hours")
     finite(min_memory, "--min-memory", cap=1e6)
     if validate:
-        from gpuarena.analysis import projection_check as J
+        from gpuarena.analysis.verbs import projection_check as J
         from gpuarena.report.text.projection import render_validation
 
         refuse_ignored("advise --validate (it checks the projection model on the catalog)", {

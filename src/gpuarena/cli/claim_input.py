@@ -13,10 +13,10 @@ from gpuarena.workloads import registry
 def check_claim_input(c: dict) -> None:
     """A claim's numbers, precision and workload, refused up front as one line (never a
     traceback, never an Infinity in the output)."""
-    from gpuarena.analysis.precision import request_of
+    from gpuarena.analysis.rows.precision import request_of
 
     if registry.fact(c.get("workload"), "device_figure"):
-        return     # a micro-benchmark's figure: analysis/micro_check.py refuses what it cannot judge
+        return     # a micro-benchmark's figure: analysis/physics/micro_check.py refuses what it cannot judge
     if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
@@ -31,7 +31,7 @@ def check_claim_input(c: dict) -> None:
     if not 1 <= bs <= 1_000_000:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
     if registry.has(c.get("workload"), physics="serving"):     # the weights' precision: bf16 ... int4
-        from gpuarena.analysis.serving_claims import serving_precision as request_of
+        from gpuarena.analysis.physics.serving_claims import serving_precision as request_of
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
     if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs
@@ -43,7 +43,7 @@ def claims_of(one: dict, csv_path: str | None) -> list[dict]:
     """The claims `check` judges: the --csv file's rows, or the single claim of the options (an llm-serve
     claim may leave the batch to the engine and state a throughput, a latency or a TTFT)."""
     if csv_path:
-        from gpuarena.analysis.check import read_claims
+        from gpuarena.analysis.verbs.check import read_claims
 
         if any(x is not None for x in one.values()):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")

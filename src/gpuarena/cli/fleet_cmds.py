@@ -160,7 +160,7 @@ def doctor(db: Optional[str] = DbOption,
            fmt: str = FMT) -> None:
     import torch
 
-    from gpuarena.analysis import doctor as D
+    from gpuarena.analysis.verbs import doctor as D
     from gpuarena.report.text.doctor import render as render_doctor
     from gpuarena.runner.guard import check_device, check_environment, default_device
     from gpuarena.measure.busy import busy_message
@@ -230,8 +230,8 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
     one database: each GPU and link against its expected figure and the fleet median (MAD), doctor's
     acceptance evidence judged again; the slow or wrong GPUs and links named.  Exit code 0: none named;
     1: a GPU or link named; 2: a usage error."""
-    from gpuarena.analysis import doctor as D
-    from gpuarena.analysis import fleet as F
+    from gpuarena.analysis.verbs import doctor as D
+    from gpuarena.analysis.verbs import fleet as F
     from gpuarena.report.text.fleet import render as render_fleet
 
     check_format(fmt, ("table", "md", "json"))

@@ -1,5 +1,5 @@
-"""The LLM branches of the decision verbs: `whatif -w llm-train` (analysis/llm_plan.py) and
-`advise -w llm-serve` (analysis/serving.py).  Every option the verb accepts is used here or
+"""The LLM branches of the decision verbs: `whatif -w llm-train` (analysis/physics/llm_plan.py) and
+`advise -w llm-serve` (analysis/verbs/serving.py).  Every option the verb accepts is used here or
 refused with the reason; none is ignored."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _results(db: str | None) -> list[Result]:
 def advise_serving(sets: list[str], gpus: int, min_memory: float | None, precision: str | None,
                    budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str,
                    include_consumer: bool = False, basis: str = "cloud") -> str:
-    from gpuarena.analysis import serving as S
+    from gpuarena.analysis.verbs import serving as S
     from gpuarena.data.catalog import load_prices
     from gpuarena.report.text.serving import render
 
@@ -48,7 +48,7 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
                     budget: float | None, hours: float | None, prices: str | None, db: str | None, fmt: str,
                     include_consumer: bool = False, basis: str = "cloud") -> str:
     """advise -w llm-train --set shape=... --gpus N: every GPU on the same training plan (llm_advice.rank)."""
-    from gpuarena.analysis import llm_advice
+    from gpuarena.analysis.physics import llm_advice
     from gpuarena.data.catalog import load_prices
     from gpuarena.report.text.llm_claims import render_ranking
     from gpuarena.safeio import finite
@@ -82,7 +82,7 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
 
 def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
-    from gpuarena.analysis.llm_claims import SERVE_KEYS, TRAIN_KEYS
+    from gpuarena.analysis.physics.llm_claims import SERVE_KEYS, TRAIN_KEYS
 
     keys = {"serving": SERVE_KEYS, "decoder-training": TRAIN_KEYS}.get(registry.fact(workload, "physics"))
     if keys is None:
@@ -101,8 +101,8 @@ def check_serving_ratio_cli(gpu, vs, ratio, workload, precision, batch_size, gpu
                             figures: dict) -> str:
     """check -w llm-serve --vs B --ratio R: the serving model's ratio at the claim's conditions (each card at
     the largest batch it holds where no --batch-size is given: max throughput)."""
-    from gpuarena.analysis.ratio import parse_range
-    from gpuarena.analysis.serving_claims import check_serving_ratio
+    from gpuarena.analysis.physics.ratio import parse_range
+    from gpuarena.analysis.physics.serving_claims import check_serving_ratio
     from gpuarena.report.text.ratio import render
 
     if vs is None or ratio is None or gpu is None:
@@ -144,7 +144,7 @@ def _precision(variant: str | None) -> tuple[str, bool | None]:
 
 def _share(mfu: str | None, results: list, model: str, gpu: str, n: int, precision: str):
     """(MFU, (low, high) or None, where it comes from): given, 'measured', or the evidence (llm_efficiency)."""
-    from gpuarena.analysis import llm_advice, llm_efficiency
+    from gpuarena.analysis.physics import llm_advice, llm_efficiency
     from gpuarena.data import catalog
     from gpuarena.safeio import finite
 
@@ -165,8 +165,8 @@ def _share(mfu: str | None, results: list, model: str, gpu: str, n: int, precisi
 def whatif_llm(model: str | None, tokens: float | None, gpu: str, counts: list[int], mfu: str | None,
                variant: str | None, store, fmt: str, seq_len: int | None = None, busbw: float | None = None,
                unused: dict | None = None) -> str:
-    from gpuarena.analysis import llm_plan
-    from gpuarena.analysis.training_network import GPUS_PER_NODE, resolve as resolve_network
+    from gpuarena.analysis.physics import llm_plan
+    from gpuarena.analysis.physics.training_network import GPUS_PER_NODE, resolve as resolve_network
     from gpuarena.data import catalog
     from gpuarena.report.text.llm_claims import render_plan
     from gpuarena.safeio import finite

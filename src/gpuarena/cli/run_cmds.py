@@ -183,15 +183,15 @@ def results(
     fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json or csv"),
 ) -> None:
     """Stored results."""
-    from gpuarena.analysis.derived import with_derived
-    from gpuarena.analysis.expected import annotate
+    from gpuarena.analysis.rows.derived import with_derived
+    from gpuarena.analysis.verbs.expected import annotate
     from gpuarena.report.console import print_table, to_csv, to_json
 
     check_format(fmt, ("table", "json", "csv"))
     store = open_store(db, readonly=True)
     run_ids = resolve_run_ids(store, run)
     # Shares of the ceiling, scaling efficiencies and expected figures are derived from the stored results now.
-    from gpuarena.analysis.rows import known_workload
+    from gpuarena.analysis.rows.common import known_workload
 
     known_workload(store, workload)  # "-w zzz": did you mean, never "0 result(s)"
     everything = store.results()     # read and validated once: the rows shown and the ok rows they derive from

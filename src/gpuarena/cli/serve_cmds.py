@@ -1,6 +1,6 @@
 """Verbs of served endpoints: `gpuarena serve-tiny`, a small OpenAI-compatible server to point
 endpoint-serve at (workloads/endpoint/tiny_server.py), and `gpuarena engines`, the served engines
-side by side (analysis/endpoints.py)."""
+side by side (analysis/verbs/endpoints.py)."""
 
 from __future__ import annotations
 
@@ -64,11 +64,11 @@ def engines(prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE
             fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")) -> None:
     """Served engines side by side (endpoint-serve results, like for like): tok/s, goodput, latency, $/M tokens;
     gpuarena's own llm-serve at the same lengths beside them."""
-    from gpuarena.analysis import endpoints
+    from gpuarena.analysis.verbs import endpoints
     from gpuarena.report.text.endpoints import render
     from gpuarena.data.catalog import load_prices
 
-    from gpuarena.analysis import frontier
+    from gpuarena.analysis.verbs import frontier
 
     check_format(fmt, ("table", "md", "json"))
     store = open_store(db, readonly=True)

@@ -15,13 +15,13 @@ Every row of both keeps its source (repository and path at a commit, or a URL) a
 
 ceilings.csv: the best throughput credibly reached on a model workload (MLPerf, NVIDIA's
 DeepLearningExamples and TensorRT, Lambda, gpuarena's H200 runs) at the conditions its source
-states: the evidence analysis/credible.py judges model claims by.  Its engine_class says whether the
+states: the evidence analysis/physics/credible.py judges model claims by.  Its engine_class says whether the
 engine was built for the figure ("tuned": MLPerf submissions, TensorRT, DeepSpeed's kernels) or is a
-framework's own ("framework"): a ceiling set by framework figures alone only warns (analysis/physics.py).
+framework's own ("framework"): a ceiling set by framework figures alone only warns (analysis/physics/limits.py).
 
 micro_ceilings.csv: the best figure a micro-benchmark (matmul TFLOP/s, membw, h2d, d2h GB/s,
 allreduce bus bandwidth) reached on a GPU, published or measured here, each with its engine
-and source: the evidence analysis/micro_check.py judges micro claims by.  pcie_links.csv: a
+and source: the evidence analysis/physics/micro_check.py judges micro claims by.  pcie_links.csv: a
 PCIe generation's x16 rate per direction after encoding, the bound of a host link.
 """
 

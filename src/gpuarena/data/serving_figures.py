@@ -1,7 +1,7 @@
 """Published serving figures (data/serving_evidence.csv), typed and checked as data/evidence.py
 loads the other evidence: MLPerf Inference per-GPU figures, TensorRT-LLM's reference tables and H200
 launch blog, each with the conditions its source states and the source itself.  The shares they
-imply are analysis/serving_evidence.py's."""
+imply are analysis/physics/serving_evidence.py's."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SERVING_PRECISIONS = ("bf16", "fp16", "fp8")    # the engines' weights; KV cache
 class ServingFigure:
     """One published serving figure (MLPerf Inference, TensorRT-LLM's tables and blogs) as its source
     states it: output tokens/s per GPU at a batch and lengths, or the time to the first token of one
-    prompt.  The evidence analysis/serving_evidence.py turns into the shares credibly reached (every
+    prompt.  The evidence analysis/physics/serving_evidence.py turns into the shares credibly reached (every
     row must lie within the serving model's physical bound: tests/analysis/test_serving_claims.py)."""
     gpu: str                    # as the catalog matches it
     engine: str

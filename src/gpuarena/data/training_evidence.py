@@ -1,6 +1,6 @@
 """training_mfu.csv, typed: published decoder-training throughputs (torchtitan, Megatron-LM, the
 Llama 2 paper), each with the GPU, GPU count, model shape, sequence length, precision and layout
-its source states, and the source itself.  analysis/llm_efficiency.py turns each into an MFU (by
+its source states, and the source itself.  analysis/physics/llm_efficiency.py turns each into an MFU (by
 gpuarena's own FLOP count, over the catalog's peak) and plans and judges LLM training by them.
 """
 
@@ -22,7 +22,7 @@ class TrainingRun:
     """One published training throughput, as its source states it."""
     gpu: str
     gpus: int | None            # None where the source states no count (the Llama 2 paper)
-    model: str                  # a planning shape (analysis/llm_plan.py PLAN_SHAPES)
+    model: str                  # a planning shape (analysis/physics/llm_plan.py PLAN_SHAPES)
     seq_len: int
     precision: str              # bf16, fp16 or fp8 (the linears' precision)
     tokens_per_gpu_s: float

@@ -118,7 +118,7 @@ def _identity(nv, h, get) -> None:
 
 
 def _health(nv, h, get, vol: dict) -> None:
-    """Readings that explain a slow GPU (analysis/expected.py names them as causes): the SM clock
+    """Readings that explain a slow GPU (analysis/verbs/expected.py names them as causes): the SM clock
     the applications clocks allow, ECC errors since the driver loaded, other processes on the GPU,
     the GPU's NUMA node.  Each is one NVML or sysfs read; an unsupported one is None."""
     get("app_sm_clock_mhz", lambda: nv.nvmlDeviceGetApplicationsClock(h, nv.NVML_CLOCK_SM), vol)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuarena.analysis import check
-from gpuarena.analysis.advise import advise
-from gpuarena.analysis.cost import cost_table
+from gpuarena.analysis.verbs import check
+from gpuarena.analysis.verbs.advise import advise
+from gpuarena.analysis.verbs.cost import cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -84,7 +84,7 @@ def _per_gpu(x: dict) -> str:
 
 def _energy_from(basis: str) -> str:
     """The cost table's 'energy from' cell: measured or TDP, and whether a measured figure was refused
-    (analysis/cost.py says why in `gpuarena cost`)."""
+    (analysis/verbs/cost.py says why in `gpuarena cost`)."""
     return basis.split(" (")[0].split(";")[0] + (" (measured refused)" if ";" in basis else "")
 
 

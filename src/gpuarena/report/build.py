@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from gpuarena.analysis.derived import with_derived
+from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
 from gpuarena.report import fleet_section, multigpu

@@ -139,7 +139,7 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
 
 
 def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title: str = "") -> str:
-    """Serving frontiers (analysis/frontier.py): every point faded, each curve's frontier as a line,
+    """Serving frontiers (analysis/verbs/frontier.py): every point faded, each curve's frontier as a line,
     its best point under the SLO as a star, and each SLO's tokens/s per user as a dotted vertical line."""
     with plt.rc_context(STYLE):
         fig, (ax,) = _figure()

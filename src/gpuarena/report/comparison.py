@@ -5,11 +5,11 @@ result never does.  Rows left out stay in the table, marked with the reason."""
 
 from __future__ import annotations
 
-from gpuarena.analysis import rows as R
-from gpuarena.analysis.advise import _request_of_published
-from gpuarena.analysis.check import check_claim
-from gpuarena.analysis.compare import compare_rows, per_result_geomean
-from gpuarena.analysis.rows import natural_key
+from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.verbs.advise import _request_of_published
+from gpuarena.analysis.verbs.check import check_claim
+from gpuarena.analysis.verbs.compare import compare_rows, per_result_geomean
+from gpuarena.analysis.rows.common import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H

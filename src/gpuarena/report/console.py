@@ -131,7 +131,7 @@ def result_cells(r: Result) -> list[str]:
 
 
 def expected_cell(e: Expected | None) -> str:
-    """'0.98x of 2,259 (published)': the measured figure over the expected one (analysis/expected.py)."""
+    """'0.98x of 2,259 (published)': the measured figure over the expected one (analysis/verbs/expected.py)."""
     if e is None or not e.figure or e.ratio is None:
         return "-"
     unit = f" {escape(e.unit)}" if e.unit else ""      # a device check's figure: TFLOP/s, bus GB/s

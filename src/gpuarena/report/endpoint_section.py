@@ -1,10 +1,10 @@
 """The report's served-engines section: endpoint-serve results side by side, like for like
-(analysis/endpoints.py groups them and computes every figure; this only lays them out)."""
+(analysis/verbs/endpoints.py groups them and computes every figure; this only lays them out)."""
 
 from __future__ import annotations
 
-from gpuarena.analysis import frontier as F
-from gpuarena.analysis.endpoints import engine_rows, own_loop_rows
+from gpuarena.analysis.verbs import frontier as F
+from gpuarena.analysis.verbs.endpoints import engine_rows, own_loop_rows
 from gpuarena.report.text.endpoints import OWN_NOTE, OWN_TITLE
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, pct
 
@@ -52,7 +52,7 @@ def section(rows: list[dict]) -> Section | None:
 
 
 def _frontier(s: Section, curves: list[dict]) -> None:
-    """The frontier chart and the best point under the SLO of each curve (analysis/frontier.py)."""
+    """The frontier chart and the best point under the SLO of each curve (analysis/verbs/frontier.py)."""
     if not any(len(c["points"]) > 1 for c in curves):
         return
     settings = sorted({c["setting"] for c in curves})

@@ -8,12 +8,12 @@ says what to run to get a finite one."""
 from __future__ import annotations
 
 from gpuarena.store.flags import diverged
-from gpuarena.analysis import physics as X
-from gpuarena.analysis import projection as J
-from gpuarena.analysis import rows as R
-from gpuarena.analysis.advise import SETTINGS, advise, candidates
-from gpuarena.analysis.mfu import mfu
-from gpuarena.analysis.precision import request_of_variants
+from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics import projection as J
+from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.verbs.advise import SETTINGS, advise, candidates
+from gpuarena.analysis.rows.mfu import mfu
+from gpuarena.analysis.rows.precision import request_of_variants
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
@@ -80,7 +80,7 @@ def expected_figure(pool, r: Result) -> dict | None:
         return None
     e = None
     try:
-        from gpuarena.analysis import expected as E
+        from gpuarena.analysis.verbs import expected as E
         from gpuarena.data.published import published_results
 
         e = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())

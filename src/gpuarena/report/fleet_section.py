@@ -1,11 +1,11 @@
-"""The report's "Is it normal?" section: each result beside its expected figure (analysis/expected.py),
-and where the results come from several GPUs or hosts, the fleet's outliers (analysis/fleet.py) with a
+"""The report's "Is it normal?" section: each result beside its expected figure (analysis/verbs/expected.py),
+and where the results come from several GPUs or hosts, the fleet's outliers (analysis/verbs/fleet.py) with a
 chart of the slowest GPU or link of each case against the fleet's median."""
 
 from __future__ import annotations
 
-from gpuarena.analysis import expected as E
-from gpuarena.analysis import fleet as F
+from gpuarena.analysis.verbs import expected as E
+from gpuarena.analysis.verbs import fleet as F
 from gpuarena.report.model import MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
 from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result

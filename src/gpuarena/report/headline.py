@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from gpuarena.analysis.rows import is_search  # one definition, shared with cost and advise
+from gpuarena.analysis.rows.common import is_search  # one definition, shared with cost and advise
 from gpuarena.report.console import fmt_num
 from gpuarena.store.result import Result
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from gpuarena.store.flags import diverged
-from gpuarena.analysis.compare import verdict as compare_verdict
-from gpuarena.analysis.rows import per_repeat_throughput, ratio_text
+from gpuarena.analysis.verbs.compare import verdict as compare_verdict
+from gpuarena.analysis.rows.common import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, fmt_num, params_text, pct, slug
@@ -94,7 +94,7 @@ def sort_value(r: Result, keys: list[str]):
 
 
 def verdict(ratio, lo, hi) -> str:
-    """The one verdict on a ratio and its interval (analysis/compare.py)."""
+    """The one verdict on a ratio and its interval (analysis/verbs/compare.py)."""
     return compare_verdict(ratio, lo, hi, published=False)
 
 

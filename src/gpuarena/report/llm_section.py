@@ -1,14 +1,14 @@
 """The report's llm-train section: tokens/s, tokens/s per GPU, MFU and the parallel scaling.
 
-MFU is analysis/mfu.py's, computed when read (achieved model TFLOP/s per GPU over the
+MFU is analysis/rows/mfu.py's, computed when read (achieved model TFLOP/s per GPU over the
 catalog's dense peak for the executed precision); for FP8 the share of the bf16 peak stands
 beside it, since FP8 MFU is often quoted that way.
 """
 
 from __future__ import annotations
 
-from gpuarena.analysis.mfu import mfu as mfu_of
-from gpuarena.analysis.mfu import mfu_vs_bf16
+from gpuarena.analysis.rows.mfu import mfu as mfu_of
+from gpuarena.analysis.rows.mfu import mfu_vs_bf16
 from gpuarena.report.model import NUMERIC, TEXT, Section, Table, device_of, ok, pct
 from gpuarena.report.console import fmt_bytes, fmt_num
 from gpuarena.workloads import registry

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpuarena.analysis.derived import share_of_peak
+from gpuarena.analysis.rows.derived import share_of_peak
 from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 from gpuarena.store.result import Result
 
@@ -117,5 +117,5 @@ def device_of(r: Result) -> str:
 
 
 def catalog_share(r) -> float | None:
-    """The share of the card's peak at the executed precision: the one rule (analysis/derived.py)."""
+    """The share of the card's peak at the executed precision: the one rule (analysis/rows/derived.py)."""
     return share_of_peak(r)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from gpuarena.analysis import rows as R
-from gpuarena.analysis import whatif
+from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.physics import whatif
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
 from gpuarena.workloads import registry
@@ -137,7 +137,7 @@ def _is_seed(by_n: dict[int, dict]) -> bool:
 
 
 def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
-    """gpuarena.analysis.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
+    """gpuarena.analysis.physics.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
     the model cannot say."""
     r = by_n[min(by_n)]
     inner = registry.ddp_models().get(_model_name(by_n))

@@ -1,11 +1,11 @@
 """The serving section: llm-serve's throughput-latency curves, the batch that meets the
 per-token SLO, decode's share of the measured copy bandwidth, and the KV-cache
-concurrency of the catalog's GPUs at the measured context (analysis/serving.py)."""
+concurrency of the catalog's GPUs at the measured context (analysis/verbs/serving.py)."""
 
 from __future__ import annotations
 
-from gpuarena.analysis import serving as S
-from gpuarena.analysis.serving_model import PRECISIONS
+from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.physics.serving_model import PRECISIONS
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct

@@ -3,7 +3,7 @@ axis or of its FLOP rate, the tuning ladder and peak memory."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.rows import flags as row_flags
+from gpuarena.analysis.rows.common import flags as row_flags
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import against_reference, tuning_ladder

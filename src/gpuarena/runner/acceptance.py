@@ -2,7 +2,7 @@
 checked against an exact reference (runner/gemm_check.py), a memory test over most of the free memory
 (runner/memtest.py), the NVML error counters before and after and the XID events between
 (measure/health.py), at ``burn-in`` level the sustained load (runner/burnin.py), and the peer
-bandwidth of every pair of GPUs (runner/links.py).  Returns the evidence; analysis/acceptance.py
+bandwidth of every pair of GPUs (runner/links.py).  Returns the evidence; analysis/verbs/acceptance.py
 judges it.
 
 Levels: ``quick`` (about 10 s per GPU on top of the speed checks) and ``burn-in`` (quick, then

@@ -1,5 +1,5 @@
 """Derived figures: what a result's figures mean against other results, computed when
-results are read (analysis/derived.py, analysis/expected.py) and kept apart from the
+results are read (analysis/rows/derived.py, analysis/verbs/expected.py) and kept apart from the
 stored ones, so a record never depends on which records existed when it was written."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Reference(_Frozen):
 
 
 class ModelFigure(_Frozen):
-    """The throughput model's figure (analysis/expected.py model_expectation)."""
+    """The throughput model's figure (analysis/verbs/expected.py model_expectation)."""
 
     value: Optional[float] = None
     band: Optional[float] = None
@@ -39,7 +39,7 @@ class ModelFigure(_Frozen):
 
 
 class Expected(_Frozen):
-    """The figure a result should reach (analysis/expected.py expect, analysis/expected_device.py for
+    """The figure a result should reach (analysis/verbs/expected.py expect, analysis/verbs/expected_device.py for
     device checks): its basis, the measured ratio to it, the band [low, high] a healthy result falls
     in, where the figure comes from, and the causes of a flagged one.  ``unit`` is the figure's unit
     where it is not the result's throughput unit (a matmul's TFLOP/s, a collective's bus GB/s)."""
@@ -77,7 +77,7 @@ class Derived(BaseModel):
     scaling_baseline_id: Optional[int] = None
     scaling_n: Optional[int] = None
     scaling_efficiency_ci95: Optional[list[float]] = None
-    expected: Optional[Expected] = None              # analysis/expected.py: the figure a result should reach
+    expected: Optional[Expected] = None              # analysis/verbs/expected.py: the figure a result should reach
     warnings: tuple[str, ...] = ()                   # `below-expected`, when it applies
 
     def as_extra(self) -> dict:

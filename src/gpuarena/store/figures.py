@@ -94,7 +94,7 @@ class Figures(BaseModel):
 class Imported(Figures):
     """What import (store/bundle.py) and older gpuarena versions left in ``extra``: read, never
     written by a measurement.  The derived figures were stored before they were computed when
-    read (store/derived.py); analysis/derived.py carries them into ``Result.derived``."""
+    read (store/derived.py); analysis/rows/derived.py carries them into ``Result.derived``."""
 
     bundle_key: Annotated[Optional[str], Field(max_length=2200), AfterValidator(_name)] = None
     origin_run_id: Name = None

@@ -140,7 +140,7 @@ class Result(BaseModel):
     # are energy_source's (measure/energy.py): "nvml_energy_counter", the counter's difference, or
     # "mean_power_x_time", the sampled power integrated over the window; extra.energy says which and why.
     # Since session 13 the counter is taken only over 11+ of its measured steps and within the sampled
-    # power's range; older bundles took it whenever it advanced (analysis/cost.py checks those)
+    # power's range; older bundles took it whenever it advanced (analysis/verbs/cost.py checks those)
     energy_j_per_item: Optional[float] = None
     energy_source: Optional[str] = Field(None, max_length=50)
     temp_c_max: Optional[float] = Field(None, ge=-50, le=200)

@@ -81,7 +81,7 @@ class Workload(WorkloadFacts, ABC):
     multi_gpu: ClassVar[bool]             # runs on N ranks; derived from launcher unless set
     dominant_op: ClassVar[str] = "matmul"  # op class whose precision sets the peak (precision.OP_CLASSES)
     # Where a workload's GPU ranking comes from when the generic one (compute and traffic per item,
-    # analysis/projection.py) would mislead: None, or the command that ranks it instead.
+    # analysis/physics/projection.py) would mislead: None, or the command that ranks it instead.
     advised_by: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
@@ -212,7 +212,7 @@ class Workload(WorkloadFacts, ABC):
     def bytes_per_item(cls, params: dict, element_bytes: int) -> float | None:
         """Estimated DRAM traffic per item at ``element_bytes`` per activation element, or None.
 
-        The memory side of the roofline in analysis/physics.py: no stored figure depends on
+        The memory side of the roofline in analysis/physics/limits.py: no stored figure depends on
         it, so it is outside the fingerprint (identity.ANALYSIS_ONLY).  See activation_traffic."""
         return None
 

@@ -6,7 +6,7 @@ the A800 (article 000 section 4; article 001 section 3 -- see DIGEST.md).
 ``ddp-train`` runs an existing training workload (resnet50-train,
 bert-large-train, with its own variants) under DDP on every rank; each rank
 processes ``batch_size`` items per step.  runner/rank.py adds the ranks'
-throughputs; analysis/scaling.py turns them into the efficiency figure.
+throughputs; analysis/rows/scaling.py turns them into the efficiency figure.
 
 The gradient-synchronisation cost is measured two ways after the timed
 windows, on every rank:

@@ -21,12 +21,12 @@ from gpuarena.store.figures import Figures
 
 # Which of gpuarena's models judges, projects and reports a workload:
 #  "roofline"      per-item FLOPs at the executed precision's peak and bytes at bandwidth
-#                  (analysis/physics.py: check, advise, projection; the report's workload table);
+#                  (analysis/physics/limits.py: check, advise, projection; the report's workload table);
 #  "serving"       the LLM serving model: bytes per token, prefill FLOPs, tensor parallel
-#                  (analysis/serving_model.py; the report's serving section);
-#  "decoder-training" MFU and parallel layouts (analysis/llm_claims.py, llm_plan.py; the LLM section);
-#  "data-parallel" a training workload wrapped in DDP over N ranks (analysis/whatif.py; scaling);
-#  "endpoint"      a served engine measured over HTTP (analysis/endpoints.py; its own section).
+#                  (analysis/physics/serving_model.py; the report's serving section);
+#  "decoder-training" MFU and parallel layouts (analysis/physics/llm_claims.py, llm_plan.py; the LLM section);
+#  "data-parallel" a training workload wrapped in DDP over N ranks (analysis/physics/whatif.py; scaling);
+#  "endpoint"      a served engine measured over HTTP (analysis/verbs/endpoints.py; its own section).
 PHYSICS = ("roofline", "serving", "decoder-training", "data-parallel", "endpoint")
 # The device ceiling a micro-benchmark or collective measures (analysis reads the best of each):
 #  "compute-peak" dense matmul TFLOP/s by dtype; "memory-bandwidth" device copy GB/s;

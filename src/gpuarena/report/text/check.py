@@ -3,7 +3,7 @@ implies against the peak, and the verdict with its reason."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.precision import NAMES
+from gpuarena.analysis.rows.precision import NAMES
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("gpu", "GPU"), ("workload", "workload"), ("precision", "stated"), ("executed", "executed"),
@@ -20,7 +20,7 @@ def _conditions(r: dict) -> str:
 
 
 def _claim(r: dict) -> str:
-    if r.get("claim_text"):     # a micro-benchmark's figure in its own unit (analysis/micro_check.py)
+    if r.get("claim_text"):     # a micro-benchmark's figure in its own unit (analysis/physics/micro_check.py)
         return r["claim_text"]
     if r.get("scaling") is not None:
         return f"scaling {r['scaling']:.2f}"

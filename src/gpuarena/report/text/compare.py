@@ -3,7 +3,7 @@ geometric mean per GPU."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.rows import fmt_params
+from gpuarena.analysis.rows.common import fmt_params
 from gpuarena.report.text.table import as_json, render as table
 
 ROW_COLUMNS = [("workload", "workload"), ("variant", "variant"), ("params", "params"), ("gpu", "GPU"),

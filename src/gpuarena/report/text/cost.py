@@ -3,7 +3,7 @@ the assumptions, the price snapshots and what could not be priced below the tabl
 
 from __future__ import annotations
 
-from gpuarena.analysis.rows import fmt_params
+from gpuarena.analysis.rows.common import fmt_params
 from gpuarena.data import catalog
 from gpuarena.report.text.table import as_json, render as table
 

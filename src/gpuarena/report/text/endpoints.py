@@ -3,7 +3,7 @@ at the same lengths beside them (the report's served-engines section uses the sa
 
 from __future__ import annotations
 
-from gpuarena.analysis.frontier import lines
+from gpuarena.analysis.verbs.frontier import lines
 from gpuarena.report.mdtext import inert
 from gpuarena.report.text.table import as_json, render as table
 

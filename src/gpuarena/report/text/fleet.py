@@ -3,7 +3,7 @@ each against the fleet's median, with the cases some host has no result for."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.fleet import PRACTICAL, Z
+from gpuarena.analysis.verbs.fleet import PRACTICAL, Z
 from gpuarena.numbers import fmt_num
 from gpuarena.report.text.table import as_json, render as table
 

@@ -3,7 +3,7 @@ compute time, bus bandwidth and overlap came from."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.interconnect import mib_text
+from gpuarena.analysis.physics.interconnect import mib_text
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("n", "GPUs"), ("busbw", "busbw GB/s"), ("compute_ms", "compute ms"), ("comm_ms", "all-reduce ms"),

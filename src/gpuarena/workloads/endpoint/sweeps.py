@@ -7,7 +7,7 @@ tokens/s by less than 5 % over the one before (the server is saturated: more use
 Each point is one pass that stops when the server is overloaded (drive.py) and is cut at the
 budget's end (``sweep_time_s``); no point starts after it.  Every point is stored with the figures
 a throughput-per-GPU against throughput-per-user frontier reads (output tokens/s, TPOT and TTFT
-percentiles, attainment): analysis/frontier.py draws them.
+percentiles, attainment): analysis/verbs/frontier.py draws them.
 """
 
 from __future__ import annotations

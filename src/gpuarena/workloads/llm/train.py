@@ -32,7 +32,7 @@ Throughput is tokens: every rank reports batch_size x seq_len / tp tokens per st
 ranks of one data-parallel group share their batch), so the sum over ranks that
 runner/rank.py forms is the world's tokens/s.  FLOPs per token: flops.flops_per_token
 (6 N + 12 L H T).  The record holds FLOPs and time; MFU (over the catalog's peak for the GPU)
-is computed when the record is read (analysis/mfu.py), never frozen into it.
+is computed when the record is read (analysis/rows/mfu.py), never frozen into it.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class LLMTrain(Workload):
     @staticmethod
     def finalize(result: dict, per_rank: list[dict], world_size: int) -> None:
         """Job figures: tokens/s per GPU and the mean communication.  MFU is not stored: it is
-        computed when read, from the stored TFLOP/s and the catalog's peak (analysis/mfu.py)."""
+        computed when read, from the stored TFLOP/s and the catalog's peak (analysis/rows/mfu.py)."""
         extra = result["extra"]
         extra["tokens_per_s_per_gpu"] = result["throughput_median"] / world_size
         for key in ("comm_total_s", "comm_exposed_s"):

@@ -5,7 +5,7 @@ no longer stand for today's engine recipe (issue 23).  Read from the diffs of th
 ``CHANGES[w](variants, params)`` is true for a result of a version before ``w`` (its variant's parts,
 its params as stored with ``batch_size`` the batch it timed) whose timed code version ``w`` changed.
 A result none of the later versions changed was timed by today's code for its recipe, and the serving
-curves (analysis/serving_curves.py) join it with today's results.  A recipe's decode attention and
+curves (analysis/verbs/serving_curves.py) join it with today's results.  A recipe's decode attention and
 prefill kind (eager, compiled) are in those curves' key, so a version that changed only which of them
 a default picks changed no recipe's code.  Torch-free: analysis reads it (through the registry).
 

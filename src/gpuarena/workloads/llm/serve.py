@@ -51,8 +51,7 @@ class LLMServe(Workload):
     rank_aggregate = "sum"
     published_as: tuple[str, ...] = ()
     dominant_op = "matmul"
-    # decode reads every weight and the live KV cache per token: ranked by bandwidth
-    # (analysis/verbs/serving.py), not compute
+    # decode reads every weight and the live KV cache per token: ranked by bandwidth (verbs/serving.py)
     advised_by = "`gpuarena advise -w llm-serve` and the report's Serving section (memory and bandwidth model)"
     params = (
         Param("shape", str, "llama3-8b", "model shape (llm/shapes.py SHAPES)", tiny="tiny", choices=tuple(SHAPES)),

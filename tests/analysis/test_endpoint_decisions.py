@@ -67,9 +67,9 @@ def test_cost_at_the_slo(store):
 
 def test_compare_is_like_for_like_across_addresses_and_engines(store):
     out = CMP.compare(store, "H100", "endpoint-serve")
-    (row,) = out["rows"]
-    assert row["engine"] == "vllm 0.11.0" and row["ratio"] == pytest.approx(2.0, rel=0.02)
-    assert any("different engines (vllm 0.11.0 against sglang 0.5.2)" in s["reason"] for s in out["skipped"])
+    (row,) = out.rows
+    assert row.engine == "vllm 0.11.0" and row.ratio == pytest.approx(2.0, rel=0.02)
+    assert any("different engines (vllm 0.11.0 against sglang 0.5.2)" in s.reason for s in out.skipped)
 
 
 def own_loop(device: str, batch: int, prompt: int = 512, variant: str = "compile+fused-proj") -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuarena.analysis.rows.verdict import CompareVerdict
 from gpuarena.analysis.verbs import check, compare, cost
 from gpuarena.errors import UserError
 from gpuarena.report.text import check as check_text, compare as compare_text, cost as cost_text
@@ -13,18 +14,22 @@ from tests.analysis.conftest import golden
 def test_compare_rows_and_golden(store, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")  # the text table is drawn at the terminal's width
     out = compare.compare(store, "A100 40GB SXM4")
-    assert [r["params"]["batch_size"] for r in out["rows"]] == [64, 256]  # numeric order
-    by_bs = {f"batch_size={r['params']['batch_size']}": r for r in out["rows"]}
+    assert [r.params["batch_size"] for r in out.rows] == [64, 256]  # numeric order
+    by_bs = {f"batch_size={r.params['batch_size']}": r for r in out.rows}
     slow = by_bs["batch_size=256"]
-    assert slow["gpu"] == "NVIDIA A800 40GB SXM4"
-    assert slow["ratio"] == pytest.approx(0.10625 / 0.12105, rel=1e-3)
-    assert slow["ci95_high"] < 1 and slow["verdict"] == f"{slow['ratio']:.2f}x (slower)"
+    assert slow.gpu == "NVIDIA A800 40GB SXM4"
+    assert slow.ratio == pytest.approx(0.10625 / 0.12105, rel=1e-3)
+    assert slow.ci95_high < 1 and slow.outcome is CompareVerdict.SLOWER
+    assert slow.verdict == f"{slow.ratio:.2f}x (slower)"
     noisy = by_bs["batch_size=64"]
-    assert noisy["ci95_low"] < 1 < noisy["ci95_high"]
-    assert noisy["verdict"] == "no significant difference"
-    assert "throttled" in noisy["flags"] and any(f.startswith("CV") for f in noisy["flags"])
-    assert out["skipped"] and "version differs (1 vs 2)" in out["skipped"][0]["reason"]
-    assert out["summary"][0]["geomean_ratio"] == pytest.approx((slow["ratio"] * noisy["ratio"]) ** 0.5)
+    assert noisy.ci95_low < 1 < noisy.ci95_high
+    assert noisy.outcome is CompareVerdict.NO_DIFFERENCE and noisy.verdict == "no significant difference"
+    assert "throttled" in noisy.flags and any(f.startswith("CV") for f in noisy.flags)
+    assert out.skipped and "version differs (1 vs 2)" in out.skipped[0].reason
+    assert out.summary[0].geomean_ratio == pytest.approx((slow.ratio * noisy.ratio) ** 0.5)
+    assert (out.summary[0].slower, out.summary[0].no_difference, out.summary[0].faster) == (1, 1, 0)
+    dumped = out.model_dump(mode="json")            # the JSON keeps the verdict's text, not the member
+    assert dumped["rows"][1]["verdict"] == slow.verdict and "outcome" not in dumped["rows"][1]
     golden("compare.md", compare_text.render(out, "md"))
     golden("compare.txt", compare_text.render(out, "table"))
 

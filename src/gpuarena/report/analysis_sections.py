@@ -149,7 +149,7 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
 def claims(pool, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
-    path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
+    path = csv_path or str(Path(check.__file__).parents[2] / "data" / "article_claims.csv")
     try:
         checked = check.check_claims(check.read_claims(path), pool)
     except UserError as exc:

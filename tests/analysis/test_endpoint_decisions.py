@@ -54,13 +54,13 @@ def test_dollars_per_million_tokens_by_hand():
 
 
 def test_cost_at_the_slo(store):
-    rows = {(r["gpu"], r["engine"]): r for r in C.cost_table(store, "endpoint-serve")["rows"]}
+    rows = {(r.gpu, r.engine): r for r in C.cost_table(store, "endpoint-serve").rows}
     h200 = rows[("NVIDIA H200 SXM 141GB", "vllm 0.11.0")]
     # 1000 tokens in 1 s, all within the SLO (TTFT 200 ms, TPOT 10 ms): price / 3600 s per million
     price = C.catalog.match("H200").cloud.usd
-    assert h200["usd_per_million_tokens_at_slo"] == pytest.approx(price / (1000 * 3600) * 1e6)
+    assert h200.usd_per_million_tokens_at_slo == pytest.approx(price / (1000 * 3600) * 1e6)
     # SGLang's TPOT of 70 ms misses the 50 ms SLO: no token counts, no price
-    assert rows[("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]["usd_per_million_tokens_at_slo"] is None
+    assert rows[("NVIDIA H100 80GB SXM5", "sglang 0.5.2")].usd_per_million_tokens_at_slo is None
     text = cost_text.render(C.cost_table(store, "endpoint-serve"), "md")
     assert "cloud $/M tokens at SLO" in text and "endpoint-serve's goodput" in text
 

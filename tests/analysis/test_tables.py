@@ -45,23 +45,24 @@ def test_cost_golden_and_known_answers(store):
                           prices={"NVIDIA A100 40GB SXM4": {"purchase": cost.catalog.Price(15000, "test", "2024")},
                                   "NVIDIA A800 40GB SXM4": {"purchase": cost.catalog.Price(12000, "test", "2024")}},
                           basis="purchase")
-    a800 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a800["energy_basis"].startswith("measured") and a800["items_per_joule"] == pytest.approx(1 / 0.1655)
+    a800 = next(r for r in out.rows if r.gpu == "NVIDIA A800 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a800.energy_basis.startswith("measured") and a800.items_per_joule == pytest.approx(1 / 0.1655)
     # TCO: 8 x 12000 + 0.35 kW x 8 x 8766 h x 3 y x 1.5 x $0.10 + 8 x 3 x 1000
-    assert a800["tco_total"] == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
-    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a100["energy_basis"] == "TDP" and a100["items_per_joule"] == pytest.approx(a100["throughput"] / 400)
-    assert a100["per_1000usd"] == a100["per_dollar"] == pytest.approx(a100["throughput"] / 15)
-    assert a100["cloud_usd_per_hr"] is None                  # one market per table: no cloud figure here
+    assert a800.tco_total == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
+    a100 = next(r for r in out.rows if r.gpu == "NVIDIA A100 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a100.energy_basis == "TDP" and a100.items_per_joule == pytest.approx(a100.throughput / 400)
+    assert a100.per_1000usd == a100.per_dollar == pytest.approx(a100.throughput / 15)
+    assert a100.cloud_usd_per_hr is None                  # one market per table: no cloud figure here
     golden("cost.md", cost_text.render(out, "md"))
     # the cloud basis: AWS's p4d price per GPU-hour, items per dollar, the fleet's rent over the years
     cl = cost.cost_table(store, years=3, gpus=8, baseline="A100 40GB SXM4")
-    a100 = next(r for r in cl["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a100["price_usd"] == 2.7447 and a100["purchase_usd"] is None and a100.get("tco_total") is None
-    assert a100["usd_per_million_items"] == pytest.approx(2.7447 / (a100["throughput"] * 3600) * 1e6)
-    assert a100["per_dollar"] == pytest.approx(a100["throughput"] * 3600 / 2.7447)
-    assert a100["fleet_usd"] == pytest.approx(2.7447 * 8 * 8766 * 3)
-    assert {u["gpu"] for u in cl["unpriced"]} == {"NVIDIA A800 40GB SXM4"}     # no cloud sells it: said, kept
+    a100 = next(r for r in cl.rows if r.gpu == "NVIDIA A100 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a100.price_usd == 2.7447 and a100.purchase_usd is None and a100.tco_total is None
+    assert "tco_total" not in a100.model_dump(mode="json")   # the TCO's keys are a purchase table's only
+    assert a100.usd_per_million_items == pytest.approx(2.7447 / (a100.throughput * 3600) * 1e6)
+    assert a100.per_dollar == pytest.approx(a100.throughput * 3600 / 2.7447)
+    assert a100.fleet_usd == pytest.approx(2.7447 * 8 * 8766 * 3)
+    assert {u.gpu for u in cl.unpriced} == {"NVIDIA A800 40GB SXM4"}     # no cloud sells it: said, kept
     assert "| NVIDIA A800 40GB SXM4 |" in cost_text.render(cl, "md") and "unpriced" in cost_text.render(cl, "md")
 
 
@@ -114,8 +115,8 @@ def test_a_non_finite_result_has_no_cost_and_is_no_record(tmp_path):
     assert len(nan) == 1 and nan[0].throughput_median > max(r.throughput_median for r in rows
                                                              if not r.extra.nan and r.source != "published")
     out = cost.cost_table(store, workload="resnet50-infer")
-    assert nan[0].variant not in {r["variant"] for r in out["rows"] if r["params"].get("batch_size") == 256}
-    assert any("not finite" in f for f in out["flags"])
+    assert nan[0].variant not in {r.variant for r in out.rows if r.params.get("batch_size") == 256}
+    assert any("not finite" in f for f in out.flags)
     ref = against_reference("resnet50-infer", rows, ["batch_size"])
     assert ref is not None and all(row[1] != nan[0].variant or "256" not in row[2] for row in ref.rows)
 

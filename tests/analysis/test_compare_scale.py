@@ -41,12 +41,12 @@ def counting(monkeypatch) -> list:
 def test_each_result_meets_only_its_own_case(many, monkeypatch):
     calls = counting(monkeypatch)
     out = C.compare(many, "A100 40GB SXM4")
-    assert len(out["rows"]) == CASES and len(out["skipped"]) == SKIPPED
-    assert all(r["ratio"] == pytest.approx(2.0) for r in out["rows"])
+    assert len(out.rows) == CASES and len(out.skipped) == SKIPPED
+    assert all(r.ratio == pytest.approx(2.0) for r in out.rows)
     # one pair per other result (1,560), where every result against every baseline row is 2,340,000
     assert len(calls) == CASES + SKIPPED
-    (h100,) = [x for x in out["summary"] if x["gpu"] == "NVIDIA H100 80GB SXM5"]
-    assert h100["n"] == CASES and h100["faster"] == CASES
+    (h100,) = [x for x in out.summary if x.gpu == "NVIDIA H100 80GB SXM5"]
+    assert h100.n == CASES and h100.faster == CASES
 
 
 def test_the_reports_comparison_is_bounded_and_says_how_to_get_every_row(many, monkeypatch):

@@ -116,8 +116,8 @@ def test_compare_sets_only_like_beside_like(everything):
     from gpuarena.analysis.verbs.compare import compare
 
     sd = compare(everything, "H200", "sd15-generate")
-    assert any("different engines (TensorRT" in s["reason"] for s in sd["skipped"])
-    assert all(r["engine"] == "PyTorch eager" for r in sd["rows"])
+    assert any("different engines (TensorRT" in s.reason for s in sd.skipped)
+    assert all(r.engine == "PyTorch eager" for r in sd.rows)
     rn = compare(everything, "A100 80GB SXM4", "resnet50-train")
-    h100_tf32 = sorted(round(r["ratio"], 2) for r in rn["rows"] if "H100 80GB SXM5" in r["gpu"] and r["variant"] == "tf32")
+    h100_tf32 = sorted(round(r.ratio, 2) for r in rn.rows if "H100 80GB SXM5" in r.gpu and r.variant == "tf32")
     assert h100_tf32 == [1.64, 1.78]          # Lambda's two H100 systems stand side by side, neither replaced

@@ -54,22 +54,22 @@ def test_dollars_per_million_tokens_by_hand():
 
 
 def test_cost_at_the_slo(store):
-    rows = {(r["gpu"], r["engine"]): r for r in C.cost_table(store, "endpoint-serve")["rows"]}
+    rows = {(r.gpu, r.engine): r for r in C.cost_table(store, "endpoint-serve").rows}
     h200 = rows[("NVIDIA H200 SXM 141GB", "vllm 0.11.0")]
     # 1000 tokens in 1 s, all within the SLO (TTFT 200 ms, TPOT 10 ms): price / 3600 s per million
     price = C.catalog.match("H200").cloud.usd
-    assert h200["usd_per_million_tokens_at_slo"] == pytest.approx(price / (1000 * 3600) * 1e6)
+    assert h200.usd_per_million_tokens_at_slo == pytest.approx(price / (1000 * 3600) * 1e6)
     # SGLang's TPOT of 70 ms misses the 50 ms SLO: no token counts, no price
-    assert rows[("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]["usd_per_million_tokens_at_slo"] is None
+    assert rows[("NVIDIA H100 80GB SXM5", "sglang 0.5.2")].usd_per_million_tokens_at_slo is None
     text = cost_text.render(C.cost_table(store, "endpoint-serve"), "md")
     assert "cloud $/M tokens at SLO" in text and "endpoint-serve's goodput" in text
 
 
 def test_compare_is_like_for_like_across_addresses_and_engines(store):
     out = CMP.compare(store, "H100", "endpoint-serve")
-    (row,) = out["rows"]
-    assert row["engine"] == "vllm 0.11.0" and row["ratio"] == pytest.approx(2.0, rel=0.02)
-    assert any("different engines (vllm 0.11.0 against sglang 0.5.2)" in s["reason"] for s in out["skipped"])
+    (row,) = out.rows
+    assert row.engine == "vllm 0.11.0" and row.ratio == pytest.approx(2.0, rel=0.02)
+    assert any("different engines (vllm 0.11.0 against sglang 0.5.2)" in s.reason for s in out.skipped)
 
 
 def own_loop(device: str, batch: int, prompt: int = 512, variant: str = "compile+fused-proj") -> dict:
@@ -89,11 +89,11 @@ def own_loop(device: str, batch: int, prompt: int = 512, variant: str = "compile
 def test_engines_side_by_side_and_in_the_report(store):
     rows, own = EP.table(store)
     assert own == []
-    assert [(r["gpu"], r["engine"]) for r in rows] == [("NVIDIA H200 SXM 141GB", "vllm 0.11.0"),
-                                                       ("NVIDIA H100 80GB SXM5", "vllm 0.11.0"),
-                                                       ("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]
-    assert len({r["setting"] for r in rows}) == 1 and "512 in / 128 out" in rows[0]["setting"]
-    assert rows[0]["tpot_ms_p99"] == pytest.approx(10) and rows[2]["slo_attainment"] == 0
+    assert [(r.gpu, r.engine) for r in rows] == [("NVIDIA H200 SXM 141GB", "vllm 0.11.0"),
+                                                 ("NVIDIA H100 80GB SXM5", "vllm 0.11.0"),
+                                                 ("NVIDIA H100 80GB SXM5", "sglang 0.5.2")]
+    assert len({r.setting for r in rows}) == 1 and "512 in / 128 out" in rows[0].setting
+    assert rows[0].tpot_ms_p99 == pytest.approx(10) and rows[2].slo_attainment == 0
     assert "Served engines, like for like" in endpoints_text.render(rows, "md")
     md = render_markdown(gather(store))
     assert "Served engines: throughput, latency and goodput at an SLO" in md and "sglang 0.5.2" in md
@@ -117,12 +117,12 @@ def test_own_loop_beside_the_served_engines_at_the_same_lengths(store, cli):
     store.add_result(own_loop(H200, 1, prompt=1024))         # other lengths than any served result: not shown
     store.add_result(own_loop(H100 + " PCIe", 1))            # a GPU no served result ran on: not shown
     rows, own = EP.table(store)
-    assert [(x["gpu"], x["batch"], x["lengths"]) for x in own] == [("NVIDIA H200 SXM 141GB", 1, "512 in / 128 out"),
-                                                                  ("NVIDIA H200 SXM 141GB", 32, "512 in / 128 out")]
+    assert [(x.gpu, x.batch, x.lengths) for x in own] == [("NVIDIA H200 SXM 141GB", 1, "512 in / 128 out"),
+                                                          ("NVIDIA H200 SXM 141GB", 32, "512 in / 128 out")]
     b32 = own[1]
-    assert b32["engine"] == "gpuarena llm-serve compile+fused-proj" and b32["shape"] == "llama-1b"
-    assert b32["output_tokens_per_s"] == pytest.approx(32 * 128 / 0.50) and b32["ttft_ms"] == pytest.approx(12)
-    assert b32["tpot_ms_p50"] == 3.8 and b32["joules_per_token"] == 0.2
+    assert b32.engine == "gpuarena llm-serve compile+fused-proj" and b32.shape == "llama-1b"
+    assert b32.output_tokens_per_s == pytest.approx(32 * 128 / 0.50) and b32.ttft_ms == pytest.approx(12)
+    assert b32.tpot_ms_p50 == 3.8 and b32.joules_per_token == 0.2
     text = endpoints_text.render(rows, "md", own)
     assert endpoints_text.OWN_TITLE in text and "| gpuarena llm-serve compile+fused-proj | llama-1b | 32 |" in text
     md = render_markdown(gather(store))

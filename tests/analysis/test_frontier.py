@@ -13,10 +13,10 @@ from tests.workloads import tiny_proc
 
 
 def test_frontier_keeps_the_points_nothing_beats():
-    pts = [{"per_user": u, "per_gpu": g, "holds": h, "at": a} for u, g, h, a in
+    pts = [F.Point(per_user=u, per_gpu=g, holds=h, at=a) for u, g, h, a in
            [(100, 50, True, "a"), (80, 40, True, "b"), (60, 120, True, "c"), (40, 200, False, "d"),
             (30, 150, False, "e")]]
-    assert [p["at"] for p in F.frontier(pts)] == ["a", "c", "d"]       # b is beaten by a, e by d
+    assert [p.at for p in F.frontier(pts)] == ["a", "c", "d"]       # b is beaten by a, e by d
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def test_sweeps_store_every_point_and_engines_draws_the_frontier(swept, cli):
     assert [p["concurrency"] for p in by["concurrency"].extra.sweep["points"]][:3] == [1, 2, 4]
     (curve,) = F.curves(rs)           # one engine, one GPU, one setting: the two sweeps on one curve
     n = sum(len(r.extra.sweep["points"]) + 1 for r in rs)
-    assert len(curve["points"]) == n and curve["best"] and curve["slo_per_user"] == 1.0
-    assert curve["best"]["per_gpu"] == max(p["per_gpu"] for p in curve["points"] if p["holds"])
+    assert len(curve.points) == n and curve.best and curve.slo_per_user == 1.0
+    assert curve.best.per_gpu == max(p.per_gpu for p in curve.points if p.holds)
     out = cli("engines", "--db", swept)
     assert out.returncode == 0, out.stderr
     assert "Serving frontier" in out.stdout and "best under the SLO:" in out.stdout

@@ -125,9 +125,9 @@ def test_compare_says_twins_should_measure_the_same(store):
     """compare sets the article's A800 = 0.88 x A100 beside what physics expects of the same silicon."""
     from gpuarena.analysis.verbs import compare
 
-    rows = compare.compare(store, "A100 40GB SXM4", "resnet50-train")["rows"]
-    slow = next(r for r in rows if r["ratio"] < 0.9)
-    assert slow["expected_ratio"] == 1.0 and any("identical silicon" in f for f in slow["flags"])
+    rows = compare.compare(store, "A100 40GB SXM4", "resnet50-train").rows
+    slow = next(r for r in rows if r.ratio < 0.9)
+    assert slow.expected_ratio == 1.0 and any("identical silicon" in f for f in slow.flags)
 
 
 def test_unasked_advice_ranks_at_the_models_own_numerics(shipped):

@@ -153,9 +153,9 @@ def test_a_cloud_override_keeps_its_source_and_date(tmp_path):
 
 def test_cost_keeps_unpriced_cards_and_one_market(store):
     out = cost.cost_table(store, basis="cloud")
-    a800 = [r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4"]
-    assert a800 and all(r["price_usd"] is None and r["per_dollar"] is None for r in a800)
-    assert all(r["purchase_usd"] is None and r["price_market"] == "cloud" for r in out["rows"])
+    a800 = [r for r in out.rows if r.gpu == "NVIDIA A800 40GB SXM4"]
+    assert a800 and all(r.price_usd is None and r.per_dollar is None for r in a800)
+    assert all(r.purchase_usd is None and r.price_market == "cloud" for r in out.rows)
     md = cost_text.render(out, "md")
     assert "unpriced: A800 40GB SXM4" in md and "| unpriced |" in md and "$/GPU-h" in md and "price $" not in md
     with pytest.raises(UserError, match="--price-basis 'rent'"):

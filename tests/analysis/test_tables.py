@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuarena.analysis.rows.verdict import CompareVerdict
 from gpuarena.analysis.verbs import check, compare, cost
 from gpuarena.errors import UserError
 from gpuarena.report.text import check as check_text, compare as compare_text, cost as cost_text
@@ -13,18 +14,22 @@ from tests.analysis.conftest import golden
 def test_compare_rows_and_golden(store, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")  # the text table is drawn at the terminal's width
     out = compare.compare(store, "A100 40GB SXM4")
-    assert [r["params"]["batch_size"] for r in out["rows"]] == [64, 256]  # numeric order
-    by_bs = {f"batch_size={r['params']['batch_size']}": r for r in out["rows"]}
+    assert [r.params["batch_size"] for r in out.rows] == [64, 256]  # numeric order
+    by_bs = {f"batch_size={r.params['batch_size']}": r for r in out.rows}
     slow = by_bs["batch_size=256"]
-    assert slow["gpu"] == "NVIDIA A800 40GB SXM4"
-    assert slow["ratio"] == pytest.approx(0.10625 / 0.12105, rel=1e-3)
-    assert slow["ci95_high"] < 1 and slow["verdict"] == f"{slow['ratio']:.2f}x (slower)"
+    assert slow.gpu == "NVIDIA A800 40GB SXM4"
+    assert slow.ratio == pytest.approx(0.10625 / 0.12105, rel=1e-3)
+    assert slow.ci95_high < 1 and slow.outcome is CompareVerdict.SLOWER
+    assert slow.verdict == f"{slow.ratio:.2f}x (slower)"
     noisy = by_bs["batch_size=64"]
-    assert noisy["ci95_low"] < 1 < noisy["ci95_high"]
-    assert noisy["verdict"] == "no significant difference"
-    assert "throttled" in noisy["flags"] and any(f.startswith("CV") for f in noisy["flags"])
-    assert out["skipped"] and "version differs (1 vs 2)" in out["skipped"][0]["reason"]
-    assert out["summary"][0]["geomean_ratio"] == pytest.approx((slow["ratio"] * noisy["ratio"]) ** 0.5)
+    assert noisy.ci95_low < 1 < noisy.ci95_high
+    assert noisy.outcome is CompareVerdict.NO_DIFFERENCE and noisy.verdict == "no significant difference"
+    assert "throttled" in noisy.flags and any(f.startswith("CV") for f in noisy.flags)
+    assert out.skipped and "version differs (1 vs 2)" in out.skipped[0].reason
+    assert out.summary[0].geomean_ratio == pytest.approx((slow.ratio * noisy.ratio) ** 0.5)
+    assert (out.summary[0].slower, out.summary[0].no_difference, out.summary[0].faster) == (1, 1, 0)
+    dumped = out.model_dump(mode="json")            # the JSON keeps the verdict's text, not the member
+    assert dumped["rows"][1]["verdict"] == slow.verdict and "outcome" not in dumped["rows"][1]
     golden("compare.md", compare_text.render(out, "md"))
     golden("compare.txt", compare_text.render(out, "table"))
 
@@ -40,23 +45,24 @@ def test_cost_golden_and_known_answers(store):
                           prices={"NVIDIA A100 40GB SXM4": {"purchase": cost.catalog.Price(15000, "test", "2024")},
                                   "NVIDIA A800 40GB SXM4": {"purchase": cost.catalog.Price(12000, "test", "2024")}},
                           basis="purchase")
-    a800 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A800 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a800["energy_basis"].startswith("measured") and a800["items_per_joule"] == pytest.approx(1 / 0.1655)
+    a800 = next(r for r in out.rows if r.gpu == "NVIDIA A800 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a800.energy_basis.startswith("measured") and a800.items_per_joule == pytest.approx(1 / 0.1655)
     # TCO: 8 x 12000 + 0.35 kW x 8 x 8766 h x 3 y x 1.5 x $0.10 + 8 x 3 x 1000
-    assert a800["tco_total"] == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
-    a100 = next(r for r in out["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a100["energy_basis"] == "TDP" and a100["items_per_joule"] == pytest.approx(a100["throughput"] / 400)
-    assert a100["per_1000usd"] == a100["per_dollar"] == pytest.approx(a100["throughput"] / 15)
-    assert a100["cloud_usd_per_hr"] is None                  # one market per table: no cloud figure here
+    assert a800.tco_total == pytest.approx(96000 + 0.35 * 8 * 8766 * 3 * 1.5 * 0.10 + 24000)
+    a100 = next(r for r in out.rows if r.gpu == "NVIDIA A100 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a100.energy_basis == "TDP" and a100.items_per_joule == pytest.approx(a100.throughput / 400)
+    assert a100.per_1000usd == a100.per_dollar == pytest.approx(a100.throughput / 15)
+    assert a100.cloud_usd_per_hr is None                  # one market per table: no cloud figure here
     golden("cost.md", cost_text.render(out, "md"))
     # the cloud basis: AWS's p4d price per GPU-hour, items per dollar, the fleet's rent over the years
     cl = cost.cost_table(store, years=3, gpus=8, baseline="A100 40GB SXM4")
-    a100 = next(r for r in cl["rows"] if r["gpu"] == "NVIDIA A100 40GB SXM4" and r["params"]["batch_size"] == 256)
-    assert a100["price_usd"] == 2.7447 and a100["purchase_usd"] is None and a100.get("tco_total") is None
-    assert a100["usd_per_million_items"] == pytest.approx(2.7447 / (a100["throughput"] * 3600) * 1e6)
-    assert a100["per_dollar"] == pytest.approx(a100["throughput"] * 3600 / 2.7447)
-    assert a100["fleet_usd"] == pytest.approx(2.7447 * 8 * 8766 * 3)
-    assert {u["gpu"] for u in cl["unpriced"]} == {"NVIDIA A800 40GB SXM4"}     # no cloud sells it: said, kept
+    a100 = next(r for r in cl.rows if r.gpu == "NVIDIA A100 40GB SXM4" and r.params["batch_size"] == 256)
+    assert a100.price_usd == 2.7447 and a100.purchase_usd is None and a100.tco_total is None
+    assert "tco_total" not in a100.model_dump(mode="json")   # the TCO's keys are a purchase table's only
+    assert a100.usd_per_million_items == pytest.approx(2.7447 / (a100.throughput * 3600) * 1e6)
+    assert a100.per_dollar == pytest.approx(a100.throughput * 3600 / 2.7447)
+    assert a100.fleet_usd == pytest.approx(2.7447 * 8 * 8766 * 3)
+    assert {u.gpu for u in cl.unpriced} == {"NVIDIA A800 40GB SXM4"}     # no cloud sells it: said, kept
     assert "| NVIDIA A800 40GB SXM4 |" in cost_text.render(cl, "md") and "unpriced" in cost_text.render(cl, "md")
 
 
@@ -109,8 +115,8 @@ def test_a_non_finite_result_has_no_cost_and_is_no_record(tmp_path):
     assert len(nan) == 1 and nan[0].throughput_median > max(r.throughput_median for r in rows
                                                              if not r.extra.nan and r.source != "published")
     out = cost.cost_table(store, workload="resnet50-infer")
-    assert nan[0].variant not in {r["variant"] for r in out["rows"] if r["params"].get("batch_size") == 256}
-    assert any("not finite" in f for f in out["flags"])
+    assert nan[0].variant not in {r.variant for r in out.rows if r.params.get("batch_size") == 256}
+    assert any("not finite" in f for f in out.flags)
     ref = against_reference("resnet50-infer", rows, ["batch_size"])
     assert ref is not None and all(row[1] != nan[0].variant or "256" not in row[2] for row in ref.rows)
 

@@ -9,6 +9,8 @@ import json
 from gpuarena.runner.plan import default_suite
 from gpuarena.report.build import gather
 from gpuarena.report.cautions import caution_counts, grouped
+from gpuarena.analysis.rows.verdict import CompareVerdict
+from gpuarena.analysis.verbs.compare import ComparisonRow
 from gpuarena.report.comparison import counted, published_verdict
 from gpuarena.report.analysis_sections import in_unit
 from gpuarena.report.footnotes import footnote
@@ -67,12 +69,15 @@ def test_comparison_counts_only_baselines_that_pass_check(report_db):
     # article 000's A100 BERT-Large FP32 figure: 4.4x the card's FP32 peak, impossible by check
     assert published_verdict(store, "A100 40GB SXM4", "bert-large-infer", "FP32", {"batch_size": 64, "seq_len": 512},
                              256.8) == "impossible"
-    row = {"workload": "bert-large-infer", "params": {"batch_size": 64, "seq_len": 512}, "baseline_gpu": "NVIDIA A100 40GB SXM4",
-           "gpu": "NVIDIA H200 SXM 141GB", "baseline_value": 256.8, "value": 137.5, "baseline_source": "published",
-           "source": "imported", "flags": []}
+    row = ComparisonRow(workload="bert-large-infer", variant="seed", expected_ratio=None,
+                        params={"batch_size": 64, "seq_len": 512}, size="full", gpus=1,
+                        gpu="NVIDIA H200 SXM 141GB", baseline_gpu="NVIDIA A100 40GB SXM4", unit="sequences/s",
+                        baseline_value=256.8, value=137.5, ratio=137.5 / 256.8, ci95_low=None, ci95_high=None,
+                        outcome=CompareVerdict.NO_CI_PUBLISHED, baseline_source="published", source="imported",
+                        engine="PyTorch eager", origin=None, result_id=1, diverged=False, flags=[])
     assert "impossible" in counted(store, row, lambda x, side: "FP32")
-    assert counted(store, {**row, "flags": ["NaN"]}, lambda x, side: "FP32") == "diverged (NaN)"
-    assert counted(store, {**row, "baseline_source": "measured"}, lambda x, side: None) == ""
+    assert counted(store, row.model_copy(update={"flags": ["NaN"]}), lambda x, side: "FP32") == "diverged (NaN)"
+    assert counted(store, row.model_copy(update={"baseline_source": "measured"}), lambda x, side: None) == ""
 
 
 def test_numbers_by_magnitude_and_sd_in_seconds_per_image():

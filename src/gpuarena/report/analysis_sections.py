@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpuarena.analysis.verbs import check
 from gpuarena.analysis.verbs.advise import advise
-from gpuarena.analysis.verbs.cost import cost_table
+from gpuarena.analysis.verbs.cost import CostRow, cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
@@ -75,11 +75,11 @@ def _times(x) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
 
-def _per_gpu(x: dict) -> str:
+def _per_gpu(x: CostRow) -> str:
     """A cost row's speed in the workload's headline unit (SD v1.5: seconds per image)."""
-    if H.is_latency(x["workload"]) and x["throughput"]:
-        return f"{fmt_num(1 / x['throughput'])} {H.unit(x['workload'], x.get('unit'))}"
-    return f"{fmt_num(x['throughput'])} {x.get('unit') or ''}".strip()
+    if H.is_latency(x.workload) and x.throughput:
+        return f"{fmt_num(1 / x.throughput)} {H.unit(x.workload, x.unit)}"
+    return f"{fmt_num(x.throughput)} {x.unit or ''}".strip()
 
 
 def _energy_from(basis: str) -> str:
@@ -103,33 +103,32 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
         result = cost_table(pool, baseline=base.name if base else None)
     except UserError as exc:   # e.g. no result on a catalog GPU (a CPU run)
         return Section("cost", "Cost and energy efficiency", [f"No cost table: {exc}."])
-    mine = [x for x in result["rows"] if x["gpu"] in gpus and x["workload"] in jobs]
-    picked: list[tuple[str, dict]] = []
-    for key in dict.fromkeys((x["gpu"], x["workload"]) for x in mine):
-        these = [x for x in mine if (x["gpu"], x["workload"]) == key]
-        seed = [x for x in these if x["variant"] == "seed"]
-        fastest = max(these, key=lambda x: x["throughput"])
+    mine = [x for x in result.rows if x.gpu in gpus and x.workload in jobs]
+    picked: list[tuple[str, CostRow]] = []
+    for key in dict.fromkeys((x.gpu, x.workload) for x in mine):
+        these = [x for x in mine if (x.gpu, x.workload) == key]
+        seed = [x for x in these if x.variant == "seed"]
+        fastest = max(these, key=lambda x: x.throughput)
         if seed:
-            picked.append(("article's code (seed)", max(seed, key=lambda x: x["throughput"])))
-        if not seed or fastest["variant"] != "seed":
+            picked.append(("article's code (seed)", max(seed, key=lambda x: x.throughput)))
+        if not seed or fastest.variant != "seed":
             picked.append(("fastest variant", fastest))
     if not picked:
         return None
-    picked.sort(key=lambda p: (p[1]["workload"], p[0] != "article's code (seed)", p[1]["gpu"]))
-    brief = brief_params([(x["workload"], x["params"]) for _, x in picked])
-    a = result["assumptions"]
-    table_rows = [[x["workload"], short(x["gpu"]), x["variant"], params, x.get("source") or "",
-                   _per_gpu(x), _money(x["purchase_usd"]),
-                   fmt_num(x["per_1000usd"]), _money(x["usd_per_million_items"], 2), fmt_num(x["items_per_joule"]),
-                   _energy_from(x["energy_basis"]), _money(x.get("tco_usd_per_million_items"), 3),
-                   f"{x['purchase_source']}; cloud {x['cloud_source']}" if x.get("purchase_usd") or x.get("cloud_source")
-                   else ""]
+    picked.sort(key=lambda p: (p[1].workload, p[0] != "article's code (seed)", p[1].gpu))
+    brief = brief_params([(x.workload, x.params) for _, x in picked])
+    a = result.assumptions
+    table_rows = [[x.workload, short(x.gpu), x.variant, params, x.source or "",
+                   _per_gpu(x), _money(x.purchase_usd),
+                   fmt_num(x.per_1000usd), _money(x.usd_per_million_items, 2), fmt_num(x.items_per_joule),
+                   _energy_from(x.energy_basis), _money(x.tco_usd_per_million_items, 3),
+                   f"{x.purchase_source}; cloud {x.cloud_source}" if x.purchase_usd or x.cloud_source else ""]
                   for (_, x), params in zip(picked, brief)]
     s = Section("cost", "Cost and energy efficiency")
     s.paragraphs.append(
         "From gpuarena cost at the catalog's prices, per GPU and workload: the article's code (seed) at its "
-        f"fastest setting, and the fastest variant. Assumptions: TCO of {a['gpus']} GPU over {a['years']:g} "
-        f"years at ${a['kwh_price']}/kWh and PUE {a['pue']}, hosting ${a['hosting_per_gpu_year']:g}/GPU-year, "
+        f"fastest setting, and the fastest variant. Assumptions: TCO of {a.gpus} GPU over {a.years:g} "
+        f"years at ${a.kwh_price}/kWh and PUE {a.pue}, hosting ${a.hosting_per_gpu_year:g}/GPU-year, "
         "100% utilisation; power is the measured mean where stored, else the TDP; items per joule come from "
         "the measured energy where there is some and the power it implies is within the card's and its own "
         "samples' reach, else throughput / TDP (the 'energy from' column). "

@@ -5,10 +5,13 @@ result never does.  Rows left out stay in the table, marked with the reason."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.verbs.advise import _request_of_published
 from gpuarena.analysis.verbs.check import check_claim
-from gpuarena.analysis.verbs.compare import compare_rows, per_result_geomean
+from gpuarena.analysis.rows.verdict import CompareVerdict
+from gpuarena.analysis.verbs.compare import ComparisonRow, compare_rows, per_result_geomean
 from gpuarena.analysis.rows.common import natural_key
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -20,6 +23,23 @@ from gpuarena.store.result import Result
 
 
 MAX_SKIPPED = 50
+
+
+class CountedRow(ComparisonRow):
+    """A compare row as the report shows it: with why it is left out of the geometric mean ('' when counted)."""
+
+    left_out: str = ""
+
+
+class CountedSummary(BaseModel):
+    """Per GPU in the report: the geometric mean of the counted ratios, how many were faster, slower, left out."""
+
+    gpu: str
+    n: int
+    out: int
+    geomean_ratio: float | None
+    faster: int
+    slower: int
 
 
 def every_row(b: str) -> str:
@@ -57,14 +77,14 @@ def published_verdict(pool, gpu: str, workload: str, precision: str | None, para
         return f"not checked ({exc})"
 
 
-def counted(pool, x: dict, precision_of) -> str:
+def counted(pool, x: ComparisonRow, precision_of) -> str:
     """'' when a compare row may enter the geometric mean, else why not."""
-    if "NaN" in (x.get("flags") or []):
+    if "NaN" in x.flags:
         return "diverged (NaN)"
-    for side, gpu, value in (("baseline_source", x["baseline_gpu"], x["baseline_value"]),
-                             ("source", x["gpu"], x["value"])):
-        if x.get(side) == "published":
-            v = published_verdict(pool, gpu, x["workload"], precision_of(x, side), x["params"], value)
+    for side, source, gpu, value in (("baseline_source", x.baseline_source, x.baseline_gpu, x.baseline_value),
+                                     ("source", x.source, x.gpu, x.value)):
+        if source == "published":
+            v = published_verdict(pool, gpu, x.workload, precision_of(x, side), x.params, value)
             if v != "plausible":
                 return f"{'baseline' if side == 'baseline_source' else 'figure'} {v} (check)"
     return ""
@@ -83,29 +103,29 @@ def comparison(pool, rows: list[Result], baseline: str | None) -> Section | None
         if explicit:
             raise
         return None
-    b = result["baseline"]
-    mark_rows(pool, result["rows"])
+    b = result.baseline
+    marked = mark_rows(pool, result.rows)
     s = Section("comparison", f"Comparison with {b}")
-    s.data["summary"] = summarise(result["rows"])   # read by the first screen
+    s.data["summary"] = summarise(marked)   # read by the first screen
     s.tables.append(summary_table(s.data["summary"], b))
-    ordered = sorted(result["rows"], key=lambda x: (x["workload"], x["variant"] != "seed", x["variant"],
-                                                    natural_key(R.fmt_params(x["params"])), x["gpu"]))
-    brief = brief_params([(x["workload"], x["params"]) for x in ordered])
-    s.data["baseline"], s.data["gpus"] = b, list(dict.fromkeys(short(x["gpu"]) for x in ordered))  # read by gather
+    ordered = sorted(marked, key=lambda x: (x.workload, x.variant != "seed", x.variant,
+                                            natural_key(R.fmt_params(x.params)), x.gpu))
+    brief = brief_params([(x.workload, x.params) for x in ordered])
+    s.data["baseline"], s.data["gpus"] = b, list(dict.fromkeys(short(x.gpu) for x in ordered))  # read by gather
     s.tables.append(ratio_table(ordered[:MAX_ROWS], brief, b))
     if len(ordered) > MAX_ROWS:
         s.paragraphs.append(f"The table shows the first {MAX_ROWS:,} of {len(ordered):,} compared rows "
                             f"({len(ordered) - MAX_ROWS:,} left out here; the summary above counts them "
                             f"all); {every_row(b)} lists every row.")
-    if any(x["baseline_source"] == "published" or x["source"] == "published" for x in result["rows"]):
+    if any(x.baseline_source == "published" or x.source == "published" for x in marked):
         s.paragraphs.append(
             "Rows marked published are other people's figures, not measured here, so they carry no interval. "
             "Each is judged by gpuarena check at its stated precision; a ratio against a figure check calls "
             "impossible or implausible is not a speed-up, and is left out of the mean.")
-    skipped = result.get("skipped") or []
+    skipped = result.skipped
     for sk in skipped[:MAX_SKIPPED]:
-        s.paragraphs.append(f"Not compared: {sk['workload']} {sk['variant']} {R.fmt_params(sk['params'])} on "
-                            f"{sk['gpu']}: {sk['reason']}.")
+        s.paragraphs.append(f"Not compared: {sk.workload} {sk.variant} {R.fmt_params(sk.params)} on "
+                            f"{sk.gpu}: {sk.reason}.")
     if len(skipped) > MAX_SKIPPED:
         s.paragraphs.append(f"{len(skipped) - MAX_SKIPPED:,} more configurations not compared; "
                             f"{every_row(b)} names each with its reason.")
@@ -115,59 +135,61 @@ def comparison(pool, rows: list[Result], baseline: str | None) -> Section | None
     return s
 
 
-def mark_rows(pool, compared: list[dict]) -> None:
-    """Sets each compare row's left_out reason, and drops a throttled flag that no slowed result explains."""
+def mark_rows(pool, compared: list[ComparisonRow]) -> list[CountedRow]:
+    """Each compare row with its left_out reason, less a throttled flag that no slowed result explains."""
     published = {(R.gpu_of(r), r.workload, r.variant, r.throughput_median): r.precision
                  for r in pool.results(status="ok") if r.source == "published"}
 
-    def precision_of(x: dict, side: str) -> str | None:
-        gpu, value = (x["baseline_gpu"], x["baseline_value"]) if side == "baseline_source" else (x["gpu"], x["value"])
-        return published.get((gpu, x["workload"], x["variant"], value))
+    def precision_of(x: ComparisonRow, side: str) -> str | None:
+        gpu, value = (x.baseline_gpu, x.baseline_value) if side == "baseline_source" else (x.gpu, x.value)
+        return published.get((gpu, x.workload, x.variant, value))
 
-    for x in compared:
-        x["left_out"] = counted(pool, x, precision_of)
     # "throttled" by the power cap alone is the card at its normal limit: not flagged
     slowed = {(R.gpu_of(r), r.workload) for r in pool.results(status="ok")
               if r.throttled and not at_power_cap_only(r)}
+    marked = []
     for x in compared:
-        if not {(x["gpu"], x["workload"]), (x["baseline_gpu"], x["workload"])} & slowed:
-            x["flags"] = [f for f in x.get("flags") or [] if f != "throttled"]
+        left_out = counted(pool, x, precision_of)
+        flags = x.flags if {(x.gpu, x.workload), (x.baseline_gpu, x.workload)} & slowed else \
+            [f for f in x.flags if f != "throttled"]
+        marked.append(CountedRow(**{**dict(x), "flags": flags, "left_out": left_out}))
+    return marked
 
 
-def summarise(compared: list[dict]) -> list[dict]:
+def summarise(compared: list[CountedRow]) -> list[CountedSummary]:
     """Per GPU: the geometric mean of the counted ratios, how many were faster, slower, left out."""
-    summary, by_gpu = [], R.group_by(compared, lambda x: x["gpu"])
+    summary, by_gpu = [], R.group_by(compared, lambda x: x.gpu)
     for gpu in sorted(by_gpu):
         mine = by_gpu[gpu]
-        kept = [x for x in mine if not x["left_out"]]
+        kept = [x for x in mine if not x.left_out]
         geo, n = per_result_geomean(kept)
-        summary.append({"gpu": gpu, "n": n, "out": len(mine) - len(kept), "geomean_ratio": geo,
-                        "faster": sum(x["verdict"].endswith("faster") for x in kept),
-                        "slower": sum(x["verdict"].endswith("(slower)") for x in kept)})
+        summary.append(CountedSummary(gpu=gpu, n=n, out=len(mine) - len(kept), geomean_ratio=geo,
+                                      faster=sum(x.outcome == CompareVerdict.FASTER for x in kept),
+                                      slower=sum(x.outcome == CompareVerdict.SLOWER for x in kept)))
     return summary
 
 
-def summary_table(summary: list[dict], b: str) -> Table:
+def summary_table(summary: list[CountedSummary], b: str) -> Table:
     return Table("compare-summary", [("GPU", TEXT), ("results counted", NUMERIC), ("geomean ratio", NUMERIC),
                                      ("faster", NUMERIC), ("slower", NUMERIC), ("left out", NUMERIC)],
-                 [[short(x["gpu"]), str(x["n"]), f"{x['geomean_ratio']:.3f}x" if x["geomean_ratio"] else "-",
-                   str(x["faster"]), str(x["slower"]), str(x["out"])] for x in summary],
+                 [[short(x.gpu), str(x.n), f"{x.geomean_ratio:.3f}x" if x.geomean_ratio else "-",
+                   str(x.faster), str(x.slower), str(x.out)] for x in summary],
                  f"Geometric mean of ratios to {b}",
                  "Left out of the mean: ratios against a published figure that gpuarena check does not "
                  "call plausible, and ratios involving a diverged (NaN) result.")
 
 
-def ratio_table(ordered: list[dict], brief: list[str], b: str) -> Table:
+def ratio_table(ordered: list[CountedRow], brief: list[str], b: str) -> Table:
     rows_out = []
     for x, params in zip(ordered, brief):
-        ci = f"{x['ci95_low']:.3f} – {x['ci95_high']:.3f}" if x.get("ci95_low") is not None else "-"
-        base_v, value, unit = x["baseline_value"], x["value"], x.get("unit") or ""
-        if H.is_latency(x["workload"]):      # SD v1.5 in its article's unit; the ratio stays a speed ratio
-            base_v, value, unit = 1 / base_v, 1 / value, H.unit(x["workload"], unit)
-        rows_out.append([x["workload"], x["variant"], params, short(x["gpu"]), x.get("source") or "",
+        ci = f"{x.ci95_low:.3f} – {x.ci95_high:.3f}" if x.ci95_low is not None else "-"
+        base_v, value, unit = x.baseline_value, x.value, x.unit or ""
+        if H.is_latency(x.workload):      # SD v1.5 in its article's unit; the ratio stays a speed ratio
+            base_v, value, unit = 1 / base_v, 1 / value, H.unit(x.workload, unit)
+        rows_out.append([x.workload, x.variant, params, short(x.gpu), x.source or "",
                          fmt_num(base_v), fmt_num(value), unit,
-                         f"{x['ratio']:.3f}", ci, x["verdict"], x["left_out"] or "counted",
-                         "; ".join(f for f in x.get("flags") or [] if f != "NaN")])
+                         f"{x.ratio:.3f}", ci, x.verdict, x.left_out or "counted",
+                         "; ".join(f for f in x.flags if f != "NaN")])
     return prune(Table("compare-table", [
         ("workload", TEXT), ("variant", TEXT), ("params", TEXT), ("GPU", TEXT), ("source", TEXT),
         (short(b), NUMERIC), ("value", NUMERIC), ("unit", TEXT), ("ratio", NUMERIC), ("95% CI", NUMERIC),
@@ -178,17 +200,17 @@ def ratio_table(ordered: list[dict], brief: list[str], b: str) -> Table:
         details=("source", "95% CI", "flags")))
 
 
-def ratio_chart(ordered: list[dict], brief: list[str], b: str) -> Chart | None:
+def ratio_chart(ordered: list[CountedRow], brief: list[str], b: str) -> Chart | None:
     """The counted ratios as grouped bars, at most 16 configurations."""
-    kept = [x for x in ordered if not x["left_out"]]
-    label = {id(x): f"{x['workload']} {x['variant']} {p}" for x, p in zip(ordered, brief)}
+    kept = [x for x in ordered if not x.left_out]
+    label = {id(x): f"{x.workload} {x.variant} {p}" for x, p in zip(ordered, brief)}
     cats = list(dict.fromkeys(label[id(x)] for x in kept))[:16]
     groups = []
-    for gpu, theirs in R.group_by(kept, lambda x: x["gpu"]).items():
+    for gpu, theirs in R.group_by(kept, lambda x: x.gpu).items():
         mine = {label[id(x)]: x for x in theirs}
-        groups.append({"label": short(gpu), "values": [mine[c]["ratio"] if c in mine else None for c in cats],
-                       "lo": [mine[c].get("ci95_low") if c in mine else None for c in cats],
-                       "hi": [mine[c].get("ci95_high") if c in mine else None for c in cats]})
+        groups.append({"label": short(gpu), "values": [mine[c].ratio if c in mine else None for c in cats],
+                       "lo": [mine[c].ci95_low if c in mine else None for c in cats],
+                       "hi": [mine[c].ci95_high if c in mine else None for c in cats]})
     if not cats:
         return None
     return Chart("compare-chart", f"Throughput ratio to {b} (rows counted in the mean)", "grouped_bars",

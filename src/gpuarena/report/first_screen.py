@@ -231,13 +231,13 @@ def answer(pool, rows: list[Result], jobs: list[str], comparison: Section | None
     notes: list[str] = []
     if comparison is not None:
         here = set(gpus)
-        for x in [x for x in comparison.data.get("summary", []) if x["gpu"] in here]:
+        for x in [x for x in comparison.data.get("summary", []) if x.gpu in here]:
             base = comparison.data["baseline"]
-            if x["geomean_ratio"]:
+            if x.geomean_ratio:
                 notes.append(
-                    f"{short(x['gpu'])} against {short(base)}: {x['geomean_ratio']:.2f}x, the geometric mean of "
-                    f"{x['n']} ratio{'s' if x['n'] != 1 else ''}"
-                    + (f" ({x['out']} left out: a baseline check rejects, or a diverged run)" if x["out"] else "") + ".")
+                    f"{short(x.gpu)} against {short(base)}: {x.geomean_ratio:.2f}x, the geometric mean of "
+                    f"{x.n} ratio{'s' if x.n != 1 else ''}"
+                    + (f" ({x.out} left out: a baseline check rejects, or a diverged run)" if x.out else "") + ".")
     cautions = caution_counts(measured)
     if cautions:
         notes.append("Use with care: " + "; ".join(f"{n} {what}" for what, n in cautions) + " (see Warnings).")

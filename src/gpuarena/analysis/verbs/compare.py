@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field, computed_field
 
 from gpuarena.analysis.rows import common as R
 from gpuarena.store.result import Result
 from gpuarena.analysis.rows.common import natural_key
+from gpuarena.analysis.rows.verdict import CompareVerdict
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.identity import why_not_comparable
@@ -67,33 +71,97 @@ def _params_match(a: dict, b: dict, a_pub: bool, b_pub: bool, workload: str | No
     return all(other[k] == defaults[k] for k in (other or {}) if k not in stated and k in defaults)
 
 
-def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
+def outcome(lo: float | None, hi: float | None, published: bool) -> CompareVerdict:
     """The one verdict on a ratio of throughputs and its 95% interval: faster or slower only when
     the interval leaves 1.0 (report/ladder.py says the same words)."""
     if published or lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi):
-        return "no CI (published)" if published else "no CI (too few repeats)"
+        return CompareVerdict.NO_CI_PUBLISHED if published else CompareVerdict.NO_CI_TOO_FEW
     if lo > 1.0:
-        return f"{R.ratio_text(ratio)} faster"
+        return CompareVerdict.FASTER
     if hi < 1.0:
-        return f"{R.ratio_text(ratio)} (slower)"
-    return "no significant difference"
+        return CompareVerdict.SLOWER
+    return CompareVerdict.NO_DIFFERENCE
 
 
-def compare(store, baseline: str, workload: str | None = None) -> dict:
+def verdict(ratio: float, lo: float | None, hi: float | None, published: bool) -> str:
+    """The verdict's text: "1.23x faster", "0.81x (slower)", "no significant difference", "no CI (...)"."""
+    return outcome(lo, hi, published).text(ratio)
+
+
+class ComparisonRow(BaseModel):
+    """One configuration that the baseline GPU and another GPU both ran: the other's figure against
+    the baseline's, the ratio and its 95% interval from the raw repeats, and the verdict."""
+
+    workload: str
+    variant: str
+    expected_ratio: Optional[float]          # 1.0 for identical silicon (the A800 and the A100), else None
+    params: dict[str, Any]
+    size: str
+    gpus: int
+    gpu: str
+    baseline_gpu: str
+    unit: Optional[str]
+    baseline_value: float
+    value: float
+    ratio: float
+    ci95_low: Optional[float]
+    ci95_high: Optional[float]
+    outcome: CompareVerdict = Field(exclude=True)   # the JSON carries its text, `verdict`
+    baseline_source: str
+    source: str
+    engine: str
+    origin: Optional[str]
+    result_id: Optional[int]
+    diverged: bool
+    flags: list[str]
+
+    @computed_field
+    @property
+    def verdict(self) -> str:
+        return self.outcome.text(self.ratio)
+
+
+class ComparisonSummary(BaseModel):
+    """One GPU's rows against the baseline: the geometric mean of the ratios (each result once, the
+    diverged left out) and how many verdicts of each kind."""
+
+    gpu: str
+    n: int
+    geomean_ratio: Optional[float]
+    diverged_left_out: int
+    faster: int
+    slower: int
+    no_difference: int
+    no_ci: int
+
+
+class ComparisonSkip(BaseModel):
+    """A configuration not compared, and why (another workload version or code, another engine)."""
+
+    workload: str
+    variant: str
+    params: dict[str, Any]
+    gpu: str
+    reason: str
+
+
+class Comparison(BaseModel):
+    """What `gpuarena compare` computes; ``--format json`` prints its model_dump(mode="json")."""
+
+    baseline: str                            # the catalog name, else the device name
+    rows: list[ComparisonRow]
+    summary: list[ComparisonSummary]
+    skipped: list[ComparisonSkip]
+
+
+def compare(store, baseline: str, workload: str | None = None) -> Comparison:
     """Compare every GPU in the database against `baseline` (see compare_rows)."""
     R.known_workload(store, workload)
     return compare_rows(store.results(status="ok"), baseline, workload)
 
 
-def compare_rows(results: list[Result], baseline: str, workload: str | None = None) -> dict:
+def compare_rows(results: list[Result], baseline: str, workload: str | None = None) -> Comparison:
     """Compare every GPU of the ok ``results`` against `baseline`: a pure function of typed rows.
-
-    Returns {"baseline": catalog or device name,
-             "rows": [{workload, variant, params, size, gpus, gpu, baseline_gpu, unit,
-                       baseline_value, value, ratio, ci95_low, ci95_high, verdict,
-                       baseline_source, source, flags}],
-             "summary": [{gpu, n, geomean_ratio, faster, slower, no_difference, no_ci}],
-             "skipped": [{workload, variant, params, gpu, reason}]}
     Raises UserError when the baseline has no ok results or nothing is comparable.
     """
     results = R.latest([r for r in results if r.status == "ok" and r.throughput_median
@@ -111,17 +179,16 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
             if not why and R.engine_of(b) != R.engine_of(o):
                 why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
             if why:
-                skipped.append({"workload": o.workload, "variant": o.variant,
-                                "params": dict(o.params), "gpu": R.gpu_of(o), "reason": why})
+                skipped.append(ComparisonSkip(workload=o.workload, variant=o.variant, params=dict(o.params),
+                                              gpu=R.gpu_of(o), reason=why))
                 continue
             rows.append(_row(b, o, base_id))
     if not rows:
-        reason = f"; skipped: {skipped[0]['reason']}" if skipped else ""
+        reason = f"; skipped: {skipped[0].reason}" if skipped else ""
         raise UserError(f"nothing to compare with {base_id}: no other GPU ran the same workload, variant "
                         f"and parameters{reason}")
-    rows.sort(key=lambda r: (r["workload"], r["variant"], natural_key(R.fmt_params(r["params"])), r["gpu"],
-                             r["source"]))
-    return {"baseline": base_id, "rows": rows, "summary": _summary(rows), "skipped": skipped}
+    rows.sort(key=lambda r: (r.workload, r.variant, natural_key(R.fmt_params(r.params)), r.gpu, r.source))
+    return Comparison(baseline=base_id, rows=rows, summary=_summary(rows), skipped=skipped)
 
 
 def _baseline_rows(results: list[Result], baseline: str, workload: str | None) -> list[Result]:
@@ -206,7 +273,7 @@ def _same_config(b: Result, o: Result) -> bool:
     return _params_match(b.params, o.params, b_pub, o_pub, b.workload)
 
 
-def _row(b: Result, o: Result, base_id: str) -> dict:
+def _row(b: Result, o: Result, base_id: str) -> ComparisonRow:
     """One compare row: o against the baseline's b, the ratio's interval from the raw repeats."""
     b_pub, o_pub = b.source == "published", o.source == "published"
     ratio = o.throughput_median / b.throughput_median
@@ -216,44 +283,41 @@ def _row(b: Result, o: Result, base_id: str) -> dict:
         _, lo, hi = ratio_ci95(xo, xb)
     flags = sorted(set(R.flags(b) + R.flags(o)))
     twins = _twins(R.gpu_of(o), base_id)
-    if twins and verdict(ratio, lo, hi, b_pub or o_pub) not in ("no significant difference",) \
-            and abs(ratio - 1) > 0.02:
+    said = outcome(lo, hi, b_pub or o_pub)
+    if twins and said != CompareVerdict.NO_DIFFERENCE and abs(ratio - 1) > 0.02:
         flags.append("identical silicon: expected 1.00; the difference is the setup (clocks, power, "
                      "cooling, software), not the chip")
-    return {
-        "workload": o.workload, "variant": o.variant, "expected_ratio": 1.0 if twins else None,
-        "params": dict((o.params if not o_pub else b.params) or {}),
-        "size": o.size, "gpus": o.gpus, "gpu": R.gpu_of(o), "baseline_gpu": base_id,
-        "unit": b.unit, "baseline_value": b.throughput_median, "value": o.throughput_median,
-        "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
-        "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
-        "baseline_source": b.source, "source": o.source, "engine": R.engine_of(o),
-        "origin": o.origin, "result_id": o.id, "diverged": bool(R.diverged(b) or R.diverged(o)),
-        "flags": flags,
-    }
+    return ComparisonRow(
+        workload=o.workload, variant=o.variant, expected_ratio=1.0 if twins else None,
+        params=dict((o.params if not o_pub else b.params) or {}),
+        size=o.size, gpus=o.gpus, gpu=R.gpu_of(o), baseline_gpu=base_id,
+        unit=b.unit, baseline_value=b.throughput_median, value=o.throughput_median,
+        ratio=ratio, ci95_low=lo, ci95_high=hi, outcome=said,
+        baseline_source=b.source, source=o.source, engine=R.engine_of(o),
+        origin=o.origin, result_id=o.id, diverged=bool(R.diverged(b) or R.diverged(o)),
+        flags=flags)
 
 
-def per_result_geomean(rows: list[dict]) -> tuple[float | None, int]:
+def per_result_geomean(rows: list[ComparisonRow]) -> tuple[float | None, int]:
     """(geometric mean, results counted): each result once, however many baseline rows it met (the
     H200's SD result against two published A100 rows, SDPA and xformers, weighed double before)."""
     ratios: dict = {}
     for r in rows:
-        ratios.setdefault(r.get("result_id"), []).append(r["ratio"])
+        ratios.setdefault(r.result_id, []).append(r.ratio)
     return R.geomean([R.geomean(v) for v in ratios.values()]), len(ratios)
 
 
-def _summary(rows: list[dict]) -> list[dict]:
-    summary, by_gpu = [], R.group_by(rows, lambda r: r["gpu"])
+def _summary(rows: list[ComparisonRow]) -> list[ComparisonSummary]:
+    summary, by_gpu = [], R.group_by(rows, lambda r: r.gpu)
     for gpu in sorted(by_gpu):
         mine = by_gpu[gpu]
-        geo, n = per_result_geomean([r for r in mine if not r["diverged"]])
-        summary.append({
-            "gpu": gpu, "n": n, "geomean_ratio": geo, "diverged_left_out": sum(r["diverged"] for r in mine),
-            "faster": sum(r["verdict"].endswith("faster") for r in mine),
-            "slower": sum(r["verdict"].endswith("(slower)") for r in mine),
-            "no_difference": sum(r["verdict"] == "no significant difference" for r in mine),
-            "no_ci": sum(r["verdict"].startswith("no CI") for r in mine),
-        })
+        geo, n = per_result_geomean([r for r in mine if not r.diverged])
+        summary.append(ComparisonSummary(
+            gpu=gpu, n=n, geomean_ratio=geo, diverged_left_out=sum(r.diverged for r in mine),
+            faster=sum(r.outcome == CompareVerdict.FASTER for r in mine),
+            slower=sum(r.outcome == CompareVerdict.SLOWER for r in mine),
+            no_difference=sum(r.outcome == CompareVerdict.NO_DIFFERENCE for r in mine),
+            no_ci=sum(r.outcome.no_ci for r in mine)))
     return summary
 
 

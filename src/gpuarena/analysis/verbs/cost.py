@@ -22,6 +22,10 @@ reason; prices are never taken from another market to fill the gap.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
+from pydantic import BaseModel, model_serializer
+
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.common import natural_key
 from gpuarena.data import catalog
@@ -81,22 +85,100 @@ def per_dollar(throughput: float, price: P.Price) -> float | None:
 
 PER_DOLLAR_UNIT = {"purchase": "items/s per $1k", "cloud": "items per $"}
 
+# A cost row's keys that only some rows have: a served endpoint's $ per million tokens at the SLO (cloud
+# basis), the TCO's parts (purchase basis, priced and with a power); absent, not null, where not computed.
+SOMETIMES = ("usd_per_million_tokens_at_slo", "tco_purchase", "tco_energy", "tco_hosting", "tco_total",
+             "tco_usd_per_million_items")
+
+
+class CostRow(BaseModel):
+    """One GPU and configuration (the newest ok result) on the table's price basis: throughput per GPU,
+    per dollar and per joule, and the fleet's rent or TCO."""
+
+    gpu: str
+    segment: str
+    workload: str
+    variant: str
+    params: dict[str, Any]
+    ran_on_gpus: int                   # the job's GPUs (endpoint-serve: the server's)
+    source: Optional[str]
+    throughput: float                  # per GPU
+    origin: Optional[str]
+    engine: str
+    unit: Optional[str]
+    price_basis: str
+    price_usd: Optional[float]
+    price_unit: str
+    price_market: Optional[str]
+    price_confidence: Optional[str]
+    price_label: Optional[str]
+    per_dollar: Optional[float]
+    rel_perf_per_price: Optional[float]     # against the baseline GPU's same configuration
+    rel_items_per_joule: Optional[float]
+    items_per_joule: Optional[float]
+    energy_basis: str
+    power_w: Optional[float]
+    power_basis: str
+    usd_per_million_items: Optional[float]
+    fleet_usd: Optional[float]
+    # the older keys, filled on their own basis only (a table never mixes markets)
+    purchase_usd: Optional[float]
+    purchase_source: Optional[str]
+    per_1000usd: Optional[float]
+    cloud_usd_per_hr: Optional[float]
+    cloud_source: Optional[str]
+    # SOMETIMES: left out of the dump unless set
+    usd_per_million_tokens_at_slo: Optional[float] = None
+    tco_purchase: Optional[float] = None
+    tco_energy: Optional[float] = None
+    tco_hosting: Optional[float] = None
+    tco_total: Optional[float] = None
+    tco_usd_per_million_items: Optional[float] = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler):
+        out = handler(self)
+        for k in SOMETIMES:
+            if k not in self.model_fields_set:
+                out.pop(k, None)
+        return out
+
+
+class CostAssumptions(BaseModel):
+    """What the table assumed, printed with it."""
+
+    years: int | float                 # as given: 3 years print as 3, 3.0 (the CLI's) as 3.0
+    gpus: int
+    kwh_price: int | float
+    pue: int | float
+    hosting_per_gpu_year: int | float
+    baseline: Optional[str]
+    basis: str
+    market: str
+
+
+class Unpriced(BaseModel):
+    """A card in the table without a price on its basis, and why."""
+
+    gpu: str
+    reason: str
+
+
+class Cost(BaseModel):
+    """What `gpuarena cost` computes; ``--format json`` prints its model_dump(mode="json")."""
+
+    rows: list[CostRow]
+    assumptions: CostAssumptions
+    snapshots: list[str]               # one line per price snapshot in the table, naming its cards
+    unpriced: list[Unpriced]
+    flags: list[str]
+
 
 def cost_table(store, workload: str | None = None, years: float = 3, gpus: int = 1,
                kwh_price: float = DEFAULT_KWH_PRICE, pue: float = DEFAULT_PUE,
                hosting_per_gpu_year: float = DEFAULT_HOSTING, prices: dict | None = None,
-               baseline: str | None = None, basis: str = P.DEFAULT_BASIS) -> dict:
-    """Cost figures per GPU and configuration (the newest ok result of each), on one price basis.
-
-    Returns {"rows": [{gpu, segment, workload, variant, params, source, origin, engine, throughput, unit,
-                       price_basis, price_usd, price_unit, price_market, price_confidence, price_label,
-                       per_dollar, rel_perf_per_price, usd_per_million_items, items_per_joule, energy_basis,
-                       rel_items_per_joule, power_w, power_basis, fleet_usd, and on the purchase basis
-                       tco_purchase, tco_energy, tco_hosting, tco_total, tco_usd_per_million_items;
-                       kept for older readers: purchase_usd, per_1000usd and purchase_source (purchase basis),
-                       cloud_usd_per_hr and cloud_source (cloud basis)}],
-             "assumptions": {years, gpus, kwh_price, pue, hosting_per_gpu_year, baseline, basis},
-             "snapshots": [one line per price snapshot in the table, naming its cards], "unpriced": [{gpu, reason}], "flags": [text]}
+               baseline: str | None = None, basis: str = P.DEFAULT_BASIS) -> Cost:
+    """Cost figures per GPU and configuration (the newest ok result of each), on one price basis (see Cost).
     GPUs not in the catalog (e.g. a CPU) are left out.
     """
     P.check_basis(basis)
@@ -117,25 +199,24 @@ def cost_table(store, workload: str | None = None, years: float = 3, gpus: int =
                         + " (measure on a GPU, `gpuarena import` a bundle, or `gpuarena import --published`)")
     if base:
         for row in rows:
-            ref = [x for x in rows if x["gpu"] == base and (x["workload"], x["variant"], x["params"]) ==
-                   (row["workload"], row["variant"], row["params"])]
-            if ref and ref[0]["per_dollar"] and row["per_dollar"]:
-                row["rel_perf_per_price"] = row["per_dollar"] / ref[0]["per_dollar"]
-            if ref and ref[0]["items_per_joule"] and row["items_per_joule"]:
-                row["rel_items_per_joule"] = row["items_per_joule"] / ref[0]["items_per_joule"]
-    rows.sort(key=lambda x: (x["workload"], x["variant"], natural_key(R.fmt_params(x["params"])), x["gpu"],
-                          x["source"] or ""))
-    in_table = [cat[n] for n in dict.fromkeys(x["gpu"] for x in rows)]
-    return {"rows": rows,
-            "assumptions": {"years": years, "gpus": gpus, "kwh_price": kwh_price, "pue": pue,
-                            "hosting_per_gpu_year": hosting_per_gpu_year, "baseline": base, "basis": basis,
-                            "market": catalog.table_market(prices, basis)},
-            "snapshots": P.sources([(g.short, g.price(basis)) for g in in_table]),
-            "unpriced": [{"gpu": g.name, "reason": g.price(basis).source} for g in in_table
-                         if g.price(basis).usd is None],
-            "flags": [f["text"] for f in P.order_flags(in_table, basis)] + (
-                [f"{len(ok) - len(results)} result(s) left out: their output was not finite (NaN/inf)"]
-                if len(results) < len(ok) else [])}
+            ref = [x for x in rows if x.gpu == base and (x.workload, x.variant, x.params) ==
+                   (row.workload, row.variant, row.params)]
+            if ref and ref[0].per_dollar and row.per_dollar:
+                row.rel_perf_per_price = row.per_dollar / ref[0].per_dollar
+            if ref and ref[0].items_per_joule and row.items_per_joule:
+                row.rel_items_per_joule = row.items_per_joule / ref[0].items_per_joule
+    rows.sort(key=lambda x: (x.workload, x.variant, natural_key(R.fmt_params(x.params)), x.gpu, x.source or ""))
+    in_table = [cat[n] for n in dict.fromkeys(x.gpu for x in rows)]
+    return Cost(rows=rows,
+                assumptions=CostAssumptions(years=years, gpus=gpus, kwh_price=kwh_price, pue=pue,
+                                            hosting_per_gpu_year=hosting_per_gpu_year, baseline=base, basis=basis,
+                                            market=catalog.table_market(prices, basis)),
+                snapshots=P.sources([(g.short, g.price(basis)) for g in in_table]),
+                unpriced=[Unpriced(gpu=g.name, reason=g.price(basis).source) for g in in_table
+                          if g.price(basis).usd is None],
+                flags=[f["text"] for f in P.order_flags(in_table, basis)] + (
+                    [f"{len(ok) - len(results)} result(s) left out: their output was not finite (NaN/inf)"]
+                    if len(results) < len(ok) else []))
 
 
 # The mean power per GPU a measured energy figure may imply, as shares of the card's TDP: below 5% no
@@ -188,7 +269,7 @@ def _items_per_joule(r: Result, g: catalog.GPU, thr: float, n_dev: int) -> tuple
 
 
 def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_price: float, pue: float,
-         hosting: float) -> dict:
+         hosting: float) -> CostRow:
     n_dev = r.gpus * (r.extra.server_gpus or 1)   # endpoint-serve: the server's GPUs
     thr = r.throughput_median / n_dev            # per GPU
     # NVML's figures of a multi-GPU job are its ranks' devices summed (runner/rank.py): per GPU, their mean
@@ -225,4 +306,4 @@ def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_pri
         row.update({"tco_purchase": t["purchase"], "tco_energy": t["energy"], "tco_hosting": t["hosting"],
                     "tco_total": t["total"], "tco_usd_per_million_items": t["total"] / items * 1e6,
                     "fleet_usd": t["total"], "usd_per_million_items": t["total"] / items * 1e6})
-    return row
+    return CostRow(**row)

@@ -12,6 +12,10 @@ batch B stands beside a served engine at concurrency B.
 
 from __future__ import annotations
 
+from typing import Optional
+
+from pydantic import BaseModel
+
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.verbs.cost import usd_per_million_tokens
 from gpuarena.data import catalog
@@ -74,7 +78,48 @@ def _ok_as(r: Result, physics: str) -> bool:
     return r.status == "ok" and registry.has(r.workload, physics=physics)
 
 
-def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]:
+class EngineRow(BaseModel):
+    """One served engine on one GPU (the newest ok endpoint-serve result of its setting): the figures
+    vLLM's benchmark_serving reports, joules per token and the cloud $ per million tokens within the SLO."""
+
+    setting: str                       # the question asked, as one line (see setting())
+    gpu: str
+    engine: str
+    server_gpus: int
+    rate: Optional[float]              # requests/s sent; None or inf: all at once
+    concurrency: Optional[int]
+    output_tokens_per_s: Optional[float]
+    goodput_requests_per_s: Optional[float]
+    slo_attainment: Optional[float]
+    ttft_ms_p50: Optional[float]
+    ttft_ms_p99: Optional[float]
+    tpot_ms_p50: Optional[float]
+    tpot_ms_p99: Optional[float]
+    itl_ms_p99: Optional[float]
+    e2e_ms_p99: Optional[float]
+    joules_per_token: Optional[float]
+    failed: Optional[int]
+    usd_per_million_tokens_at_slo: Optional[float]
+    result: int                        # the result's id
+
+
+class OwnLoopRow(BaseModel):
+    """gpuarena's own decode loop (llm-serve) at a served result's GPU and lengths."""
+
+    lengths: str
+    gpu: str
+    engine: str
+    shape: Optional[str]
+    batch: Optional[int]
+    output_tokens_per_s: Optional[float]
+    ttft_ms: Optional[float]
+    tpot_ms_p50: Optional[float]
+    tpot_ms_p99: Optional[float]
+    joules_per_token: Optional[float]
+    result: int
+
+
+def engine_rows(results: list[Result], prices: dict | None = None) -> list[EngineRow]:
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
@@ -82,19 +127,18 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]
         e = r.extra
         gpu = cat.get(R.gpu_of(r))
         gpus = e.server_gpus or 1
-        out.append({
-            "setting": setting(r), "gpu": R.gpu_of(r), "engine": R.engine_of(r), "server_gpus": gpus,
-            "rate": e.rate_requests_per_s, "concurrency": e.concurrency, "output_tokens_per_s": e.output_tokens_per_s,
-            "goodput_requests_per_s": e.goodput_requests_per_s, "slo_attainment": e.slo_attainment,
-            "ttft_ms_p50": _p(e.ttft_ms, "p50"), "ttft_ms_p99": _p(e.ttft_ms, "p99"),
-            "tpot_ms_p50": _p(e.tpot_ms, "p50"), "tpot_ms_p99": _p(e.tpot_ms, "p99"),
-            "itl_ms_p99": _p(e.itl_ms, "p99"), "e2e_ms_p99": _p(e.e2e_ms, "p99"),
-            "joules_per_token": r.energy_j_per_item, "failed": e.failed,
-            "usd_per_million_tokens_at_slo": usd_per_million_tokens(gpu.cloud.usd if gpu else None,
-                                                                    e.goodput_tokens_per_s, gpus),
-            "result": r.id,
-        })
-    out.sort(key=lambda x: (x["setting"], -(x["goodput_requests_per_s"] or 0), x["gpu"], x["engine"]))
+        out.append(EngineRow(
+            setting=setting(r), gpu=R.gpu_of(r), engine=R.engine_of(r), server_gpus=gpus,
+            rate=e.rate_requests_per_s, concurrency=e.concurrency, output_tokens_per_s=e.output_tokens_per_s,
+            goodput_requests_per_s=e.goodput_requests_per_s, slo_attainment=e.slo_attainment,
+            ttft_ms_p50=_p(e.ttft_ms, "p50"), ttft_ms_p99=_p(e.ttft_ms, "p99"),
+            tpot_ms_p50=_p(e.tpot_ms, "p50"), tpot_ms_p99=_p(e.tpot_ms, "p99"),
+            itl_ms_p99=_p(e.itl_ms, "p99"), e2e_ms_p99=_p(e.e2e_ms, "p99"),
+            joules_per_token=r.energy_j_per_item, failed=e.failed,
+            usd_per_million_tokens_at_slo=usd_per_million_tokens(gpu.cloud.usd if gpu else None,
+                                                                 e.goodput_tokens_per_s, gpus),
+            result=r.id))
+    out.sort(key=lambda x: (x.setting, -(x.goodput_requests_per_s or 0), x.gpu, x.engine))
     return out
 
 
@@ -107,7 +151,7 @@ def _lengths(r: Result) -> tuple | None:
     return None if varied else (p.get("prompt_len"), p.get("output_len"))
 
 
-def own_loop_rows(results: list[Result]) -> list[dict]:
+def own_loop_rows(results: list[Result]) -> list[OwnLoopRow]:
     """The newest ok llm-serve results on a GPU and at the prompt/output lengths of an ok endpoint-serve
     result: generated tokens/s over whole requests (prefill included), TTFT (the prefill of the batch),
     TPOT median and p99 of the decode steps, joules per generated token."""
@@ -118,16 +162,16 @@ def own_loop_rows(results: list[Result]) -> list[dict]:
         gpu, lengths = R.gpu_of(r), (p.get("prompt_len"), p.get("new_tokens"))
         if (gpu, lengths) not in served:
             continue
-        out.append({"lengths": f"{lengths[0]} in / {lengths[1]} out", "gpu": gpu,
-                    "engine": f"gpuarena llm-serve {r.variant}", "shape": p.get("hf_config") or p.get("shape"),
-                    "batch": p.get("batch_size"), "output_tokens_per_s": r.throughput_median,
-                    "ttft_ms": None if e.ttft_s is None else e.ttft_s * 1000, "tpot_ms_p50": e.tpot_ms_median,
-                    "tpot_ms_p99": e.tpot_ms_p99, "joules_per_token": r.energy_j_per_item, "result": r.id})
-    out.sort(key=lambda x: (x["gpu"], x["lengths"], x["batch"] or 0, x["engine"]))
+        out.append(OwnLoopRow(lengths=f"{lengths[0]} in / {lengths[1]} out", gpu=gpu,
+                              engine=f"gpuarena llm-serve {r.variant}", shape=p.get("hf_config") or p.get("shape"),
+                              batch=p.get("batch_size"), output_tokens_per_s=r.throughput_median,
+                              ttft_ms=None if e.ttft_s is None else e.ttft_s * 1000, tpot_ms_p50=e.tpot_ms_median,
+                              tpot_ms_p99=e.tpot_ms_p99, joules_per_token=r.energy_j_per_item, result=r.id))
+    out.sort(key=lambda x: (x.gpu, x.lengths, x.batch or 0, x.engine))
     return out
 
 
-def table(store, prices: dict | None = None) -> tuple[list[dict], list[dict]]:
+def table(store, prices: dict | None = None) -> tuple[list[EngineRow], list[OwnLoopRow]]:
     """(the served engines' rows, gpuarena's own loop at their lengths)."""
     results = store.results(status="ok")
     rows = engine_rows(results, prices)

@@ -12,9 +12,37 @@ SLO attainment (TTFT and TPOT of the stated share of requests), which keeps it r
 
 from __future__ import annotations
 
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.verbs.endpoints import _ok_as, lengths_text, mix_text
 from gpuarena.store.result import Result
+
+
+class Point(BaseModel):
+    """One point of a curve: output tokens/s per GPU at tokens/s per user, whether it held the SLO, where."""
+
+    per_gpu: float
+    per_user: float
+    holds: bool
+    at: str                            # "rate 4 (sweep)", "concurrency 8", "all at once"
+
+
+class Curve(BaseModel):
+    """One engine on one GPU at one setting: its points, its frontier, the SLO line, the best point under it."""
+
+    engine: str
+    gpu: str
+    setting: str
+    points: list[Point] = Field(default_factory=list)
+    slo_tpot_ms: Optional[int | float]      # as the result's parameter says it (50 stays 50)
+    results: list[int] = Field(default_factory=list)
+    frontier: list[Point] = Field(default_factory=list)
+    slo_per_user: Optional[float] = None
+    best: Optional[Point] = None
+
 
 def _setting(r: Result) -> str:
     """The setting a curve shares: model, API, lengths and mix, SLOs (not the rate or concurrency)."""
@@ -23,13 +51,13 @@ def _setting(r: Result) -> str:
             f"SLO TTFT {p.get('slo_ttft_ms')} ms / TPOT {p.get('slo_tpot_ms')} ms")
 
 
-def _pt(tps, tpot_p50, holds: bool, gpus: int, label: str) -> dict | None:
+def _pt(tps, tpot_p50, holds: bool, gpus: int, label: str) -> Point | None:
     if not tps or not tpot_p50:
         return None
-    return {"per_gpu": tps / gpus, "per_user": 1000.0 / tpot_p50, "holds": bool(holds), "at": label}
+    return Point(per_gpu=tps / gpus, per_user=1000.0 / tpot_p50, holds=bool(holds), at=label)
 
 
-def points(r: Result) -> list[dict]:
+def points(r: Result) -> list[Point]:
     """A result's points: its sweep's, then its timed figure."""
     e, gpus = r.extra, r.extra.server_gpus or 1
     out = []
@@ -45,48 +73,48 @@ def points(r: Result) -> list[dict]:
     return [p for p in out if p]
 
 
-def frontier(pts: list[dict]) -> list[dict]:
+def frontier(pts: list[Point]) -> list[Point]:
     """The points no other beats on both axes, by tokens/s per user (fastest user first)."""
     out, best = [], -1.0
-    for p in sorted(pts, key=lambda p: (-p["per_user"], -p["per_gpu"])):
-        if p["per_gpu"] > best:
+    for p in sorted(pts, key=lambda p: (-p.per_user, -p.per_gpu)):
+        if p.per_gpu > best:
             out.append(p)
-            best = p["per_gpu"]
+            best = p.per_gpu
     return out
 
 
-def curves(results: list[Result]) -> list[dict]:
+def curves(results: list[Result]) -> list[Curve]:
     """One curve per (engine, GPU, setting): its points, frontier, SLO line and best point under the SLO."""
-    groups: dict[tuple, dict] = {}
+    groups: dict[tuple, Curve] = {}
     for r in results:
         if not _ok_as(r, "endpoint"):
             continue
         key = (R.engine_of(r), R.gpu_of(r), _setting(r))
-        c = groups.setdefault(key, {"engine": key[0], "gpu": key[1], "setting": key[2], "points": [],
-                                    "slo_tpot_ms": r.params.get("slo_tpot_ms"), "results": []})
-        c["points"] += points(r)
-        c["results"].append(r.id)
+        c = groups.setdefault(key, Curve(engine=key[0], gpu=key[1], setting=key[2],
+                                         slo_tpot_ms=r.params.get("slo_tpot_ms")))
+        c.points += points(r)
+        c.results.append(r.id)
     out = []
     for c in groups.values():
-        if not c["points"]:
+        if not c.points:
             continue
-        held = [p for p in c["points"] if p["holds"]]
-        c["frontier"] = frontier(c["points"])
-        c["slo_per_user"] = 1000.0 / c["slo_tpot_ms"] if c["slo_tpot_ms"] else None
-        c["best"] = max(held, key=lambda p: p["per_gpu"]) if held else None
+        held = [p for p in c.points if p.holds]
+        c.frontier = frontier(c.points)
+        c.slo_per_user = 1000.0 / c.slo_tpot_ms if c.slo_tpot_ms else None
+        c.best = max(held, key=lambda p: p.per_gpu) if held else None
         out.append(c)
-    out.sort(key=lambda c: (c["setting"], -(c["best"] or {"per_gpu": 0})["per_gpu"], c["engine"], c["gpu"]))
+    out.sort(key=lambda c: (c.setting, -(c.best.per_gpu if c.best else 0), c.engine, c.gpu))
     return out
 
 
-def lines(cs: list[dict]) -> list[str]:
+def lines(cs: list[Curve]) -> list[str]:
     """The frontier in words: one line per curve, its frontier points and its best point under the SLO."""
     out = []
     for c in cs:
-        front = "; ".join(f"{p['per_user']:,.1f} -> {p['per_gpu']:,.1f}" for p in c["frontier"])
-        best = c["best"]
-        verdict = (f"best under the SLO: {best['per_gpu']:,.1f} output tok/s per GPU at {best['per_user']:,.1f} "
-                   f"tok/s per user ({best['at']})" if best else "no point held the SLO")
-        out.append(f"{c['engine']} on {c['gpu']} [{c['setting']}]: frontier (tok/s per user -> tok/s per GPU) "
-                   f"{front}; SLO line {c['slo_per_user'] or 0:,.1f} tok/s per user; {verdict}")
+        front = "; ".join(f"{p.per_user:,.1f} -> {p.per_gpu:,.1f}" for p in c.frontier)
+        best = c.best
+        verdict = (f"best under the SLO: {best.per_gpu:,.1f} output tok/s per GPU at {best.per_user:,.1f} "
+                   f"tok/s per user ({best.at})" if best else "no point held the SLO")
+        out.append(f"{c.engine} on {c.gpu} [{c.setting}]: frontier (tok/s per user -> tok/s per GPU) "
+                   f"{front}; SLO line {c.slo_per_user or 0:,.1f} tok/s per user; {verdict}")
     return out

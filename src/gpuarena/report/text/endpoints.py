@@ -3,7 +3,8 @@ at the same lengths beside them (the report's served-engines section uses the sa
 
 from __future__ import annotations
 
-from gpuarena.analysis.verbs.frontier import lines
+from gpuarena.analysis.verbs.endpoints import EngineRow, OwnLoopRow
+from gpuarena.analysis.verbs.frontier import Curve, lines
 from gpuarena.report.mdtext import inert
 from gpuarena.report.text.table import as_json, render as table
 
@@ -22,16 +23,19 @@ OWN_NOTE = ("batch B beside a served engine at concurrency B; every sequence of 
             "the prefill of the whole batch); output tok/s: generated tokens over whole requests")
 
 
-def render(rows: list[dict], fmt: str, own: list[dict] | None = None, curves: list[dict] | None = None) -> str:
+def render(rows: list[EngineRow], fmt: str, own: list[OwnLoopRow] | None = None,
+           curves: list[Curve] | None = None) -> str:
     if fmt == "json":
-        return as_json({"rows": rows, "own_loop": own or [], "frontier": curves or []})
-    shown = [{**r, "rate": "all at once" if r["rate"] in (None, float("inf")) else r["rate"]} for r in rows]
+        return as_json({"rows": [r.model_dump(mode="json") for r in rows],
+                        "own_loop": [x.model_dump(mode="json") for x in own or []],
+                        "frontier": [c.model_dump(mode="json") for c in curves or []]})
+    shown = [{**r.model_dump(), "rate": "all at once" if r.rate in (None, float("inf")) else r.rate} for r in rows]
     text = table(COLUMNS, shown, fmt, title="Served engines, like for like", notes=[
         "one group per setting (model, API, lengths, arrivals, SLOs); metrics as vLLM's benchmark_serving "
         "defines them; goodput: requests within both SLOs per second; $/M tok at SLO: the catalog's cloud "
         "price per GPU-hour over the output tokens of those requests"])
     if own:
-        text += "\n" + table(OWN_COLUMNS, own, fmt, title=OWN_TITLE, notes=[OWN_NOTE])
+        text += "\n" + table(OWN_COLUMNS, [x.model_dump() for x in own], fmt, title=OWN_TITLE, notes=[OWN_NOTE])
     if curves:
         text += "\nServing frontier (output tokens/s per GPU against tokens/s per user = 1000 / TPOT p50):\n"
         text += "".join(f"- {inert(x) if fmt == 'md' else x}\n" for x in lines(curves))

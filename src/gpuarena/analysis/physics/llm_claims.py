@@ -22,6 +22,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token
 from gpuarena.workloads.llm.shapes import resolve_shape
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 MODEL = "gpt3-175b"
 TOKENS = 300e9          # GPT-3's training tokens (Brown et al. 2020, section 2.2)
@@ -44,7 +45,7 @@ def h100_saves_40() -> dict:
             "model": saved, "model_text": f"{saved:.0%} saved in bf16, {saved_fp8:.0%} with FP8 "
                                           f"({a100['days']:.0f} vs {h100['days']:.0f} days on {N_LARGE} GPUs at MFU {MFU}); "
                                           f"{saved_own:.0%} by the breakdown with communication",
-            "verdict": "understated",
+            "verdict": V.UNDERSTATED,
             "reason": f"at equal MFU the H100's 3.2x dense bf16 peak saves {saved:.0%} ({saved_own:.0%} once NVLink and "
                       f"network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"}
 
@@ -61,7 +62,7 @@ def a800_23_longer() -> dict:
     return {"claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
             "model_text": f"{mem / 1e9:.0f} GB per GPU needed on 8 GPUs (80 GB each); if it fitted, "
                           f"{longer:.1%} longer (TP=8 over 400 vs 600 GB/s NVLink)",
-            "verdict": "impossible",
+            "verdict": V.IMPOSSIBLE,
             "reason": f"{total / 1e9:.0f}B parameters with AdamW need {16 * total / 1e12:.1f} TB of weights, gradients "
                       f"and optimizer state; 8 x 80 GB hold 0.64 TB, so no 8-GPU run of 175B training exists to time"}
 
@@ -77,7 +78,7 @@ def h100_batch_18() -> dict:
     return {"claim": "one H100 holds a 1.8x larger batch than an A100 (175B)", "claimed": 1.8, "model": r80,
             "model_text": f"largest micro-batch at TP={lay.tp} PP={lay.pp}: H100 80GB {b['H100 80GB SXM5']}, "
                           f"A100 80GB {b['A100 80GB SXM4']}, A100 40GB {b['A100 40GB SXM4']}",
-            "verdict": "not supported",
+            "verdict": V.NOT_SUPPORTED,
             "reason": f"the batch a GPU holds is set by its memory, and the H100 and the A100 80GB both have 80 GB: "
                       f"{r80:.1f}x; against the A100 40GB it is {r40:.1f}x" if r40 else
                       f"the same 80 GB give {r80:.1f}x; an A100 40GB holds no micro-batch at this layout"}
@@ -145,14 +146,14 @@ def check_training(claim: dict, store=None) -> dict:
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
     short = _memory_short(cfg, g, n, seq)
     if mfu > 1 or short:
-        v, reason = "impossible", f"{head}: " + ("above the peak" if mfu > 1 else short)
+        v, reason = V.IMPOSSIBLE, f"{head}: " + ("above the peak" if mfu > 1 else short)
     elif ceil is None:
-        v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
+        v, reason = V.PLAUSIBLE, f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
     elif mfu > ceil * (1 + spread):
-        v, reason = "implausible", (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
+        v, reason = V.IMPLAUSIBLE, (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
                                     f"run-to-run spread {spread:.1%}")
     else:
-        v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
+        v, reason = V.PLAUSIBLE, f"{head}: within the best {ceil:.1%} credibly reached ({src})"
     return {"gpu": g.name, "workload": claim["workload"], "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
             "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,

@@ -58,7 +58,7 @@ def test_every_projected_row_passes_check(shipped, workload, kw):
     projected = [r for r in res["rows"] if r["basis"] == "projected"]
     for r in projected:
         v = C.check_claim(_claim(workload, r, res, gpus), shipped)
-        assert v["verdict"] == "plausible", (r["gpu"], r["throughput"], v["reason"])
+        assert v.verdict == "plausible", (r["gpu"], r["throughput"], v.reason)
         assert r["high"] * (1 - 1e-6) <= r["throughput"] * (1 + res["band"]) + 1e-6
 
 
@@ -105,11 +105,11 @@ def test_one_verdict_whatever_the_16bit_label():
     """BF16 and FP16 share the tensor cores: an H100 ResNet-50 claim gets one verdict in both forms."""
     for tput in (10_500, 4_000):
         v = {p: C.check_claim({"gpu": "H100 80GB SXM5", "workload": "resnet50-train", "precision": p,
-                               "batch_size": 256, "throughput": tput})["verdict"] for p in ("fp16", "bf16")}
+                               "batch_size": 256, "throughput": tput}).verdict for p in ("fp16", "bf16")}
         assert v["fp16"] == v["bf16"], (tput, v)
     assert v["fp16"] == "plausible"
     assert C.check_claim({"gpu": "H100 80GB SXM5", "workload": "resnet50-train", "precision": "bf16",
-                          "batch_size": 256, "throughput": 10_500})["verdict"] == "implausible"
+                          "batch_size": 256, "throughput": 10_500}).verdict == "implausible"
 
 
 def test_validation_reports_both_paths_and_the_baseline():
@@ -152,7 +152,7 @@ def test_no_band_reaches_a_figure_check_rejects(shipped, workload, kw):
     res = A.advise(shipped, workload, **kw)
     for r in (r for r in res["rows"] if r["basis"] == "projected"):
         v = C.check_claim(_claim(workload, {**r, "throughput": r["high"]}, res, 1), shipped)
-        assert v["verdict"] == "plausible", (r["gpu"], r["high"], v["reason"])
+        assert v.verdict == "plausible", (r["gpu"], r["high"], v.reason)
         assert r["low"] <= r["throughput"] <= r["high"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 from gpuarena.analysis.verbs import check
 from gpuarena.analysis.verbs.advise import advise
 from gpuarena.analysis.verbs.cost import cost_table
@@ -149,13 +150,13 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
 def claims(pool, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
-    path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
+    path = csv_path or str(Path(check.__file__).parents[2] / "data" / "article_claims.csv")
     try:
         checked = check.check_claims(check.read_claims(path), pool)
     except UserError as exc:
         return Section("claims", "The articles' claims", [f"Claims not checked: {exc}."])
     s = Section("claims", "The articles' claims, judged as stated")
-    counts = {v: sum(c["verdict"] == v for c in checked) for v in ("impossible", "implausible", "plausible")}
+    counts = {v: sum(c.verdict is v for c in checked) for v in (V.IMPOSSIBLE, V.IMPLAUSIBLE, V.PLAUSIBLE)}
     s.paragraphs.append(
         f"{len(checked)} claims from the articles: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         + ". Implied FLOP/s = claimed per-GPU throughput x the workload's FLOPs per item at the claim's "
@@ -169,12 +170,11 @@ def claims(pool, csv_path: str | None = None) -> Section | None:
         ("GPU", TEXT), ("workload", TEXT), ("judged at", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
         ("executed as", PROSE), ("reason", PROSE)],
-        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], check.NAMES.get(c["executed"], c["executed"]),
-          str(c["batch_size"]),
-          fmt_num(c["throughput"]) if c.get("scaling") is None else f"scaling {c['scaling']:g} at {c['gpus']} GPUs",
-          fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
-          f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"],
-          c["executed_as"], c["reason"].replace(f"; executed as {c['executed_as']}", "")]
+        [[c.gpu.replace("NVIDIA ", ""), c.workload, check.NAMES.get(c.executed, c.executed), str(c.batch_size),
+          fmt_num(c.throughput) if c.scaling is None else f"scaling {c.scaling:g} at {c.gpus} GPUs",
+          fmt_num(c.implied_tflops), fmt_num(c.peak_tflops),
+          f"{c.share_of_peak:.0%}" if c.share_of_peak is not None else "", c.verdict.value,
+          c.executed_as, c.reason.replace(f"; executed as {c.executed_as}", "")]
          for c in checked],
         "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates.",
         details=("executed as", "reason")))

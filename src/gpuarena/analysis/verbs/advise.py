@@ -24,6 +24,7 @@ from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.verdict import ClaimVerdict
 from gpuarena.analysis.verbs.advise_rows import explain, scale_and_price
 from gpuarena.analysis.physics.projection_bound import bounded
 from gpuarena.data import catalog
@@ -64,10 +65,10 @@ def candidates(store, workload: str) -> list[dict]:
                                        "batch_size": params.get("batch_size") or 1,
                                        "throughput": r.throughput_median,
                                        **{k: params.get(k) for k in ("seq_len", "image_size")},
-                                       "steps": params.get("inference_steps")})["verdict"]
+                                       "steps": params.get("inference_steps")}).verdict
             except UserError:
                 continue
-            if verdict != "plausible":
+            if verdict is not ClaimVerdict.PLAUSIBLE:
                 continue
         else:
             variants = frozenset(r.variant.split("+"))
@@ -277,12 +278,12 @@ def _checked(rows: list[dict], workload: str, request: str, params: dict, store,
             claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
                      **_conditions({k: v for k, v in params.items() if k in SETTINGS}), "batch_size": params["batch_size"]}
             v = check_claim(claim, store)
-            x["check"] = v["verdict"]
-            if v["verdict"] != "plausible":
-                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v['reason']}"})
+            x["check"] = v.verdict
+            if v.verdict is not ClaimVerdict.PLAUSIBLE:
+                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v.reason}"})
                 continue
-            if v.get("credible_max"):     # the band's top is a figure too: it stops where check stops
-                x["high"] = min(x["high"], v["credible_max"] * (1 - 1e-9))
+            if v.credible_max:     # the band's top is a figure too: it stops where check stops
+                x["high"] = min(x["high"], v.credible_max * (1 - 1e-9))
         keep.append(x)
     return keep
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -66,5 +67,9 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
 
 
 def as_json(data) -> str:
-    """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text."""
+    """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text.  A typed result
+    (a pydantic model: check's, advise's, whatif's) is its ``model_dump(mode="json")`` with the keys its
+    builder set, so the JSON is what the dict it replaced gave."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json", exclude_unset=True)
     return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"

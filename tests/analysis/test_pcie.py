@@ -46,11 +46,11 @@ def test_held_out_projection_puts_pcie_below_sxm_by_the_published_amount(workloa
 
 @pytest.mark.parametrize("workload", ["resnet50-train", "bert-large-train", "bert-large-infer"])
 def test_advise_projects_each_pcie_card_below_its_sxm_sibling(everything, workload):
-    rows = {r["gpu"]: r for r in advise.advise(everything, workload)["rows"]}
+    rows = {r.gpu: r for r in advise.advise(everything, workload).rows}
     for sxm, pcie in SIBLINGS:
         a, b = rows[catalog.match(sxm).name], rows[catalog.match(pcie).name]
-        assert b["basis"] == "projected" and "same silicon" not in b["note"]
-        ratio = b["throughput"] / a["throughput"]
+        assert b.basis == "projected" and "same silicon" not in b.note
+        ratio = b.throughput / a.throughput
         # Lambda's PCIe / SXM ratios run 0.88-0.96 (BERT-Large lowest); none is above 0.97
         assert 0.88 * (1 - TOLERANCE) <= ratio <= 0.97, (sxm, pcie, ratio)
 

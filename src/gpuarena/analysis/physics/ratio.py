@@ -154,11 +154,11 @@ def check_multi_gpu_ratio(workload: str, gpu: str, vs: str, n: int, claimed_low:
             return whatif.predict(workload, g.name, [n], store, bw, 0.0, batch_size, throughput)
 
         pb = step(b, None)
-        model = step(a, None)["rows"][0]["step_s"] / pb["rows"][0]["step_s"]
-        lo = step(a, ha)["rows"][0]["step_s"] / step(b, lb)["rows"][0]["step_s"] / (1 + s)
-        hi = step(a, la)["rows"][0]["step_s"] / step(b, hb)["rows"][0]["step_s"] * (1 + s)
+        model = step(a, None).rows[0].step_s / pb.rows[0].step_s
+        lo = step(a, ha).rows[0].step_s / step(b, lb).rows[0].step_s / (1 + s)
+        hi = step(a, la).rows[0].step_s / step(b, hb).rows[0].step_s * (1 + s)
     verdict = V.PLAUSIBLE if claimed_low <= hi and claimed_high >= lo else V.IMPLAUSIBLE
-    compute = (f"; compute {pb['compute_s'] * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
+    compute = (f"; compute {pb.compute_s * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
                f"{batch_size}, no overlap") if pb else ""
     return {"kind": f"{n}-GPU {what} time ratio", "workload": workload, "gpu": a.name, "vs": b.name, "n": n,
             "claimed_low": claimed_low, "claimed_high": claimed_high, "modelled": model, "expected_low": lo,

@@ -76,11 +76,11 @@ def _judge_scaling(workload: str, g: catalog.GPU, n: int, scaling: float, thr: f
     if thr is None:
         raise UserError("a scaling claim needs the single-GPU throughput it scales (--throughput)")
     p = whatif.predict(workload, g.name, [n], store, batch_size=bs, throughput=thr, overlap=0.0)
-    low = p["rows"][0]["efficiency"]
+    low = p.rows[0].efficiency
     base = ("against the plain single-GPU step (the articles' linear coefficient); ring all-reduce of "
-            f"{p['grad_bytes'] / 1e6:.0f} MB at {p['busbw_gbs']:.0f} GB/s ({p['busbw_from']}), "
-            f"compute {p['compute_s'] * 1e3:.1f} ms per step")
-    comm, compute = p["rows"][0]["comm_s"], p["compute_s"]
+            f"{p.grad_bytes / 1e6:.0f} MB at {p.busbw_gbs:.0f} GB/s ({p.busbw_from}), "
+            f"compute {p.compute_s * 1e3:.1f} ms per step")
+    comm, compute = p.rows[0].comm_s, p.compute_s
     high = compute / max(compute, comm)     # perfect overlap still waits for the wire when it is slower
     if scaling > 1 * (1 + 1e-9):
         v, why = V.IMPOSSIBLE, f"a coefficient above 1 is faster than linear; {base}"

@@ -35,7 +35,7 @@ class ClaimVerdict(_Text):
 
 class Health(_Text):
     """`gpuarena doctor` and `fleet`: a GPU's, a link's or a host's verdict (analysis/verbs/doctor.py),
-    worst first in ``Health.ORDER``; OK and CHECK are within expected (exit code 0)."""
+    its members worst first; OK and CHECK are within expected (exit code 0)."""
 
     FAIL = "FAIL"
     WRONG = "WRONG"

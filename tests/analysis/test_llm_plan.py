@@ -57,9 +57,9 @@ def test_plan_refuses_bad_input():
 
 def test_claims_verdicts():
     saved, a800, batch = llm_claims.judge()
-    assert saved["verdict"] == "understated" and 0.6 < saved["model"] < 0.75
-    assert a800["verdict"] == "impossible" and 0 < a800["model"] < 0.23
-    assert batch["verdict"] == "not supported" and batch["model"] == 1.0
+    assert saved.verdict == "understated" and 0.6 < saved.model < 0.75
+    assert a800.verdict == "impossible" and 0 < a800.model < 0.23
+    assert batch.verdict == "not supported" and batch.model == 1.0
 
 
 def test_advise_drops_cards_smaller_than_the_measured_run_and_uses_measured_scaling():

@@ -3,7 +3,7 @@ against the memory and time model, and a training plan's layouts."""
 
 from __future__ import annotations
 
-from gpuarena.analysis.physics.llm_claims import MFU, MODEL, TOKENS
+from gpuarena.analysis.physics.llm_claims import MFU, MODEL, TOKENS, ArticleClaims
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("claim", "claim"), ("model_text", "the model says"), ("verdict", "verdict"), ("reason", "why")]
@@ -12,9 +12,12 @@ PLAN_COLUMNS = [("checkpointing", "checkpointing"), ("layout", "TP x PP x DP (mi
                 ("comm", "comm s/step (TP, DP, PP)"), ("mfu", "MFU"), ("days", "days (band)")]
 
 
-def render(rows: list[dict], fmt: str) -> str:
+def render(claims: ArticleClaims, fmt: str) -> str:
     """The claims analysis.llm_claims.judge() returns, as text."""
-    return table(COLUMNS, rows, fmt, title="Article 001's 175B claims against the memory and time model",
+    if fmt == "json":
+        return as_json(claims)
+    return table(COLUMNS, [c.model_dump() for c in claims], fmt,
+                 title="Article 001's 175B claims against the memory and time model",
                  notes=[f"model: analysis/physics/llm_plan.py, {MODEL}, {TOKENS:.0e} tokens, "
                         f"the same MFU ({MFU}) on both cards"])
 

@@ -59,9 +59,9 @@ def test_cheapest_per_throughput_is_explained_by_price(everything):
 
 def test_validation_meets_its_goal():
     v = projection_check.validate()
-    assert v["n"] >= 30
-    assert v["median_abs_pct_error"] <= 25 and v["spearman"] >= 0.8
-    assert len(v["worst"]) == 3
+    assert v.n >= 30
+    assert v.median_abs_pct_error <= 25 and v.spearman >= 0.8
+    assert len(v.worst) == 3
 
 
 def test_fit_recovers_a_known_roofline():

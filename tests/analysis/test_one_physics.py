@@ -114,11 +114,11 @@ def test_one_verdict_whatever_the_16bit_label():
 
 def test_validation_reports_both_paths_and_the_baseline():
     v = projection_check.validate()
-    assert v["deployed"]["n"] > 50 and v["fitted"]["n"] > 10
-    assert v["deployed"]["median_abs_pct_error"] <= 15
-    assert v["deployed"]["max_abs_pct_error"] <= 35
-    assert v["spearman"] > v["bandwidth_only_spearman"]
-    assert "chosen" in v["form_chosen_on"]
+    assert v.deployed.n > 50 and v.fitted.n > 10
+    assert v.deployed.median_abs_pct_error <= 15
+    assert v.deployed.max_abs_pct_error <= 35
+    assert v.spearman > v.bandwidth_only_spearman
+    assert "chosen" in v.form_chosen_on
 
 
 def test_compare_says_twins_should_measure_the_same(store):

@@ -3,6 +3,7 @@ against the memory and time model, and a training plan's layouts."""
 
 from __future__ import annotations
 
+from gpuarena.analysis.physics.llm_advice import Ranking
 from gpuarena.analysis.physics.llm_claims import MFU, MODEL, TOKENS, ArticleClaims
 from gpuarena.report.text.table import as_json, render as table
 
@@ -32,8 +33,7 @@ def _days(r: dict) -> str:
 
 def _plan_row(r: dict, p: dict) -> dict:
     return {"checkpointing": "full" if r["checkpointing"] else "none",
-            "layout": f"{r['layout']['tp']} x {r['layout']['pp']} x {r['layout']['dp']}"
-                      + (" FSDP" if r["layout"].get("zero3") else "") + f" ({r['layout']['micro_batch']})",
+            "layout": _layout(r["layout"]),
             "memory_gb": r["memory"]["total"] / 1e9, "fits": "yes" if r["fits"] else "NO",
             "largest_micro_batch": r["largest_micro_batch"],
             "compute_days": "-" if r["compute_only_days"] is None else f"{r['compute_only_days']:,.0f}",
@@ -60,24 +60,25 @@ RANK_COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("days", "days (band)"), ("mfu", 
                 ("memory", "GB per GPU needed / has"), ("layout", "TP x PP x DP (micro)")]
 
 
-def render_ranking(out: dict, fmt: str) -> str:
+def _layout(lay: dict) -> str:
+    """'8 x 1 x 8 (1)': TP x PP x DP (FSDP) and the micro-batch."""
+    return (f"{lay['tp']} x {lay['pp']} x {lay['dp']}" + (" FSDP" if lay.get("zero3") else "")
+            + f" ({lay['micro_batch']})")
+
+
+def render_ranking(out: Ranking, fmt: str) -> str:
     """advise -w llm-train (analysis.llm_advice.rank) as text; json as it is."""
     if fmt == "json":
         return as_json(out)
-    rows = [{"rank": r["rank"], "gpu": r["gpu"],
-             "days": _days({**r, "days_low": r["days_low"], "days_high": r["days_high"]}),
-             "mfu": f"{r['mfu']:.3f}", "usd": "unpriced" if r["usd"] is None else f"{r['usd']:,.0f}",
-             "memory": f"{r['memory_gb']:.0f} / {r['gpu_memory_gb']:g}",
-             "layout": _plan_row({"checkpointing": False, "layout": r["layout"], "memory": {"total": 0}, "fits": 1,
-                                  "largest_micro_batch": 0, "compute_only_days": None, "mfu": 0, "days": None,
-                                  "tp_comm_s": 0, "dp_comm_s": 0, "pp_comm_s": 0, "traffic_s": 0},
-                                 {"mfu": 1})["layout"]} for r in out["rows"]]
-    price = "cloud: days x 24 x GPUs x $/GPU-hour" if out["basis"] == "cloud" else "purchase: GPUs x $ per GPU"
+    rows = [{"rank": r.rank, "gpu": r.gpu, "days": _days(r.model_dump()), "mfu": f"{r.mfu:.3f}",
+             "usd": "unpriced" if r.usd is None else f"{r.usd:,.0f}",
+             "memory": f"{r.memory_gb:.0f} / {r.gpu_memory_gb:g}", "layout": _layout(r.layout)} for r in out.rows]
+    price = "cloud: days x 24 x GPUs x $/GPU-hour" if out.basis == "cloud" else "purchase: GPUs x $ per GPU"
     by: dict[str, list[str]] = {}
-    for r in out["rows"]:
-        by.setdefault(r["mfu_from"], []).append(r["gpu"].removeprefix("NVIDIA "))
+    for r in out.rows:
+        by.setdefault(r.mfu_from, []).append(r.gpu.removeprefix("NVIDIA "))
     notes = [f"MFU of {', '.join(gpus)}: {src}" for src, gpus in by.items()]
-    notes += [f"left out: {x['gpu']}: {x['reason']}" for x in out["excluded"]]
-    title = (f"Training {out['model']} on {out['gpus']} GPUs, {out['tokens']:.3g} tokens of {out['seq_len']}, "
-             f"{out['precision']}; $ on the {price} basis")
+    notes += [f"left out: {x.gpu}: {x.reason}" for x in out.excluded]
+    title = (f"Training {out.model} on {out.gpus} GPUs, {out.tokens:.3g} tokens of {out.seq_len}, "
+             f"{out.precision}; $ on the {price} basis")
     return table(RANK_COLUMNS, rows, fmt, title=title, notes=notes)

@@ -130,44 +130,44 @@ def test_request_against_gpuarena_h200_measurement():
 
 def test_mfu_is_end_to_end_and_the_breakdown_counts_recompute():
     given = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, 0.4)
-    for r in given["rows"]:
-        assert r["days"] == pytest.approx(r["compute_only_days"]) and r["tp_comm_s"] == r["bubble_s"] == 0
+    for r in given.rows:
+        assert r.days == pytest.approx(r.compute_only_days) and r.tp_comm_s == r.bubble_s == 0
     own = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None)
-    none, full = own["rows"]
-    assert full["compute_s"] / full["tokens_per_step"] == pytest.approx(
-        none["compute_s"] / none["tokens_per_step"] * 4 / 3)
-    assert full["days"] > none["days"] and none["days"] > none["compute_only_days"]
+    none, full = own.rows
+    assert full.compute_s / full.tokens_per_step == pytest.approx(
+        none.compute_s / none.tokens_per_step * 4 / 3)
+    assert full.days > none.days and none.days > none.compute_only_days
 
 
 def test_megatron_175b_breakdown_within_15_percent_of_34_days():
-    full = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None)["rows"][1]   # the paper recomputes
-    assert full["fits"] and full["days"] == pytest.approx(34, rel=0.15)
+    full = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None).rows[1]   # the paper recomputes
+    assert full.fits and full.days == pytest.approx(34, rel=0.15)
 
 
 def test_llama3_405b_flops_and_breakdown_mfu():
     cfg = P.model_config("llama3-405b")
     assert 15.6e12 * flops_per_token(cfg, 8192, True) == pytest.approx(3.8e25, rel=0.1)
-    row = P.plan("llama3-405b", 15.6e12, "H100 80GB SXM5", 16384, None, seq_len=8192, global_batch=2048)["rows"][1]
-    assert row["fits"] and row["layout"]["tp"] == 8 and 0.38 * 0.75 <= row["mfu"] <= 0.43 * 1.25
+    row = P.plan("llama3-405b", 15.6e12, "H100 80GB SXM5", 16384, None, seq_len=8192, global_batch=2048).rows[1]
+    assert row.fits and row.layout["tp"] == 8 and 0.38 * 0.75 <= row.mfu <= 0.43 * 1.25
 
 
 @pytest.mark.parametrize("model,ckpt,published", [("llama3-8b", False, 2904), ("llama3-70b", True, 331)])
 def test_torchtitan_a100_fsdp_within_20_percent(model, ckpt, published):
-    row = P.plan(model, 1e9, "A100 80GB SXM4", 64, None, seq_len=8192, global_batch=64)["rows"][int(ckpt)]
-    assert row["fits"] and row["tokens_per_step"] / row["step_s"] / 64 == pytest.approx(published, rel=0.2)
+    row = P.plan(model, 1e9, "A100 80GB SXM4", 64, None, seq_len=8192, global_batch=64).rows[int(ckpt)]
+    assert row.fits and row.tokens_per_step / row.step_s / 64 == pytest.approx(published, rel=0.2)
 
 
 def test_torchtitan_h100_mfu_round_trip():
     """39% MFU = 6,667 tokens/s/GPU for Llama 3.1 8B at 8192: the same FLOP count as torchtitan's."""
-    row = P.plan("llama3-8b", 1e9, "H100 80GB SXM5", 8, 0.39, seq_len=8192, global_batch=16)["rows"][0]
-    assert row["tokens_per_step"] / row["step_s"] / 8 == pytest.approx(6667, rel=0.05)
+    row = P.plan("llama3-8b", 1e9, "H100 80GB SXM5", 8, 0.39, seq_len=8192, global_batch=16).rows[0]
+    assert row.tokens_per_step / row.step_s / 8 == pytest.approx(6667, rel=0.05)
 
 
 def test_pcie_cards_get_fsdp_not_tensor_parallel():
     l40s = P.plan("llama3-8b", 300e9, "L40S", 8, None)
     h20 = P.plan("llama3-8b", 300e9, "H20", 8, None)
-    assert all(r["layout"]["tp"] == 1 for r in l40s["rows"])
-    assert l40s["rows"][1]["layout"]["zero3"] and l40s["rows"][1]["days"] < h20["rows"][1]["days"]
+    assert all(r.layout["tp"] == 1 for r in l40s.rows)
+    assert l40s.rows[1].layout["zero3"] and l40s.rows[1].days < h20.rows[1].days
 
 
 def test_measured_mfu_only_from_comparable_scale():

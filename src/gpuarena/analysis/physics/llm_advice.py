@@ -152,17 +152,17 @@ def rank(results: list[Result], model: str, n: int, precision: str = "bf16", tok
         except UserError as exc:
             excluded.append({"gpu": g.name, "reason": str(exc)})
             continue
-        fit = [r for r in p["rows"] if r["fits"]]
+        fit = [r for r in p.rows if r.fits]
         if not fit:
-            excluded.append({"gpu": g.name, "reason": p["rows"][-1]["why"]})
+            excluded.append({"gpu": g.name, "reason": p.rows[-1].why})
             continue
-        best = min(fit, key=lambda r: r["days"])
+        best = min(fit, key=lambda r: r.days)
         price = g.price(basis)
-        usd = None if price.usd is None else (best["days"] * 24 * n * price.usd if basis == "cloud" else n * price.usd)
-        rows.append({"gpu": g.name, "days": best["days"], "days_low": best.get("days_low"),
-                     "days_high": best.get("days_high"), "mfu": p["mfu"], "mfu_from": p["mfu_from"],
-                     "memory_gb": best["memory"]["total"] / 1e9, "gpu_memory_gb": g.memory_gb,
-                     "layout": best["layout"], "usd": usd, "price_source": price.source, "bound": best.get("bound")})
+        usd = None if price.usd is None else (best.days * 24 * n * price.usd if basis == "cloud" else n * price.usd)
+        rows.append({"gpu": g.name, "days": best.days, "days_low": best.days_low, "days_high": best.days_high,
+                     "mfu": p.mfu, "mfu_from": p.mfu_from, "memory_gb": best.memory["total"] / 1e9,
+                     "gpu_memory_gb": g.memory_gb, "layout": best.layout, "usd": usd, "price_source": price.source,
+                     "bound": best.bound})
     rows.sort(key=lambda r: r["days"])
     for i, r in enumerate(rows, 1):
         r["rank"] = i

@@ -70,6 +70,12 @@ def as_json(data) -> str:
     """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text.  A typed result
     (a pydantic model: check's, advise's, whatif's) is its ``model_dump(mode="json")`` with the keys its
     builder set, so the JSON is what the dict it replaced gave."""
-    if isinstance(data, BaseModel):
-        data = data.model_dump(mode="json", exclude_unset=True)
-    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+    return json.dumps(_plain(data), indent=2, sort_keys=True, default=_plain) + "\n"
+
+
+def _plain(x):
+    """A typed result (anywhere in the data: {"plans": [Plan, ...]}) as its JSON dump, anything else (a date,
+    a path) as its text; plain data as it is."""
+    if isinstance(x, BaseModel):
+        return x.model_dump(mode="json", exclude_unset=True)
+    return x if isinstance(x, (dict, list, tuple, str, int, float, bool, type(None))) else str(x)

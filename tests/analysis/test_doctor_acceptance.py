@@ -82,7 +82,7 @@ def test_a_healthy_host_is_ok():
     v = _verdicts(_bundle(HEALTHY, _evidence()))
     (gpu,) = v.gpus
     assert gpu.verdict == "OK" and not gpu.why and D.exit_code(v) == 0
-    assert gpu.acceptance["gemm_results_checked"] == 40 and gpu.acceptance["memtest_gb"] == 120
+    assert gpu.acceptance.gemm_results_checked == 40 and gpu.acceptance.memtest_gb == 120
 
 
 def test_wrong_gemm_results_make_the_gpu_wrong_and_named():

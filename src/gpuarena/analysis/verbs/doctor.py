@@ -27,7 +27,7 @@ not how fast anything is, so the verdict there says so.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 
@@ -61,6 +61,30 @@ class GpuCheck(BaseModel):
     error: Optional[str] = None
 
 
+class BurnInBrief(BaseModel):
+    """A burn-in's figures a reader looks for (runner/burnin.py summarise); the keys the summary had."""
+
+    burst_tflops: Optional[Num] = None
+    sustained_tflops: Optional[Num] = None
+    sustained_to_burst: Optional[Num] = None
+    sustained_copy_gbs: Optional[Num] = None
+    first_throttle_s: Optional[Num] = None
+    throttle_first_seen_s: Optional[dict[str, Num]] = None   # absent: the throttle reasons were not sampled
+    sustained_sm_clock_mhz: Optional[Num] = None
+    sustained_power_w: Optional[Num] = None
+    temp_c_max: Optional[Num] = None
+    seconds: Optional[Num] = None
+
+
+class AcceptanceBrief(BaseModel):
+    """A GPU's acceptance evidence, briefly (the whole of it is in the bundle)."""
+
+    gemm_results_checked: int
+    memtest_gb: Optional[Num] = None
+    counters: str
+    burn_in: Optional[BurnInBrief] = None
+
+
 class GpuVerdict(BaseModel):
     """One GPU's verdict with its reasons, its checks and the acceptance figures a reader looks for."""
 
@@ -70,7 +94,7 @@ class GpuVerdict(BaseModel):
     why: list[str]
     notes: list[str]
     checks: list[GpuCheck]
-    acceptance: Optional[dict[str, Any]] = None
+    acceptance: Optional[AcceptanceBrief] = None
     unit: Optional[str] = None     # in a fleet: host/device (UUID)
 
 

@@ -4,7 +4,7 @@ tested, burn-in), one line per pair of GPUs, and each GPU's verdict below with i
 
 from __future__ import annotations
 
-from gpuarena.analysis.verbs.doctor import Doctor, GpuCheck
+from gpuarena.analysis.verbs.doctor import BurnInBrief, Doctor, GpuCheck
 from gpuarena.numbers import fmt_num
 from gpuarena.report.text.table import as_json, render as table
 
@@ -30,24 +30,23 @@ def _rows(v: Doctor) -> list[dict]:
                          "expected": _expected(c),
                          "peers": f"{c.vs_peers:.2f}x" if c.vs_peers is not None else "-",
                          "flag": "below-expected" if c.below else "slow-vs-peers" if c.peer_slow else ""})
-        a = g.acceptance or {}     # the acceptance figures: runner/acceptance.py's evidence, briefly
+        a = g.acceptance
         if a:
             rows.append({"gpu": g.device, "check": "GEMM results vs exact reference",
-                         "value": f"{a['gemm_results_checked']:,} checked", "expected": "-", "peers": "-",
+                         "value": f"{a.gemm_results_checked:,} checked", "expected": "-", "peers": "-",
                          "flag": "WRONG" if any("GEMM" in w for w in g.why) else ""})
-            if a.get("memtest_gb") is not None:
+            if a.memtest_gb is not None:
                 rows.append({"gpu": g.device, "check": "memory test, 4 patterns",
-                             "value": (f"{a['memtest_gb']:,.1f} GB" if a["memtest_gb"] >= 1
-                                       else f"{a['memtest_gb'] * 1e3:,.1f} MB"), "expected": "-", "peers": "-",
+                             "value": (f"{a.memtest_gb:,.1f} GB" if a.memtest_gb >= 1
+                                       else f"{a.memtest_gb * 1e3:,.1f} MB"), "expected": "-", "peers": "-",
                              "flag": "WRONG" if any("memory test" in w for w in g.why) else ""})
-            b = a.get("burn_in") or {}
-            if b.get("sustained_tflops"):
-                first = b.get("first_throttle_s")
-                rows.append({"gpu": g.device, "check": f"burn-in {b['seconds'] / 60:g} min, BF16 GEMM + copy",
-                             "value": f"{fmt_num(b['sustained_tflops'])} TFLOP/s sustained, "
-                                      f"{fmt_num(b.get('sustained_copy_gbs'))} GB/s copy",
-                             "expected": f"{b['sustained_to_burst']:.2f}x of burst {fmt_num(b['burst_tflops'])}; "
-                                         + _throttle(b, first),
+            b = a.burn_in
+            if b and b.sustained_tflops:
+                rows.append({"gpu": g.device, "check": f"burn-in {b.seconds / 60:g} min, BF16 GEMM + copy",
+                             "value": f"{fmt_num(b.sustained_tflops)} TFLOP/s sustained, "
+                                      f"{fmt_num(b.sustained_copy_gbs)} GB/s copy",
+                             "expected": f"{b.sustained_to_burst:.2f}x of burst {fmt_num(b.burst_tflops)}; "
+                                         + _throttle(b),
                              "peers": "-", "flag": ""})
     for link in v.links:
         rows.append({"gpu": "all", "check": link.check, "value": (f"{fmt_num(link.busbw_gbs)} GB/s bus"
@@ -55,12 +54,12 @@ def _rows(v: Doctor) -> list[dict]:
     return rows
 
 
-def _throttle(b: dict, first) -> str:
+def _throttle(b: BurnInBrief) -> str:
     """'first throttle at 1.5 s (sw_power_cap 1.5 s, sw_thermal 84 s)', or why there is none."""
-    if first is None:
-        return "no throttle seen" if "throttle_first_seen_s" in b else "throttle not sampled"
-    seen = sorted((b.get("throttle_first_seen_s") or {}).items(), key=lambda kv: kv[1])
-    return f"first throttle at {first:g} s (" + ", ".join(f"{k} {t:g} s" for k, t in seen) + ")"
+    if b.first_throttle_s is None:
+        return "no throttle seen" if "throttle_first_seen_s" in b.model_fields_set else "throttle not sampled"
+    seen = sorted((b.throttle_first_seen_s or {}).items(), key=lambda kv: kv[1])
+    return f"first throttle at {b.first_throttle_s:g} s (" + ", ".join(f"{k} {t:g} s" for k, t in seen) + ")"
 
 
 def _pairs(v: Doctor) -> list[dict]:

@@ -155,7 +155,7 @@ def _sides(lim: Limit, first: Bound, others: bool = True) -> str:
             + "".join(f"; {b.side} bound {lim.allows(b):,.0f}/s" for b in rest))
 
 
-def judge(lim: Limit, throughput: float) -> tuple[str, str]:
+def judge(lim: Limit, throughput: float) -> tuple[V, str]:
     """(verdict, reason) for a per-GPU throughput against a Limit."""
     rf, g = lim.roof, lim.roof.gpu
     prec = P.NAMES.get(rf.executed, rf.executed)
@@ -175,7 +175,8 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
     gen = P.arch_of(g).capitalize()
     widened = f"each bound +{lim.spread:.0%} (publication spread)"
     if lim.binding is None and lim.borrowed is None:
-        return V.PLAUSIBLE, f"{head}; {road}; no credible figure known for this workload and precision, so only the peak bounds it"
+        return V.PLAUSIBLE, (f"{head}; {road}; no credible figure known for this workload and precision, so only the "
+                             "peak bounds it")
     if lim.binding is None:
         b = lim.borrowed
         above = throughput > lim.allows(b) * (1 + 1e-9)

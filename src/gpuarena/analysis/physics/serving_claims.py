@@ -167,7 +167,7 @@ def _serving_claim(claim: dict) -> tuple:
 
 
 def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float, bound: dict, credible: dict,
-                     ceil) -> tuple[str, str]:
+                     ceil) -> tuple[V, str]:
     spread, spread_from = run_spread(store, workload)
     if need > g.memory_gb * 1e9:
         return V.IMPOSSIBLE, (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "

@@ -27,23 +27,23 @@ def _published_only(tmp_path, monkeypatch):
 
 def test_a_compute_bound_h20_meets_hoppers_compute_ceiling_not_the_h100s_memory_one():
     r = judge(gpu="H20", workload="resnet50-train", precision="bf16", batch_size=256, throughput=4000)
-    assert r["verdict"] == "implausible"
-    assert r["ceiling"]["side"] == "compute" and not r["ceiling"]["borrowed"] and r["ceiling"]["tuned"]
-    assert "the compute bound holds" in r["reason"] and "h200_ngc24.04_mxnet" in r["reason"]
-    assert "; memory bound 6," in r["reason"]          # the looser bound is named too
+    assert r.verdict == "implausible"
+    assert r.ceiling["side"] == "compute" and not r.ceiling["borrowed"] and r.ceiling["tuned"]
+    assert "the compute bound holds" in r.reason and "h200_ngc24.04_mxnet" in r.reason
+    assert "; memory bound 6," in r.reason          # the looser bound is named too
     # MLPerf's H200 share of the BF16 peak (7,951 x 24.5 GFLOP / 989 TFLOP/s, 20%), widened by 8%
-    assert 1200 < r["credible_max"] < 1400
+    assert 1200 < r.credible_max < 1400
     assert judge(gpu="H20", workload="resnet50-train", precision="bf16", batch_size=256,
-                 throughput=1200)["verdict"] == "plausible"
+                 throughput=1200).verdict == "plausible"
 
 
 def test_a_card_above_its_own_audited_figure_is_implausible():
     r = judge(gpu="H200", workload="resnet50-train", precision="bf16", batch_size=256, throughput=9500)
-    assert r["verdict"] == "implausible" and r["ceiling"]["side"] == "card"
-    assert "the card bound holds" in r["reason"] and "7,951/s" in r["reason"]
+    assert r.verdict == "implausible" and r.ceiling["side"] == "card"
+    assert "the card bound holds" in r.reason and "7,951/s" in r.reason
     for thr in (7951, 7951 * 1.07):         # the figure itself, and within the spread between publications
         assert judge(gpu="H200", workload="resnet50-train", precision="fp16", batch_size=400,
-                     throughput=thr)["verdict"] == "plausible"
+                     throughput=thr).verdict == "plausible"
 
 
 def test_deepspeeds_v100_bert_is_unverified_not_rejected():
@@ -52,21 +52,21 @@ def test_deepspeeds_v100_bert_is_unverified_not_rejected():
     only warn; the peak still rejects."""
     r = judge(gpu="V100 32GB SXM2", workload="bert-large-train", precision="fp16", batch_size=64, seq_len=128,
               throughput=272)
-    assert r["verdict"] == "plausible" and r["unverified"]
-    assert "unverified: no evidence for Volta" in r["reason"] and r["ceiling"]["borrowed"]
-    assert r["credible_max"] is None
+    assert r.verdict == "plausible" and r.unverified
+    assert "unverified: no evidence for Volta" in r.reason and r.ceiling["borrowed"]
+    assert r.credible_max is None
     over = judge(gpu="V100 32GB SXM2", workload="bert-large-train", precision="fp16", batch_size=64, seq_len=128,
                  throughput=500)
-    assert over["verdict"] == "impossible"
+    assert over.verdict == "impossible"
 
 
 def test_a_ceiling_set_by_framework_figures_alone_warns_within_what_any_engine_reached():
     """Hopper's BERT-Large training evidence is gpuarena's compiled PyTorch on the H200 (37% of the BF16 peak);
     NVIDIA's DLE reached 49% on an A100.  Between the two only a warning; above both, implausible."""
     mid = judge(gpu="H20", workload="bert-large-train", precision="bf16", batch_size=64, seq_len=512, throughput=70)
-    assert mid["verdict"] == "plausible" and mid["unverified"] and "framework figures alone" in mid["reason"]
+    assert mid.verdict == "plausible" and mid.unverified and "framework figures alone" in mid.reason
     high = judge(gpu="H20", workload="bert-large-train", precision="bf16", batch_size=64, seq_len=512, throughput=85)
-    assert high["verdict"] == "implausible" and not high["unverified"]
+    assert high.verdict == "implausible" and not high.unverified
 
 
 def test_the_two_ceilings_carry_to_the_claims_conditions():
@@ -87,5 +87,5 @@ def test_a_compute_bound_figure_sets_no_memory_ceiling():
     the bandwidth, at 1,141 seq/s, below the H200's own speed.  Only the compute side of it bounds."""
     r = judge(gpu="H100 80GB SXM5", workload="bert-large-infer", precision="bf16", batch_size=64, seq_len=512,
               throughput=1500)
-    assert r["verdict"] == "plausible" and r["ceiling"]["side"] == "compute", r["reason"]
-    assert "memory bound" not in r["reason"]
+    assert r.verdict == "plausible" and r.ceiling["side"] == "compute", r.reason
+    assert "memory bound" not in r.reason

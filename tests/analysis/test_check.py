@@ -15,30 +15,30 @@ def judge(**claim):
 
 def test_h200_default_resnet_measurement_is_plausible():
     r = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=2209)
-    assert r["verdict"] == "plausible" and r["executed"] == "tf32"
+    assert r.verdict == "plausible" and r.executed == "tf32"
 
 
 def test_a100_fp32_resnet_runs_tf32_convs_so_900_is_plausible():
     r = judge(gpu="A100 80GB SXM4", workload="resnet50-train", precision="fp32", batch_size=256, throughput=900)
-    assert r["verdict"] == "plausible"
-    assert "TF32 convolutions" in r["reason"]
+    assert r.verdict == "plausible"
+    assert "TF32 convolutions" in r.reason
 
 
 def test_v100_has_no_tf32_so_above_fp32_peak_is_impossible():
     v100 = catalog.match("V100 32GB")
     thr = 1.9 * v100.peaks["fp32"] * 1e12 / physics.roof("resnet50-train", v100, "default", physics.workload_params("resnet50-train", {})).flops
     r = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
-    assert r["verdict"] == "impossible"
-    assert "would need FP16 tensor cores" in r["reason"]
+    assert r.verdict == "impossible"
+    assert "would need FP16 tensor cores" in r.reason
 
 
 def test_bert_fp16_seq128_uses_the_sequence_length():
     r = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="fp16", batch_size=128, seq_len=128,
               throughput=2480)
-    assert r["verdict"] == "plausible" and r["params"]["seq_len"] == 128
+    assert r.verdict == "plausible" and r.params["seq_len"] == 128
     at512 = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="fp16", batch_size=128,
                   throughput=2480)
-    assert at512["verdict"] == "impossible"
+    assert at512.verdict == "impossible"
 
 
 def test_ceilings_are_per_workload():
@@ -46,14 +46,14 @@ def test_ceilings_are_per_workload():
     the A100's TensorRT figure is borrowed and only warns (issue 39: a borrowed ceiling never rejects)."""
     v100 = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp16", batch_size=256, throughput=4000)
     l4 = judge(gpu="L4", workload="sd15-generate", precision="fp16", batch_size=1, latency=1.0)
-    assert v100["verdict"] == "implausible" and "MLPerf Training v0.7" in v100["reason"]
-    assert l4["verdict"] == "plausible" and l4["unverified"] and "no evidence for Ada" in l4["reason"]
-    assert "TensorRT" in l4["reason"] and l4["ceiling"]["borrowed"]
+    assert v100.verdict == "implausible" and "MLPerf Training v0.7" in v100.reason
+    assert l4.verdict == "plausible" and l4.unverified and "no evidence for Ada" in l4.reason
+    assert "TensorRT" in l4.reason and l4.ceiling["borrowed"]
 
 
 def test_bert_default_is_ieee_fp32():
     r = judge(gpu="A100 40GB SXM4", workload="bert-large-infer", precision="default", batch_size=64, throughput=256.8)
-    assert r["verdict"] == "impossible" and r["executed"] == "fp32" and "TF32" in r["reason"]
+    assert r.verdict == "impossible" and r.executed == "fp32" and "TF32" in r.reason
 
 
 def test_executed_precision_by_generation():
@@ -66,12 +66,12 @@ def test_executed_precision_by_generation():
 def test_multi_gpu_throughput_is_per_gpu_and_scaling_uses_the_interconnect():
     one = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=2209)
     four = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=4 * 2209, gpus=4)
-    assert four["implied_tflops"] == pytest.approx(one["implied_tflops"])
+    assert four.implied_tflops == pytest.approx(one.implied_tflops)
     s = judge(gpu="A800 40GB SXM4", workload="resnet50-train", precision="default", batch_size=256, throughput=2115,
               gpus=4, scaling=0.81)
     # below the no-overlap floor is not a physical bound: other losses exist
-    assert s["verdict"] == "plausible" and "other losses" in s["reason"] and "linear coefficient" in s["reason"]
-    assert s["predicted_min_scaling"] > 0.81
+    assert s.verdict == "plausible" and "other losses" in s.reason and "linear coefficient" in s.reason
+    assert s.predicted_min_scaling > 0.81
 
 
 @pytest.mark.parametrize("coef", [0.84, 0.92, 0.97])
@@ -79,17 +79,17 @@ def test_nvidia_dgx_a100_scaling_coefficients_are_plausible(coef):
     """NVIDIA's own DGX A100 8-GPU coefficients (published_results.csv) are never called implausible."""
     s = judge(gpu="A100 80GB SXM4", workload="resnet50-train", precision="tf32", batch_size=256, throughput=938,
               gpus=8, scaling=coef)
-    assert s["verdict"] == "plausible"
+    assert s.verdict == "plausible"
 
 
 def test_scaling_above_full_overlap_or_linear_is_rejected():
     s = judge(gpu="A100 80GB SXM4", workload="resnet50-train", precision="tf32", batch_size=256, throughput=938,
               gpus=8, scaling=1.05)
-    assert s["verdict"] == "impossible"
+    assert s.verdict == "impossible"
     # a PCIe card whose all-reduce outlasts its compute cannot hide it: near-linear is implausible
     s = judge(gpu="RTX 4090", workload="resnet50-train", precision="bf16", batch_size=8, throughput=1500,
               gpus=8, scaling=0.99)
-    assert s["verdict"] == "implausible" and s["predicted_max_scaling"] < 0.97
+    assert s.verdict == "implausible" and s.predicted_max_scaling < 0.97
 
 
 def test_bad_conditions_are_user_errors():
@@ -121,11 +121,11 @@ def test_an_implausible_claim_below_its_precisions_peak_names_no_other_precision
     # (above the credible attainment), but FP16 tensor cores could do it; "would need INT8 tensor cores"
     # (printed before the fix) was wrong: nothing about it needs INT8
     r = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408, throughput=4000)
-    assert r["verdict"] == "implausible" and r["share_of_peak"] < 1
-    assert "would need" not in r["reason"]
+    assert r.verdict == "implausible" and r.share_of_peak < 1
+    assert "would need" not in r.reason
     above = judge(gpu="A100 40GB SXM4", workload="resnet50-train", precision="fp16", batch_size=408,
                   throughput=14000)
-    assert above["verdict"] == "impossible" and "would need INT8 tensor cores" in above["reason"]
+    assert above.verdict == "impossible" and "would need INT8 tensor cores" in above.reason
 
 
 @pytest.mark.parametrize("gpus", ["0.5", "2.7", "-1"])
@@ -137,7 +137,7 @@ def test_a_fractional_gpu_count_is_refused_not_divided_by(gpus):
         with pytest.raises(UserError, match="gpus"):
             judge(**claim)
     assert judge(gpu="H200", workload="resnet50-train", precision="bf16", batch_size=256, throughput=5000,
-                 gpus="2")["gpus"] == 2
+                 gpus="2").gpus == 2
 
 
 @pytest.mark.parametrize("workload,figure", [("matmul", "compute peak"), ("membw", "memory bandwidth"),
@@ -156,10 +156,10 @@ def test_a_latency_is_seconds_per_item_whatever_the_batch():
     """--latency is 'claimed seconds per item' (and shown as s/item): 0.02 s per image at batch 256 is 50
     images/s, 1.2 TFLOP/s on an H100, not the 12,800 images/s (256 / 0.02) once judged implausible."""
     r = judge(gpu="H100 80GB SXM5", workload="resnet50-train", precision="bf16", batch_size=256, latency=0.02)
-    assert r["throughput"] == pytest.approx(50) and r["verdict"] == "plausible"
-    assert r["implied_tflops"] == pytest.approx(50 * r["flops_per_item"] / 1e12)
+    assert r.throughput == pytest.approx(50) and r.verdict == "plausible"
+    assert r.implied_tflops == pytest.approx(50 * r.flops_per_item / 1e12)
     one = judge(gpu="H100 80GB SXM5", workload="resnet50-train", precision="bf16", batch_size=1, latency=0.02)
-    assert one["throughput"] == pytest.approx(50)
+    assert one.throughput == pytest.approx(50)
 
 
 def test_a_claim_with_both_a_throughput_and_a_latency_is_refused():
@@ -197,7 +197,7 @@ def test_a_misspelt_condition_column_is_refused_not_dropped(tmp_path):
         check.read_claims(_csv(tmp_path, head + "seqlen\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"))
     rows = check.read_claims(_csv(tmp_path, "GPU,Workload,Precision,Batch Size,Throughput,Seq-Len\n"
                                             "A100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"))
-    assert check.check_claims(rows)[0]["verdict"] == "plausible"
+    assert check.check_claims(rows)[0].verdict == "plausible"
     # a column that is only a note (the published claims carry date, expected, why) is still left alone
     assert check.read_claims(_csv(tmp_path, head + "why\nH200,resnet50-train,bf16,256,2000,a note\n"))
 
@@ -225,7 +225,7 @@ def test_a_loose_name_one_of_whose_cards_cannot_be_judged_is_refused_as_ambiguou
                                         r"on every one \(V100 16GB SXM2: .*no BF16 peak.*\); name one$"):
         check.check_claim(claim)
     fp16 = check.check_claim({**claim, "precision": "fp16"})        # every card has an FP16 peak
-    assert len(fp16["judged_on"]) == 9
+    assert len(fp16.judged_on) == 9
 
 
 def test_an_sd_claim_at_another_size_is_judged_on_its_counted_flops():
@@ -238,7 +238,7 @@ def test_an_sd_claim_at_another_size_is_judged_on_its_counted_flops():
     assert 2.0 < at[768] / at[512] < 3.0      # 2.25x the pixels, attention a little more
     row = check.check_claim({"gpu": "H100 80GB SXM5", "workload": "sd15-generate", "precision": "fp16",
                              "batch_size": 1, "latency": 2.0, "image_size": 768})
-    assert row["verdict"] == "plausible" and row["flops_per_item"] == pytest.approx(at[768])
+    assert row.verdict == "plausible" and row.flops_per_item == pytest.approx(at[768])
     from gpuarena.analysis.physics import roofline
 
     tiny = SD15Generate.resolve_params({"arch": "tiny", "image_size": 64})

@@ -14,54 +14,54 @@ LOWER = ("A100 80GB SXM4", "A100 40GB SXM4", "L40S", "RTX 4090")
 
 def _rank(rows, name):
     g = catalog.match(name).name
-    return next((r["rank"] for r in rows if r["gpu"] == g), None)
+    return next((r.rank for r in rows if r.gpu == g), None)
 
 
 @pytest.mark.parametrize("workload", ["resnet50-train", "bert-large-train", "bert-large-infer"])
 def test_hopper_and_blackwell_rank_above_ampere_and_ada(everything, workload):
     out = advise.advise(everything, workload)
-    rows = out["rows"]
+    rows = out.rows
     top = [_rank(rows, n) for n in TOP]
     lower = [r for r in (_rank(rows, n) for n in LOWER) if r is not None]
-    assert None not in top and max(top) < min(lower), out["explanation"]
+    assert None not in top and max(top) < min(lower), out.explanation
     h20 = _rank(rows, "H20")
     assert h20 is None or h20 > max(top)          # a sixth of an H100's compute: not with them
-    assert all(r["source"] and r["engine"] and r["precision"] for r in rows)
+    assert all(r.source and r.engine and r.precision for r in rows)
 
 
 def test_no_row_rests_on_a_diverged_or_implausible_figure(everything):
     out = advise.advise(everything, "resnet50-train")
-    h200 = next(r for r in out["rows"] if r["gpu"] == catalog.match("H200").name)
-    assert h200["basis"] == "measured" and h200["throughput"] < 7836      # the NaN run made 7,836
-    assert "MXNet" not in out["class"]
+    h200 = next(r for r in out.rows if r.gpu == catalog.match("H200").name)
+    assert h200.basis == "measured" and h200.throughput < 7836      # the NaN run made 7,836
+    assert "MXNet" not in out.class_
 
 
 def test_projection_never_outranks_a_contradicting_measurement(everything):
-    rows = advise.advise(everything, "bert-large-infer")["rows"]
-    measured = [r for r in rows if r["basis"] == "measured"]
+    rows = advise.advise(everything, "bert-large-infer").rows
+    measured = [r for r in rows if r.basis == "measured"]
     for r in rows:
-        if r["basis"] != "projected":
+        if r.basis != "projected":
             continue
         for m in measured:
-            if r["rank"] < m["rank"]:
-                assert r["low"] <= m["throughput"] or not advise._dominates(
-                    catalog.match(m["gpu"]), catalog.match(r["gpu"]), "bert-large-infer", "bf16")
+            if r.rank < m.rank:
+                assert r.low <= m.throughput or not advise._dominates(
+                    catalog.match(m.gpu), catalog.match(r.gpu), "bert-large-infer", "bf16")
 
 
 def test_cheapest_per_throughput_is_explained_by_price(everything):
     out = advise.advise(everything, "bert-large-infer")
-    assert "Most throughput per $ of cloud time" in out["explanation"] and "per hour" in out["explanation"]
-    assert "What would change it" in out["explanation"]
+    assert "Most throughput per $ of cloud time" in out.explanation and "per hour" in out.explanation
+    assert "What would change it" in out.explanation
     out = advise.advise(everything, "bert-large-infer", price_basis="purchase")
-    assert "per $1,000 of purchase" in out["explanation"]
-    assert all(r["price_basis"] == "purchase" for r in out["rows"])
+    assert "per $1,000 of purchase" in out.explanation
+    assert all(r.price_basis == "purchase" for r in out.rows)
 
 
 def test_validation_meets_its_goal():
     v = projection_check.validate()
-    assert v["n"] >= 30
-    assert v["median_abs_pct_error"] <= 25 and v["spearman"] >= 0.8
-    assert len(v["worst"]) == 3
+    assert v.n >= 30
+    assert v.median_abs_pct_error <= 25 and v.spearman >= 0.8
+    assert len(v.worst) == 3
 
 
 def test_fit_recovers_a_known_roofline():
@@ -74,13 +74,13 @@ def test_fit_recovers_a_known_roofline():
 
 def test_memory_too_small_is_refused_with_a_reason(everything):
     out = advise.advise(everything, "resnet50-train")
-    why = {e["gpu"]: e["reason"] for e in out["excluded"]}
+    why = {e.gpu: e.reason for e in out.excluded}
     # the smallest finite ResNet-50 run measured (doctor's batch 64) fits 16 GB: the V100 is out for its precision
     assert "no BF16 peak" in why[catalog.match("V100 16GB").name]
     out = advise.advise(everything, "resnet50-train", min_memory=40)
-    why = {e["gpu"]: e["reason"] for e in out["excluded"]}
+    why = {e.gpu: e.reason for e in out.excluded}
     assert "24 GB < 40 GB" in why[catalog.match("L4").name]
-    assert all(r["memory_gb"] >= 40 for r in out["rows"])
+    assert all(r.memory_gb >= 40 for r in out.rows)
 
 
 def test_guard_puts_a_contradicted_projection_below_the_measurement():
@@ -107,8 +107,8 @@ def test_published_rows_keep_their_origin_and_never_mix_engines(tmp_path):
     s = Store(str(tmp_path / "p.db"))
     load_into(s)
     out = advise.advise(s, "sd15-generate")
-    assert out["fallback"] and all(r["engine"] == out["rows"][0]["engine"] for r in out["rows"])
-    assert any("TensorRT" in c for c in out["other_classes"]) or "TensorRT" in out["class"]
+    assert out.fallback and all(r.engine == out.rows[0].engine for r in out.rows)
+    assert any("TensorRT" in c for c in out.other_classes) or "TensorRT" in out.class_
     s.close()
 
 

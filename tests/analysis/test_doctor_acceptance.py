@@ -69,27 +69,27 @@ def _verdicts(b: dict) -> dict:
 
 def test_a_half_speed_copy_and_a_gen4_link_on_a_gen5_card_are_slow_alone_in_the_database():
     v = _verdicts(_bundle(SLOW, _evidence()))
-    (gpu,) = v["gpus"]
-    assert gpu["verdict"] == "SLOW" and v["verdict"] == "SLOW" and D.exit_code(v) == 1
-    slow = {c["check"] for c in gpu["checks"] if c["below"]}
+    (gpu,) = v.gpus
+    assert gpu.verdict == "SLOW" and v.verdict == "SLOW" and D.exit_code(v) == 1
+    slow = {c.check for c in gpu.checks if c.below}
     assert slow == {"membw", "h2d pinned"}
-    assert any(w.startswith("membw 0.5") for w in gpu["why"]) and any(w.startswith("h2d pinned 0.") for w in gpu["why"])
-    matmul = next(c for c in gpu["checks"] if c["check"] == "matmul bf16")
-    assert matmul["unit"] == "TFLOP/s" and matmul["value"] == pytest.approx(680.0) and 700 < matmul["expected"] < 900
+    assert any(w.startswith("membw 0.5") for w in gpu.why) and any(w.startswith("h2d pinned 0.") for w in gpu.why)
+    matmul = next(c for c in gpu.checks if c.check == "matmul bf16")
+    assert matmul.unit == "TFLOP/s" and matmul.value == pytest.approx(680.0) and 700 < matmul.expected < 900
 
 
 def test_a_healthy_host_is_ok():
     v = _verdicts(_bundle(HEALTHY, _evidence()))
-    (gpu,) = v["gpus"]
-    assert gpu["verdict"] == "OK" and not gpu["why"] and D.exit_code(v) == 0
-    assert gpu["acceptance"]["gemm_results_checked"] == 40 and gpu["acceptance"]["memtest_gb"] == 120
+    (gpu,) = v.gpus
+    assert gpu.verdict == "OK" and not gpu.why and D.exit_code(v) == 0
+    assert gpu.acceptance.gemm_results_checked == 40 and gpu.acceptance.memtest_gb == 120
 
 
 def test_wrong_gemm_results_make_the_gpu_wrong_and_named():
     v = _verdicts(_bundle(HEALTHY, _evidence(bad_gemm=3)))
-    (gpu,) = v["gpus"]
-    assert gpu["verdict"] == "WRONG" and D.exit_code(v) == 1
-    assert gpu["why"] == ["GEMM bf16: 3 of 20 results wrong (21 elements differ from the exact reference)"]
+    (gpu,) = v.gpus
+    assert gpu.verdict == "WRONG" and D.exit_code(v) == 1
+    assert gpu.why == ["GEMM bf16: 3 of 20 results wrong (21 elements differ from the exact reference)"]
 
 
 @pytest.mark.parametrize("figures,evidence,code,named", [
@@ -185,11 +185,11 @@ def test_a_healthy_h200_doctor_run_reads_ok_in_units_people_read():
     b = B.read(os.path.join(ROOT, "docs", "data", "h200-s6-doctor-2026-12-01.json"))
     fps = {e.id: e.fingerprint for e in b.environments}
     v = D.verdicts(b.results, b.results, fps[b.results[0].env_id], fps.get)
-    (gpu,) = v["gpus"]
-    assert gpu["verdict"] == "OK" and D.exit_code(v) == 0
-    checks = {c["check"]: c for c in gpu["checks"]}
+    (gpu,) = v.gpus
+    assert gpu.verdict == "OK" and D.exit_code(v) == 0
+    checks = {c.check: c for c in gpu.checks}
     bf16 = checks["matmul bf16"]
-    assert bf16["unit"] == "TFLOP/s" and 600 < bf16["value"] < 800 and bf16["basis"] == "catalog"
+    assert bf16.unit == "TFLOP/s" and 600 < bf16.value < 800 and bf16.basis == "catalog"
     resnet = checks["resnet50-train amp-bf16+channels-last"]
-    assert resnet["basis"] == "published" and 0.8 < resnet["vs_expected"] < 0.9 and not resnet["below"]
-    assert resnet["basis_note"].startswith("context: published at batch 2,560") and "batch 64" in resnet["basis_note"]
+    assert resnet.basis == "published" and 0.8 < resnet.vs_expected < 0.9 and not resnet.below
+    assert resnet.basis_note.startswith("context: published at batch 2,560") and "batch 64" in resnet.basis_note

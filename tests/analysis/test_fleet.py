@@ -60,11 +60,11 @@ def _flat(per_host):
 def test_exactly_the_planted_gpus_and_link_are_flagged():
     rows, envs = _flat(generate())
     fleet = F.analyse(rows, envs.get)
-    assert fleet["flagged_gpus"] == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
-    assert fleet["flagged_links"] == ["node07 x8"]
-    assert fleet["hosts"] == HOSTS and not fleet["incomplete"]
-    bf16 = next(c for c in fleet["cases"] if c["workload"] == "matmul" and c["params"]["dtype"] == "bf16")
-    assert bf16["n"] == 128 and abs(bf16["median"] / 700 - 1) < 0.01
+    assert fleet.flagged_gpus == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
+    assert fleet.flagged_links == ["node07 x8"]
+    assert fleet.hosts == HOSTS and not fleet.incomplete
+    bf16 = next(c for c in fleet.cases if c.workload == "matmul" and c.params["dtype"] == "bf16")
+    assert bf16.n == 128 and abs(bf16.median / 700 - 1) < 0.01
     text = fleet_text.render(fleet, "table")
     assert "node03/cuda:5" in text and "node07 x8" in text and "flagged: 2 GPU(s), 1 link(s)" in text
 
@@ -80,7 +80,7 @@ def test_statistically_but_not_practically_slow_is_not_flagged():
 def test_a_half_written_fleet_is_reported():
     rows, envs = _flat(generate(skip_host="node09"))
     fleet = F.analyse(rows, envs.get)
-    (case,) = [c for c, missing in fleet["incomplete"].items() if missing == ["node09"]]
+    (case,) = [c for c, missing in fleet.incomplete.items() if missing == ["node09"]]
     assert case.startswith("NVIDIA H200: membw")
     assert "incomplete: H200: membw size_mb=4096 has no result from node09" in fleet_text.render(fleet, "md")
 
@@ -129,10 +129,10 @@ def test_doctor_verdicts():
             _check("cuda:3", 0.0, workload="membw", params={"size_mb": 4096}, status="crashed",
                    throughput_median=None, error="boom")]
     v = D.verdicts(rows, rows, fp)
-    got = {g["device"]: g["verdict"] for g in v["gpus"]}
+    got = {g.device: g.verdict for g in v.gpus}
     assert got == {"cuda:0": "OK", "cuda:1": "SLOW", "cuda:2": "CHECK", "cuda:3": "FAIL"}
-    assert v["verdict"] == "FAIL"
-    why = {g["device"]: g["why"] for g in v["gpus"]}
+    assert v.verdict == "FAIL"
+    why = {g.device: g.why for g in v.gpus}
     assert "power limit 450 W, below the card's 700 W" in why["cuda:2"]
     assert "0.80x of the host's GPUs" in why["cuda:1"][0]
     assert "cuda:1" in doctor_text.render(v, "table")
@@ -163,9 +163,9 @@ def test_two_gpu_models_are_two_fleets():
                           for r in per_host[host]]
     rows, envs = _flat(per_host)
     fleet = F.analyse(rows, envs.get)
-    assert fleet["flagged_gpus"] == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
-    assert fleet["flagged_links"] == ["node07 x8"]
-    assert {c["gpu"] for c in fleet["cases"]} == {"NVIDIA H200", "NVIDIA A100-SXM4-80GB"}
+    assert fleet.flagged_gpus == ["node03/cuda:5 (GPU-node03-5)", "node11/cuda:0 (GPU-node11-0)"]
+    assert fleet.flagged_links == ["node07 x8"]
+    assert {c.gpu for c in fleet.cases} == {"NVIDIA H200", "NVIDIA A100-SXM4-80GB"}
 
 
 def test_machines_that_share_a_hostname_stay_apart(tmp_path, cli):

@@ -20,6 +20,6 @@ def test_no_published_serving_figure_is_rejected_by_the_ceiling_built_without_it
 
 def test_validate_reports_both_holdouts():
     v = projection_check.validate()
-    assert v["holdout_training"]["n"] >= 15 and v["holdout_serving"]["n"] >= 20
-    assert v["holdout_serving_ceiling_rejects"] == 0
-    assert v["deployed"]["median_abs_pct_error"] <= 15 and v["deployed"]["max_abs_pct_error"] <= 35
+    assert v.holdout_training.n >= 15 and v.holdout_serving.n >= 20
+    assert v.holdout_serving_ceiling_rejects == 0
+    assert v.deployed.median_abs_pct_error <= 15 and v.deployed.max_abs_pct_error <= 35

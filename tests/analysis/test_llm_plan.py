@@ -42,10 +42,10 @@ def test_megatron_estimate_reproduced():
     140 TFLOP/s each (hardware FLOPs with recomputation, 8 N per token) take about 34 days.
     As model FLOPs (6 N) that is an MFU of 140 x 6/8 / 312."""
     p = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, 140 * 6 / 8 / 312)
-    assert p["rows"][0]["compute_only_days"] == pytest.approx(34, rel=0.05)
+    assert p.rows[0].compute_only_days == pytest.approx(34, rel=0.05)
     # MFU is end to end: nothing is added on top of it
-    assert p["rows"][0]["fits"] and p["rows"][0]["days"] == pytest.approx(p["rows"][0]["compute_only_days"])
-    assert p["assumptions"]["network_gbs_per_gpu"] == 25.0 and "http" in p["assumptions"]["network_source"]
+    assert p.rows[0].fits and p.rows[0].days == pytest.approx(p.rows[0].compute_only_days)
+    assert p.assumptions["network_gbs_per_gpu"] == 25.0 and "http" in p.assumptions["network_source"]
 
 
 def test_plan_refuses_bad_input():
@@ -57,9 +57,9 @@ def test_plan_refuses_bad_input():
 
 def test_claims_verdicts():
     saved, a800, batch = llm_claims.judge()
-    assert saved["verdict"] == "understated" and 0.6 < saved["model"] < 0.75
-    assert a800["verdict"] == "impossible" and 0 < a800["model"] < 0.23
-    assert batch["verdict"] == "not supported" and batch["model"] == 1.0
+    assert saved.verdict == "understated" and 0.6 < saved.model < 0.75
+    assert a800.verdict == "impossible" and 0 < a800.model < 0.23
+    assert batch.verdict == "not supported" and batch.model == 1.0
 
 
 def test_advise_drops_cards_smaller_than_the_measured_run_and_uses_measured_scaling():

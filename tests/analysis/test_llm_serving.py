@@ -44,10 +44,10 @@ def _claim(**kw) -> dict:
 
 def test_batch1_claim_above_the_weight_read_bound_is_impossible():
     row = C.check_claim(_claim(throughput=3000))
-    assert row["verdict"] == "impossible" and row["bound_tokens_per_s"] < 230   # 15 GB of weights at 3.35 TB/s
-    assert "3,350 GB/s" in row["reason"]
-    assert C.check_claim(_claim(throughput=150))["verdict"] == "plausible"
-    assert C.check_claim(_claim(throughput=200))["verdict"] == "implausible"    # above the best decode share
+    assert row.verdict == "impossible" and row.bound_tokens_per_s < 230   # 15 GB of weights at 3.35 TB/s
+    assert "3,350 GB/s" in row.reason
+    assert C.check_claim(_claim(throughput=150)).verdict == "plausible"
+    assert C.check_claim(_claim(throughput=200)).verdict == "implausible"    # above the best decode share
 
 
 def test_unsupported_precisions_refused_with_the_reason():
@@ -123,51 +123,51 @@ def test_request_against_gpuarena_h200_measurement():
     assert one["tokens_per_s"] == pytest.approx(167.6, rel=0.35)
     assert big["tokens_per_s"] == pytest.approx(4236, rel=0.2) and big["ttft_s"] == pytest.approx(0.948, rel=0.05)
     for b, thr in ((1, 167.6), (64, 4236)):     # gpuarena's own measurements are plausible claims
-        assert C.check_claim(_claim(gpu="H200", batch_size=b, throughput=thr))["verdict"] == "plausible"
+        assert C.check_claim(_claim(gpu="H200", batch_size=b, throughput=thr)).verdict == "plausible"
 
 
 # --- LLM plans -----------------------------------------------------------------------------------
 
 def test_mfu_is_end_to_end_and_the_breakdown_counts_recompute():
     given = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, 0.4)
-    for r in given["rows"]:
-        assert r["days"] == pytest.approx(r["compute_only_days"]) and r["tp_comm_s"] == r["bubble_s"] == 0
+    for r in given.rows:
+        assert r.days == pytest.approx(r.compute_only_days) and r.tp_comm_s == r.bubble_s == 0
     own = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None)
-    none, full = own["rows"]
-    assert full["compute_s"] / full["tokens_per_step"] == pytest.approx(
-        none["compute_s"] / none["tokens_per_step"] * 4 / 3)
-    assert full["days"] > none["days"] and none["days"] > none["compute_only_days"]
+    none, full = own.rows
+    assert full.compute_s / full.tokens_per_step == pytest.approx(
+        none.compute_s / none.tokens_per_step * 4 / 3)
+    assert full.days > none.days and none.days > none.compute_only_days
 
 
 def test_megatron_175b_breakdown_within_15_percent_of_34_days():
-    full = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None)["rows"][1]   # the paper recomputes
-    assert full["fits"] and full["days"] == pytest.approx(34, rel=0.15)
+    full = P.plan("gpt3-175b", 300e9, "A100 80GB SXM4", 1024, None).rows[1]   # the paper recomputes
+    assert full.fits and full.days == pytest.approx(34, rel=0.15)
 
 
 def test_llama3_405b_flops_and_breakdown_mfu():
     cfg = P.model_config("llama3-405b")
     assert 15.6e12 * flops_per_token(cfg, 8192, True) == pytest.approx(3.8e25, rel=0.1)
-    row = P.plan("llama3-405b", 15.6e12, "H100 80GB SXM5", 16384, None, seq_len=8192, global_batch=2048)["rows"][1]
-    assert row["fits"] and row["layout"]["tp"] == 8 and 0.38 * 0.75 <= row["mfu"] <= 0.43 * 1.25
+    row = P.plan("llama3-405b", 15.6e12, "H100 80GB SXM5", 16384, None, seq_len=8192, global_batch=2048).rows[1]
+    assert row.fits and row.layout["tp"] == 8 and 0.38 * 0.75 <= row.mfu <= 0.43 * 1.25
 
 
 @pytest.mark.parametrize("model,ckpt,published", [("llama3-8b", False, 2904), ("llama3-70b", True, 331)])
 def test_torchtitan_a100_fsdp_within_20_percent(model, ckpt, published):
-    row = P.plan(model, 1e9, "A100 80GB SXM4", 64, None, seq_len=8192, global_batch=64)["rows"][int(ckpt)]
-    assert row["fits"] and row["tokens_per_step"] / row["step_s"] / 64 == pytest.approx(published, rel=0.2)
+    row = P.plan(model, 1e9, "A100 80GB SXM4", 64, None, seq_len=8192, global_batch=64).rows[int(ckpt)]
+    assert row.fits and row.tokens_per_step / row.step_s / 64 == pytest.approx(published, rel=0.2)
 
 
 def test_torchtitan_h100_mfu_round_trip():
     """39% MFU = 6,667 tokens/s/GPU for Llama 3.1 8B at 8192: the same FLOP count as torchtitan's."""
-    row = P.plan("llama3-8b", 1e9, "H100 80GB SXM5", 8, 0.39, seq_len=8192, global_batch=16)["rows"][0]
-    assert row["tokens_per_step"] / row["step_s"] / 8 == pytest.approx(6667, rel=0.05)
+    row = P.plan("llama3-8b", 1e9, "H100 80GB SXM5", 8, 0.39, seq_len=8192, global_batch=16).rows[0]
+    assert row.tokens_per_step / row.step_s / 8 == pytest.approx(6667, rel=0.05)
 
 
 def test_pcie_cards_get_fsdp_not_tensor_parallel():
     l40s = P.plan("llama3-8b", 300e9, "L40S", 8, None)
     h20 = P.plan("llama3-8b", 300e9, "H20", 8, None)
-    assert all(r["layout"]["tp"] == 1 for r in l40s["rows"])
-    assert l40s["rows"][1]["layout"]["zero3"] and l40s["rows"][1]["days"] < h20["rows"][1]["days"]
+    assert all(r.layout["tp"] == 1 for r in l40s.rows)
+    assert l40s.rows[1].layout["zero3"] and l40s.rows[1].days < h20.rows[1].days
 
 
 def test_measured_mfu_only_from_comparable_scale():
@@ -225,9 +225,9 @@ def test_gpt_fast_claims_are_plausible(tmp_path, cfg, tp, published):
     claim = _claim(gpu="A100 80GB SXM4", throughput=published, gpus=tp, hf_config=_hf(tmp_path, cfg, "c"),
                    prompt_len=5, new_tokens=200)
     row = C.check_claim(claim)
-    assert row["verdict"] == "plausible" and row["credible_tokens_per_s"] < row["bound_tokens_per_s"]
-    assert C.check_claim({**claim, "throughput": row["credible_tokens_per_s"] * 1.04})["verdict"] == "implausible"
-    assert C.check_claim({**claim, "throughput": row["bound_tokens_per_s"] * 1.01})["verdict"] == "impossible"
+    assert row.verdict == "plausible" and row.credible_tokens_per_s < row.bound_tokens_per_s
+    assert C.check_claim({**claim, "throughput": row.credible_tokens_per_s * 1.04}).verdict == "implausible"
+    assert C.check_claim({**claim, "throughput": row.bound_tokens_per_s * 1.01}).verdict == "impossible"
 
 
 @pytest.mark.parametrize("sets,gpus", [([], 1), (["context=8192"], 1), (["precision=fp8", "context=2048"], 1),
@@ -238,7 +238,7 @@ def test_every_projected_serving_row_passes_check(sets, gpus):
         claim = {"gpu": r["gpu"], "workload": "llm-serve", "precision": adv["precision"], "batch_size": r["batch"],
                  "throughput": r["tokens_per_s"], "gpus": gpus, "shape": adv["model"],
                  "prompt_len": adv["prompt"], "new_tokens": adv["output"]}
-        assert C.check_claim(claim)["verdict"] == "plausible", r["gpu"]
+        assert C.check_claim(claim).verdict == "plausible", r["gpu"]
 
 
 def _train(gpu: str, shape: str, n: int, tokens_per_gpu: float, seq: int) -> dict:
@@ -247,17 +247,17 @@ def _train(gpu: str, shape: str, n: int, tokens_per_gpu: float, seq: int) -> dic
 
 
 def test_published_training_figures_are_plausible_claims():
-    assert _train("A100 80GB SXM4", "llama3-8b", 64, 2904, 8192)["verdict"] == "plausible"     # torchtitan
-    assert _train("A100 80GB SXM4", "llama3-70b", 64, 331, 8192)["verdict"] == "plausible"
+    assert _train("A100 80GB SXM4", "llama3-8b", 64, 2904, 8192).verdict == "plausible"     # torchtitan
+    assert _train("A100 80GB SXM4", "llama3-70b", 64, 331, 8192).verdict == "plausible"
     fpt = flops_per_token(P.model_config("llama3-405b"), 8192, True)
     for n, tflops in ((8192, 430), (16384, 400), (16384, 380)):                                # Llama 3 405B
         row = _train("H100 80GB SXM5", "llama3-405b", n, tflops * 1e12 / fpt, 8192)
-        assert row["verdict"] == "plausible" and row["share_of_peak"] == pytest.approx(tflops / 989.4, rel=1e-6)
+        assert row.verdict == "plausible" and row.share_of_peak == pytest.approx(tflops / 989.4, rel=1e-6)
     gpt3 = flops_per_token(P.model_config("gpt3-175b"), 2048, True)                           # Megatron-LM
     row = _train("A100 80GB SXM4", "gpt3-175b", 1024, 140e12 * 6 / 8 / gpt3, 2048)
-    assert row["verdict"] == "plausible" and row["share_of_peak"] == pytest.approx(140 * 6 / 8 / 312, rel=0.01)
-    assert _train("H100 80GB SXM5", "llama3-8b", 8, 18000, 8192)["verdict"] == "impossible"   # MFU 1.05
-    assert _train("H100 80GB SXM5", "llama3-8b", 8, 12000, 8192)["verdict"] == "implausible"  # MFU 0.70
+    assert row.verdict == "plausible" and row.share_of_peak == pytest.approx(140 * 6 / 8 / 312, rel=0.01)
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 18000, 8192).verdict == "impossible"   # MFU 1.05
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 12000, 8192).verdict == "implausible"  # MFU 0.70
     with pytest.raises(UserError, match="mean nothing"):
         C.check_claim({"gpu": "H100 80GB SXM5", "workload": "llm-train", "precision": "bf16", "batch_size": 1,
                        "throughput": 1000, "image_size": 224})
@@ -294,8 +294,8 @@ def test_a_training_claim_that_fits_on_no_layout_is_impossible():
     gradients and AdamW state alone are 128 GB; the 175B claim's check already judged memory, this one did not.
     Eight H100s (FSDP) hold it, and one H200 still does not (activations and logits on top of 128 GB)."""
     row = _train("H100 80GB SXM5", "llama3-8b", 1, 9000, 8192)
-    assert row["verdict"] == "impossible" and "GB per GPU" in row["reason"] and "offloading" in row["reason"]
-    assert row["share_of_peak"] < 0.6
-    assert _train("H100 80GB SXM5", "llama3-8b", 8, 9000, 8192)["verdict"] == "plausible"
-    assert _train("H200", "llama3-8b", 1, 9000, 8192)["verdict"] == "impossible"
-    assert _train("H200", "llama-1b", 1, 30000, 2048)["verdict"] == "plausible"
+    assert row.verdict == "impossible" and "GB per GPU" in row.reason and "offloading" in row.reason
+    assert row.share_of_peak < 0.6
+    assert _train("H100 80GB SXM5", "llama3-8b", 8, 9000, 8192).verdict == "plausible"
+    assert _train("H200", "llama3-8b", 1, 9000, 8192).verdict == "impossible"
+    assert _train("H200", "llama-1b", 1, 30000, 2048).verdict == "plausible"

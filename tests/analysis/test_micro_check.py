@@ -36,10 +36,10 @@ def judge(**claim):
 ])
 def test_each_verdict_for_each_kind(workload, gpu, extra, value, verdict):
     r = judge(gpu=gpu, workload=workload, throughput=value, **extra)
-    assert r["verdict"] == verdict, r["reason"]
-    assert r["bound"] > 0 and r["share_of_peak"] == pytest.approx(value / r["bound"])
+    assert r.verdict == verdict, r.reason
+    assert r.bound > 0 and r.share_of_peak == pytest.approx(value / r.bound)
     if verdict != "impossible":
-        assert r["ceiling"]["source"] and "credibly reached" in r["reason"]
+        assert r.ceiling["source"] and "credibly reached" in r.reason
 
 
 def test_bounds_come_from_the_catalog_and_the_pcie_table():
@@ -59,32 +59,32 @@ def test_bounds_come_from_the_catalog_and_the_pcie_table():
 
 def test_sparse_figure_quoted_as_dense_is_named():
     r = judge(gpu="H100 80GB SXM5", workload="matmul", precision="fp16", throughput=1979)
-    assert r["verdict"] == "impossible"
-    assert "2:4 structured-sparsity peak" in r["reason"] and "quoted as dense" in r["reason"]
+    assert r.verdict == "impossible"
+    assert "2:4 structured-sparsity peak" in r.reason and "quoted as dense" in r.reason
     between = judge(gpu="A100 80GB SXM4", workload="matmul", precision="bf16", throughput=500)
-    assert "only 2:4 structured sparsity (624) reaches it" in between["reason"]
+    assert "only 2:4 structured sparsity (624) reaches it" in between.reason
     v100 = judge(gpu="V100 32GB", workload="matmul", precision="fp16", throughput=250)    # Volta: no sparsity
-    assert v100["verdict"] == "impossible" and "sparsity" not in v100["reason"]
+    assert v100.verdict == "impossible" and "sparsity" not in v100.reason
 
 
 def test_fp32_matmul_above_its_peak_would_need_tf32():
     r = judge(gpu="A100 80GB SXM4", workload="matmul", precision="fp32", throughput=150)
-    assert r["verdict"] == "impossible" and "would need TF32 tensor cores (156 TFLOP/s)" in r["reason"]
+    assert r.verdict == "impossible" and "would need TF32 tensor cores (156 TFLOP/s)" in r.reason
 
 
 def test_a800_fp16_290_is_above_the_best_ampere_matmul():
     r = judge(gpu="A800 80GB SXM4", workload="matmul", precision="fp16", throughput=290)
-    assert r["verdict"] == "implausible"
-    assert "A100 80GB SXM4" in r["reason"] and "ml-engineering" in r["reason"]
-    assert r["credible_max"] == pytest.approx(271.2 / 312 * 1.05 * 312)
+    assert r.verdict == "implausible"
+    assert "A100 80GB SXM4" in r.reason and "ml-engineering" in r.reason
+    assert r.credible_max == pytest.approx(271.2 / 312 * 1.05 * 312)
 
 
 def test_a_generation_without_evidence_borrows_and_says_so():
     r = judge(gpu="L40S", workload="membw", throughput=700)
-    assert r["ceiling"]["borrowed"] and "no Ada evidence" in r["reason"]
-    assert r["verdict"] == "plausible"
+    assert r.ceiling["borrowed"] and "no Ada evidence" in r.reason
+    assert r.verdict == "plausible"
     int8 = judge(gpu="H100 80GB SXM5", workload="matmul", precision="int8", throughput=1500)
-    assert int8["verdict"] == "plausible" and int8["ceiling"] is None and "only the bound" in int8["reason"]
+    assert int8.verdict == "plausible" and int8.ceiling is None and "only the bound" in int8.reason
 
 
 def test_every_evidence_row_has_a_source_and_lies_under_its_bound():
@@ -154,13 +154,13 @@ def test_a_measurement_raises_a_ceiling_and_one_above_the_bound_is_not_evidence(
     from gpuarena.store.db import Store
 
     claim = {"gpu": "A100 80GB SXM4", "workload": "membw", "throughput": 1950}
-    assert check.check_claim(claim)["verdict"] == "implausible"     # Hopper's 89% borrowed: at most 1,903
+    assert check.check_claim(claim).verdict == "implausible"     # Hopper's 89% borrowed: at most 1,903
     s = Store(str(tmp_path / "m.db"))
     s.add_result(_membw(2500))                                      # above the 2,039 GB/s of HBM2e: broken
-    assert check.check_claim(claim, s)["verdict"] == "implausible"
+    assert check.check_claim(claim, s).verdict == "implausible"
     s.add_result(_membw(1900))
     r = check.check_claim(claim, s)
-    assert r["verdict"] == "plausible" and "gpuarena measurement" in r["ceiling"]["source"]
+    assert r.verdict == "plausible" and "gpuarena measurement" in r.ceiling["source"]
     s.close()
 
 

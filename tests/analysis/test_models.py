@@ -39,8 +39,8 @@ def test_a_claim_reaches_its_physics_object():
                          "throughput": 46096, "seq_len": 8192, "gpus": 8, "model": "llama3-8b"})
     roof = check_claim({"gpu": "H200", "workload": "resnet50-train", "precision": "bf16", "batch_size": 256,
                         "throughput": 9500})
-    assert serve["verdict"] == "plausible" and "tokens/s" in serve["reason"]
-    assert roof["verdict"] == "implausible" and roof["bound_by"]
-    assert train["verdict"] == "plausible" and "MFU" in train["reason"]
+    assert serve.verdict == "plausible" and "tokens/s" in serve.reason
+    assert roof.verdict == "implausible" and roof.bound_by
+    assert train.verdict == "plausible" and "MFU" in train.reason
     with pytest.raises(UserError, match="workload"):
         models.of("no-such-workload")

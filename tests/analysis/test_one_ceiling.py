@@ -59,16 +59,16 @@ def test_a_measurement_raises_a_model_and_a_micro_ceiling_alike(tmp_path):
              "throughput": 1550}
     micro = {"gpu": "A100 80GB SXM4", "workload": "membw", "throughput": 1950}
     s = Store(str(tmp_path / "m.db"))
-    assert [check.check_claim(c, s)["verdict"] for c in (model, micro)] == ["implausible", "implausible"]
+    assert [check.check_claim(c, s).verdict for c in (model, micro)] == ["implausible", "implausible"]
     s.add_result(result("NVIDIA A100-SXM4-80GB", 256, [256 / 1500] * 3))
     s.add_result(result("NVIDIA A100-SXM4-80GB", 1, [1.0] * 3, workload="membw", params={"size_mb": 4096},
                         case_key="membw|seed", unit="GB/s", precision="n/a", throughput_median=1900,
                         items_per_step=8.59, flops_per_item=None, tflops=None))
     for c in (model, micro):
         r = check.check_claim(c, s)
-        assert r["verdict"] == "plausible", r["reason"]
-        assert r["ceiling"]["source"].startswith("gpuarena measurement (run None")
-        assert r["ceiling"]["gpu"] == GPU["ampere"]
+        assert r.verdict == "plausible", r.reason
+        assert r.ceiling["source"].startswith("gpuarena measurement (run None")
+        assert r.ceiling["gpu"] == GPU["ampere"]
     s.close()
 
 

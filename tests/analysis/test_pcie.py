@@ -46,11 +46,11 @@ def test_held_out_projection_puts_pcie_below_sxm_by_the_published_amount(workloa
 
 @pytest.mark.parametrize("workload", ["resnet50-train", "bert-large-train", "bert-large-infer"])
 def test_advise_projects_each_pcie_card_below_its_sxm_sibling(everything, workload):
-    rows = {r["gpu"]: r for r in advise.advise(everything, workload)["rows"]}
+    rows = {r.gpu: r for r in advise.advise(everything, workload).rows}
     for sxm, pcie in SIBLINGS:
         a, b = rows[catalog.match(sxm).name], rows[catalog.match(pcie).name]
-        assert b["basis"] == "projected" and "same silicon" not in b["note"]
-        ratio = b["throughput"] / a["throughput"]
+        assert b.basis == "projected" and "same silicon" not in b.note
+        ratio = b.throughput / a.throughput
         # Lambda's PCIe / SXM ratios run 0.88-0.96 (BERT-Large lowest); none is above 0.97
         assert 0.88 * (1 - TOLERANCE) <= ratio <= 0.97, (sxm, pcie, ratio)
 
@@ -60,9 +60,9 @@ def test_check_rejects_the_sxm4s_best_bert_inference_on_the_pcie_card():
     # compute-bound, the best attainment credibly reached on Ampere
     claim = {"workload": "bert-large-infer", "precision": "fp16", "batch_size": 128, "seq_len": 128,
              "throughput": 2480.1}
-    assert check_claim({**claim, "gpu": "A100 40GB SXM4"})["verdict"] == "plausible"
+    assert check_claim({**claim, "gpu": "A100 40GB SXM4"}).verdict == "plausible"
     v = check_claim({**claim, "gpu": "A100 40GB PCIe"})
-    assert v["verdict"] == "implausible" and "250 W power limit" in v["reason"]
+    assert v.verdict == "implausible" and "250 W power limit" in v.reason
 
 
 def test_check_keeps_a_memory_bound_sxm_figure_plausible_on_the_pcie_card():
@@ -70,7 +70,7 @@ def test_check_keeps_a_memory_bound_sxm_figure_plausible_on_the_pcie_card():
     # and HBM's clock does not follow the SM clock, so the power limit does not rule it out
     v = check_claim({"gpu": "A100 40GB PCIe", "workload": "resnet50-train", "precision": "fp16",
                      "batch_size": 408, "throughput": 2824})
-    assert v["verdict"] == "plausible"
+    assert v.verdict == "plausible"
 
 
 def test_lambdas_pcie_to_sxm_ratio_is_not_held_to_identical_silicon():

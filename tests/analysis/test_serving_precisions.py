@@ -193,7 +193,7 @@ def test_what_advise_projects_check_accepts(prec, s10):
                      "throughput": thr if batch > 1 else None, "latency": 1 / thr if batch == 1 else None,
                      "shape": "llama3-8b", "prompt_len": 512, "new_tokens": 128}
             got = C.check_claim(claim, store)
-            assert got["verdict"] == "plausible", (row["gpu"], batch, got["reason"])
+            assert got.verdict == "plausible", (row["gpu"], batch, got.reason)
 
 
 def test_parse_sets_normalises_names():

@@ -76,23 +76,23 @@ def test_check_golden(store):
     claims = check.read_claims(str(check.Path(check.__file__).parents[2] / "data" / "article_claims.csv"))
     rn = [c for c in claims if c["workload"] == "resnet50-train"]
     rows = check.check_claims(rn, store)
-    top = next(r for r in rows if r["throughput"] == 2876)
-    assert top["implied_tflops"] == pytest.approx(2876 * 6 * 4.089e9 / 1e12)
+    top = next(r for r in rows if r.throughput == 2876)
+    assert top.implied_tflops == pytest.approx(2876 * 6 * 4.089e9 / 1e12)
     # the article's code runs cuDNN convolutions in TF32: judged against the TF32 peak
-    assert top["share_of_peak"] == pytest.approx(top["implied_tflops"] / 156)
+    assert top.share_of_peak == pytest.approx(top.implied_tflops / 156)
     # the ceiling is the best finite measurement here: the stored A100 at 2,410 images/s (38% of TF32 peak)
-    assert top["verdict"] == "implausible" and "gpuarena measurement" in top["ceiling"]["source"]
-    assert top["ceiling"]["share"] == pytest.approx(256 / 0.1062 * 6 * 4.089e9 / 1e12 / 156, rel=0.01)
+    assert top.verdict == "implausible" and "gpuarena measurement" in top.ceiling["source"]
+    assert top.ceiling["share"] == pytest.approx(256 / 0.1062 * 6 * 4.089e9 / 1e12 / 156, rel=0.01)
     golden("check.md", check_text.render(rows, "md"))
 
 
 def test_check_verdicts():
     ok = check.check_claim({"gpu": "H100 SXM5", "workload": "resnet50-train", "precision": "tf32",
                             "batch_size": 256, "throughput": 1894})
-    assert ok["verdict"] == "plausible"
+    assert ok.verdict == "plausible"
     imp = check.check_claim({"gpu": "L4", "workload": "resnet50-train", "precision": "fp16",
                              "batch_size": 256, "throughput": 100000})
-    assert imp["verdict"] == "impossible"
+    assert imp.verdict == "impossible"
     with pytest.raises(UserError, match="unknown workload"):
         check.check_claim({"gpu": "L4", "workload": "nope-infer", "precision": "fp16",
                            "batch_size": 1, "throughput": 1})

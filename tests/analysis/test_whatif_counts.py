@@ -30,10 +30,10 @@ def test_the_measured_overlap_does_not_depend_on_the_counts_asked_for(x2, model)
     with `--n 2,4,8`, the same question answered two ways."""
     both = whatif.predict("ddp-train", "H200", [2, 8], x2, model=model)
     alone = whatif.predict("ddp-train", "H200", [8], x2, model=model)
-    assert both["overlap"] > 0 and "measured ddp-train" in both["overlap_from"]
-    assert alone["overlap"] == pytest.approx(both["overlap"])
-    assert alone["overlap_from"] == both["overlap_from"]
-    assert alone["rows"][0]["step_s"] == pytest.approx(both["rows"][1]["step_s"])
+    assert both.overlap > 0 and "measured ddp-train" in both.overlap_from
+    assert alone.overlap == pytest.approx(both.overlap)
+    assert alone.overlap_from == both.overlap_from
+    assert alone.rows[0].step_s == pytest.approx(both.rows[1].step_s)
 
 
 @pytest.mark.parametrize("args", [
@@ -54,9 +54,9 @@ def test_one_nodes_nvlink_is_not_carried_across_nodes(x2, cli, args):
 
 def test_across_nodes_a_given_or_measured_busbw_is_used(x2):
     p = whatif.predict("ddp-train", "H200", [8, 64], x2, model="bert-large", busbw=40.0)
-    assert [r["busbw_gbs"] for r in p["rows"]] == [40.0, 40.0]
+    assert [r.busbw_gbs for r in p.rows] == [40.0, 40.0]
     inside = whatif.predict("ddp-train", "H200", [8], x2, model="bert-large")
-    assert "measured allreduce (2 GPUs)" in inside["busbw_from"]      # within the node the 2-GPU curve stands
+    assert "measured allreduce (2 GPUs)" in inside.busbw_from      # within the node the 2-GPU curve stands
 
 
 def test_an_allreduce_measured_across_nodes_is_used_beyond_one_node(tmp_path):
@@ -69,8 +69,8 @@ def test_an_allreduce_measured_across_nodes_is_used_beyond_one_node(tmp_path):
         s.add_result(result("allreduce", "seed", {"size_mb": 32, "dtype": "float32"}, [0.001] * 3, 1, "GB/s",
                             gpus=n, env_id=env, extra={"busbw_gbs": bw, "size_bytes": 32 * 2**20}))
     p = whatif.predict("resnet50-train", "H200", [8, 64], s, throughput=2000, batch_size=256)
-    assert [r["busbw_gbs"] for r in p["rows"]] == [224.0, 45.0]     # each count from its own side of the node
-    assert "measured allreduce (16 GPUs)" in p["busbw_from"]
+    assert [r.busbw_gbs for r in p.rows] == [224.0, 45.0]     # each count from its own side of the node
+    assert "measured allreduce (16 GPUs)" in p.busbw_from
     s.close()
 
 
@@ -80,9 +80,9 @@ def test_a_given_busbw_is_not_cancelled_by_the_measured_overlap(x2):
     The overlap belongs to the system that measured it, and a slower link now costs time."""
     slow, fast = (whatif.predict("ddp-train", "H200", [2, 8], x2, model="bert-large", busbw=b) for b in (20.0, 224.0))
     own = whatif.predict("ddp-train", "H200", [2, 8], x2, model="bert-large")
-    assert slow["overlap"] == pytest.approx(own["overlap"]) == pytest.approx(fast["overlap"])
-    for s, f in zip(slow["rows"], fast["rows"]):
-        assert s["step_s"] > f["step_s"] * 1.2 and s["efficiency"] < f["efficiency"]
+    assert slow.overlap == pytest.approx(own.overlap) == pytest.approx(fast.overlap)
+    for s, f in zip(slow.rows, fast.rows):
+        assert s.step_s > f.step_s * 1.2 and s.efficiency < f.efficiency
 
 
 def test_no_sync_is_not_scaled_against_a_step_that_takes_four_times_the_optimizer_steps(x2, cli):
@@ -90,14 +90,14 @@ def test_no_sync_is_not_scaled_against_a_step_that_takes_four_times_the_optimize
     batch.  Against it no-sync 'scaled' 1.023 at 2 H200s and 1.015 at 8: an efficiency above 1 from the
     optimizer steps skipped, not from the GPUs."""
     p = whatif.predict("ddp-train", "H200", [1, 2, 8], x2, model="bert-large", variant="no-sync")
-    assert p["accum_steps"] == 4
-    assert all(r["efficiency_vs_plain"] is None for r in p["rows"])
-    assert all(r["efficiency"] <= 1 for r in p["rows"])
+    assert p.accum_steps == 4
+    assert all(r.efficiency_vs_plain is None for r in p.rows)
+    assert all(r.efficiency <= 1 for r in p.rows)
     out = cli("whatif", "-w", "ddp-train", "--model", "bert-large", "--variant", "no-sync", "--gpu", "H200",
               "--n", "2", "--db", x2.path, "-f", "md")
     assert out.returncode == 0 and "| not like for like |" in out.stdout
     seed = whatif.predict("ddp-train", "H200", [2], x2, model="bert-large")    # one optimizer step per batch
-    assert seed["vs_plain_missing"] == "not measured"     # this bundle holds no plain BERT-Large step
+    assert seed.vs_plain_missing == "not measured"     # this bundle holds no plain BERT-Large step
 
 
 @pytest.mark.parametrize("overlap", [1.0, 0.9])
@@ -106,9 +106,9 @@ def test_no_step_is_shorter_than_its_own_all_reduce(cli, overlap):
     32 ms compute step, whatif printed a 32 ms step and an efficiency of 1.000, hiding 92 ms of wire time
     behind 32 ms of compute."""
     p = whatif.predict("bert-large-train", "A100 80GB PCIe", [8], throughput=1000, batch_size=32, overlap=overlap)
-    row = p["rows"][0]
-    assert row["comm_s"] > p["compute_s"] * 2
-    assert row["step_s"] >= row["comm_s"] and row["exposed_s"] == pytest.approx(row["comm_s"] - p["compute_s"])
-    assert row["efficiency"] == pytest.approx(p["compute_s"] / row["comm_s"])
+    row = p.rows[0]
+    assert row.comm_s > p.compute_s * 2
+    assert row.step_s >= row.comm_s and row.exposed_s == pytest.approx(row.comm_s - p.compute_s)
+    assert row.efficiency == pytest.approx(p.compute_s / row.comm_s)
     half = whatif.predict("bert-large-train", "A100 80GB SXM4", [8], throughput=100, batch_size=32, overlap=0.5)
-    assert half["rows"][0]["exposed_s"] == pytest.approx(0.5 * half["rows"][0]["comm_s"])   # compute hides it
+    assert half.rows[0].exposed_s == pytest.approx(0.5 * half.rows[0].comm_s)   # compute hides it

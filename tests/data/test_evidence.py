@@ -96,7 +96,7 @@ def test_claim_rows_are_what_check_reads():
     row = CLAIMS[0].check_row()
     assert tuple(row) == evidence.CHECK_COLUMNS
     assert set(check.REQUIRED) <= set(row) and set(row) <= set(check.REQUIRED + check.OPTIONAL)
-    assert check.check_claim(row)["verdict"] == CLAIMS[0].expected
+    assert check.check_claim(row).verdict == CLAIMS[0].expected
 
 
 def test_a_malformed_file_is_refused_with_its_line(tmp_path):

@@ -173,10 +173,10 @@ def test_every_projection_on_the_first_screen_carries_its_band_and_says_when_it_
 def test_advise_marks_a_capped_or_peak_ratio_projection_as_an_upper_bound(report_db):
     from gpuarena.analysis.verbs.advise import advise
 
-    for x in advise(Store(report_db), "sd15-generate")["rows"]:
-        if x["basis"] != "projected":
-            assert x["upper_bound"] is None
-        elif x["upper_bound"]:
-            assert x["note"].endswith("upper bound") and x["high"] == x["throughput"] > x["low"]
+    for x in advise(Store(report_db), "sd15-generate").rows:
+        if x.basis != "projected":
+            assert x.upper_bound is None
+        elif x.upper_bound:
+            assert x.note.endswith("upper bound") and x.high == x.throughput > x.low
         else:
-            assert x["low"] < x["throughput"] < x["high"]
+            assert x.low < x.throughput < x.high

@@ -107,8 +107,8 @@ def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
     assert "| resnet50-train | A100 80GB SXM4 | seed | batch_size=256 | measured | 1,434 images/s | - | - | $0.66 |" in md
     assert "at $0.12/kWh and PUE 1.5" in md
     # advice: advise's fastest and best-per-dollar in two sentences, and the measured H200 row of the ranking
-    top = advise(store, "resnet50-train")["rows"][0]
-    assert f"Fastest: the {top['gpu'].replace('NVIDIA ', '')}" in md or "Fastest: the B200" in md
+    top = advise(store, "resnet50-train").rows[0]
+    assert f"Fastest: the {top.gpu.replace('NVIDIA ', '')}" in md or "Fastest: the B200" in md
     assert "| H200 SXM 141GB | measured | 5,926 | $7.91 | 2,696,326 |" in md
     # whatif beside the measured scaling: 102 MB of FP32 gradients in DDP's 25 MiB buckets, at the busbw
     # interpolated in log(size) between the measured 16 MiB (190 GB/s) and 256 MiB (355 GB/s) points:

@@ -265,7 +265,6 @@ def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=Tru
         raise UserError("no ok results to compare")
     analysis = F.analyse(results, lookup)
     per_host = D.hosts(groups, results, lookup)
-    analysis["hosts_verdicts"] = per_host
-    analysis["named"] = D.named(analysis, per_host)
+    analysis = D.FleetVerdicts(**dict(analysis), hosts_verdicts=per_host, named=D.named(analysis, per_host))
     typer.echo(render_fleet(analysis, fmt, show_all), nl=False)
-    raise typer.Exit(analysis["named"]["exit_code"])
+    raise typer.Exit(analysis.named.exit_code)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 from gpuarena.analysis.verbs import check
-from gpuarena.analysis.verbs.advise import advise
+from gpuarena.analysis.verbs.advise import Advice, advise
 from gpuarena.analysis.verbs.cost import CostRow, cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -154,7 +155,7 @@ def claims(pool, csv_path: str | None = None) -> Section | None:
     except UserError as exc:
         return Section("claims", "The articles' claims", [f"Claims not checked: {exc}."])
     s = Section("claims", "The articles' claims, judged as stated")
-    counts = {v: sum(c["verdict"] == v for c in checked) for v in ("impossible", "implausible", "plausible")}
+    counts = {v: sum(c.verdict is v for c in checked) for v in (V.IMPOSSIBLE, V.IMPLAUSIBLE, V.PLAUSIBLE)}
     s.paragraphs.append(
         f"{len(checked)} claims from the articles: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
         + ". Implied FLOP/s = claimed per-GPU throughput x the workload's FLOPs per item at the claim's "
@@ -168,12 +169,11 @@ def claims(pool, csv_path: str | None = None) -> Section | None:
         ("GPU", TEXT), ("workload", TEXT), ("judged at", TEXT), ("batch", NUMERIC), ("claimed", NUMERIC),
         ("implied TFLOP/s", NUMERIC), ("peak TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("verdict", TEXT),
         ("executed as", PROSE), ("reason", PROSE)],
-        [[c["gpu"].replace("NVIDIA ", ""), c["workload"], check.NAMES.get(c["executed"], c["executed"]),
-          str(c["batch_size"]),
-          fmt_num(c["throughput"]) if c.get("scaling") is None else f"scaling {c['scaling']:g} at {c['gpus']} GPUs",
-          fmt_num(c["implied_tflops"]), fmt_num(c["peak_tflops"]),
-          f"{c['share_of_peak']:.0%}" if c.get("share_of_peak") is not None else "", c["verdict"],
-          c["executed_as"], c["reason"].replace(f"; executed as {c['executed_as']}", "")]
+        [[c.gpu.replace("NVIDIA ", ""), c.workload, check.NAMES.get(c.executed, c.executed), str(c.batch_size),
+          fmt_num(c.throughput) if c.scaling is None else f"scaling {c.scaling:g} at {c.gpus} GPUs",
+          fmt_num(c.implied_tflops), fmt_num(c.peak_tflops),
+          f"{c.share_of_peak:.0%}" if c.share_of_peak is not None else "", c.verdict.value,
+          c.executed_as, c.reason.replace(f"; executed as {c.executed_as}", "")]
          for c in checked],
         "Claims checked", "Claims from data/article_claims.csv; peaks are the catalog's dense rates.",
         details=("executed as", "reason")))
@@ -206,16 +206,16 @@ def advice(pool, rows: list[Result]) -> Section | None:
                                   f" To get it, run `{run_hint(w)}` on a GPU (a finite result at full size)."))
             continue
         sub.paragraphs.append(summary(result, w))
-        unit = H.unit(w, result["rows"][0].get("unit"))
+        unit = H.unit(w, result.rows[0].unit)
         sub.tables.append(Table(f"advice-{slug(w)}-table", [
             ("#", NUMERIC), ("GPU", TEXT), ("basis", TEXT), (unit, NUMERIC), ("$/GPU-hour", NUMERIC),
             ("items per $", NUMERIC), ("items/J (TDP)", NUMERIC), ("memory GB", NUMERIC), ("source", TEXT),
             ("note", PROSE)],
-            [[str(x["rank"]), short(x["gpu"]), x["basis"], in_unit(w, x["throughput"]), _money(x["price_usd"] / result["gpus"], 2)
-              if x.get("price_usd") else "unpriced", fmt_num(x.get("per_dollar")), fmt_num(x["items_per_joule"]), whole(x["memory_gb"]), x["source"],
-              x.get("note") or ""]
-             for x in result["rows"][:ADVICE_ROWS]],
-            f"Top {min(ADVICE_ROWS, len(result['rows']))} of {len(result['rows'])} GPUs for {w}",
+            [[str(x.rank), short(x.gpu), x.basis, in_unit(w, x.throughput),
+              _money(x.price_usd / result.gpus, 2) if x.price_usd else "unpriced", fmt_num(x.per_dollar),
+              fmt_num(x.items_per_joule), whole(x.memory_gb), x.source, x.note or ""]
+             for x in result.rows[:ADVICE_ROWS]],
+            f"Top {min(ADVICE_ROWS, len(result.rows))} of {len(result.rows)} GPUs for {w}",
             "Every row at the precision and engine named above; the source of each figure is in Sources.",
             details=("note",)))
     return s
@@ -228,19 +228,19 @@ def in_unit(workload: str, throughput: float | None) -> str:
     return fmt_num(1 / throughput) if H.is_latency(workload) else fmt_num(throughput)
 
 
-def summary(result: dict, workload: str) -> str:
+def summary(result: Advice, workload: str) -> str:
     """advise's answer in two sentences, its figures in the article's unit."""
-    rows = result["rows"]
-    unit = H.unit(workload, rows[0].get("unit"))
+    rows = result.rows
+    unit = H.unit(workload, rows[0].unit)
     fast = rows[0]
-    out = (f"Ranked on {result['class']} figures. Fastest: the {short(fast['gpu'])} at "
-           f"{in_unit(workload, fast['throughput'])} {unit} ({fast['basis']}).")
-    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
+    out = (f"Ranked on {result.class_} figures. Fastest: the {short(fast.gpu)} at "
+           f"{in_unit(workload, fast.throughput)} {unit} ({fast.basis}).")
+    priced = [x for x in rows if x.per_dollar and x.price_rankable]
     if priced:
-        v = max(priced, key=lambda x: x["per_dollar"])
-        out += (f" Most throughput per dollar of cloud time: the {short(v['gpu'])}, {in_unit(workload, v['throughput'])} "
-                f"{unit} for {_money(v['price_usd'], 2)} per hour ({v['basis']}), "
-                f"{v['throughput'] / fast['throughput']:.0%} of the fastest's speed.")
-    if fast["basis"] == "projected":
+        v = max(priced, key=lambda x: x.per_dollar)
+        out += (f" Most throughput per dollar of cloud time: the {short(v.gpu)}, {in_unit(workload, v.throughput)} "
+                f"{unit} for {_money(v.price_usd, 2)} per hour ({v.basis}), "
+                f"{v.throughput / fast.throughput:.0%} of the fastest's speed.")
+    if fast.basis == "projected":
         out += " The top figure is a projection: measure before buying."
     return out

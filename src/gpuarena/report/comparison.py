@@ -72,7 +72,7 @@ def published_verdict(pool, gpu: str, workload: str, precision: str | None, para
         return check_claim({"gpu": g.name, "workload": workload, "precision": _request_of_published(precision),
                             "batch_size": p.get("batch_size") or 1, "throughput": value,
                             **{k: p.get(k) for k in ("seq_len", "image_size")},
-                            "steps": p.get("inference_steps")}, pool)["verdict"]
+                            "steps": p.get("inference_steps")}, pool).verdict
     except UserError as exc:
         return f"not checked ({exc})"
 

@@ -11,7 +11,7 @@ from gpuarena.store.flags import diverged
 from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
-from gpuarena.analysis.verbs.advise import SETTINGS, advise, candidates
+from gpuarena.analysis.verbs.advise import SETTINGS, Advice, AdviceRow, advise, candidates
 from gpuarena.analysis.rows.mfu import mfu
 from gpuarena.analysis.rows.precision import request_of_variants
 from gpuarena.data import catalog
@@ -127,7 +127,7 @@ def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | N
     return model or (None, None)
 
 
-def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | None]:
+def decision(pool, workload: str, measured: dict | None) -> tuple[str, Advice | None]:
     """The advice in one line, and the advise result (for the chart)."""
     cls = registry.find(workload)
     if wrapper(workload):
@@ -143,30 +143,30 @@ def decision(pool, workload: str, measured: dict | None) -> tuple[str, dict | No
         why = "" if "no finite measured" in str(exc) else f" ({str(exc).removesuffix('.')})"
         return (f"no advice yet{why}: measure at full size on a GPU (`{run_hint(workload)}`) or load published "
                 "figures (`gpuarena import --published`)"), None
-    rows = result["rows"]
+    rows = result.rows
     fast = rows[0]
-    here = next((x for x in rows if measured and x["gpu"] == R.gpu_of(measured)), None)
-    text = f"fastest {short(fast['gpu'])}"
+    here = next((x for x in rows if measured and x.gpu == R.gpu_of(measured)), None)
+    text = f"fastest {short(fast.gpu)}"
     if here and here is not fast:
-        text += f": {fast['throughput'] / here['throughput']:.2f}x ours"
+        text += f": {fast.throughput / here.throughput:.2f}x ours"
     text += f" ({band_text(fast, here)})"
-    priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
+    priced = [x for x in rows if x.per_dollar and x.price_rankable]
     if priced:
-        v = max(priced, key=lambda x: x["per_dollar"])
-        text += f"; per $ of cloud time: {short(v['gpu'])} ({band_text(v, here)})"
+        v = max(priced, key=lambda x: x.per_dollar)
+        text += f"; per $ of cloud time: {short(v.gpu)} ({band_text(v, here)})"
     return text, result
 
 
-def band_text(x: dict, here: dict | None) -> str:
+def band_text(x: AdviceRow, here: AdviceRow | None) -> str:
     """A ranked row's basis, and for a projection its band (relative to ours where we measured) and, where it
     sits on a cap or on the compute-peak ratio, that it is an upper bound (issue 39: the B200 printed at
     exactly the BF16 peak ratio for four unlike workloads, as if measured)."""
-    if x["basis"] != "projected" or x.get("low") is None or x.get("high") is None:
-        return x["basis"]
-    ref = here["throughput"] if here and here is not x else None
-    lo, hi = (x["low"] / ref, x["high"] / ref) if ref else (x["low"], x["high"])
+    if x.basis != "projected" or x.low is None or x.high is None:
+        return x.basis
+    ref = here.throughput if here and here is not x else None
+    lo, hi = (x.low / ref, x.high / ref) if ref else (x.low, x.high)
     band = f"{lo:.2f}-{hi:.2f}x" if ref else f"{fmt_num(lo)}-{fmt_num(hi)}"
-    return f"projected, {band}" + (f"; at {x['upper_bound']}: upper bound" if x.get("upper_bound") else "")
+    return f"projected, {band}" + (f"; at {x.upper_bound}: upper bound" if x.upper_bound else "")
 
 
 def setting_text(r: Result) -> str:
@@ -248,7 +248,7 @@ def answer(pool, rows: list[Result], jobs: list[str], comparison: Section | None
     return s
 
 
-def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
+def relative_chart(chart_rows: list[tuple[str, Result, Advice]]) -> Chart | None:
     """Lambda's chart: per workload, speed relative to the GPU measured here (= 1), for the GPUs
     the decision names (the fastest, the best per dollar)."""
     named: list[str] = []
@@ -256,26 +256,25 @@ def relative_chart(chart_rows: list[tuple[str, dict, dict]]) -> Chart | None:
         here = R.gpu_of(best)
         if here not in named:
             named.insert(0, here)
-        rows = result["rows"]
-        priced = [x for x in rows if x.get("per_dollar") and x.get("price_rankable")]
-        for x in [rows[0]] + ([max(priced, key=lambda x: x["per_dollar"])] if priced else []):
-            if x["gpu"] not in named:
-                named.append(x["gpu"])
+        rows = result.rows
+        priced = [x for x in rows if x.per_dollar and x.price_rankable]
+        for x in [rows[0]] + ([max(priced, key=lambda x: x.per_dollar)] if priced else []):
+            if x.gpu not in named:
+                named.append(x.gpu)
     named = named[:4]
     cats = []
     groups: dict[str, dict[str, list]] = {g: {"values": [], "lo": [], "hi": [], "upper": []} for g in named}
     for w, best, result in chart_rows:
-        by = {x["gpu"]: x for x in result["rows"]}
+        by = {x.gpu: x for x in result.rows}
         here = by.get(R.gpu_of(best))
         if not here:
             continue
         cats.append(w)
         for g in named:
             x, col = by.get(g), groups[g]
-            for key, field in (("values", "throughput"), ("lo", "low"), ("hi", "high")):
-                v = x.get(field) if x else None
-                col[key].append(v / here["throughput"] if v is not None else None)
-            col["upper"].append(bool(x and x.get("upper_bound")))
+            for key, v in (("values", x and x.throughput), ("lo", x and x.low), ("hi", x and x.high)):
+                col[key].append(v / here.throughput if v is not None else None)
+            col["upper"].append(bool(x and x.upper_bound))
     if not cats or len(named) < 2:
         return None
     return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",

@@ -52,19 +52,19 @@ def expected_table(rows: list[Result]) -> Table | None:
 
 def fleet_subsection(rows: list[Result], environment) -> Section | None:
     fleet = F.analyse(rows, environment)
-    cases = [c for c in fleet["cases"] if c["n"] >= 3]
+    cases = [c for c in fleet.cases if c.n >= 3]
     if not cases:
         return None
     s = Section("fleet", "Fleet: each GPU and link against the median")
-    s.paragraphs.append(f"{len(fleet['hosts'])} host(s). A GPU or link is flagged when it is more than "
+    s.paragraphs.append(f"{len(fleet.hosts)} host(s). A GPU or link is flagged when it is more than "
                         f"{F.Z:g} scaled MADs and {F.PRACTICAL:.0%} below its case's median.")
-    flagged = [[case_label(c), u, f"{fmt_num(c['units'][u]['value'])} {c['unit'] or ''}",
-                f"{c['units'][u]['ratio']:.3f}", str(c["n"])] for c in cases for u in c["flagged"]]
+    flagged = [[case_label(c), u, f"{fmt_num(c.units[u].value)} {c.unit or ''}", f"{c.units[u].ratio:.3f}", str(c.n)]
+               for c in cases for u in c.flagged]
     s.tables.append(Table("fleet-table", [("case", TEXT), ("GPU or link", TEXT), ("figure", NUMERIC),
                                           ("vs median", NUMERIC), ("fleet", NUMERIC)],
                           flagged or [["-", "no outlier", "-", "-", "-"]], "Outliers"))
     labels = [case_label(c)[:50] for c in cases]
-    slowest = [min(x["ratio"] for x in c["units"].values()) for c in cases]
+    slowest = [min(x.ratio for x in c.units.values()) for c in cases]
     s.charts.append(Chart("fleet-chart", "Slowest GPU or link of each case, against the fleet median",
                           "grouped_bars", {"categories": labels, "groups": [{"label": "slowest / median",
                                                                              "values": slowest}],
@@ -72,14 +72,14 @@ def fleet_subsection(rows: list[Result], environment) -> Section | None:
                           "the slowest unit's ratio to the median per case; the line marks 3% below"))
     # A gap is a case most hosts ran and some did not; a case only a few hosts ran is another experiment
     # (the shipped bundles: 30 lent machines, each a session of its own, each case run on one or two).
-    n = len(fleet["hosts"])
-    gaps = [c for c in fleet["cases"] if c["missing_hosts"] and 2 * len(c["missing_hosts"]) < n]
+    n = len(fleet.hosts)
+    gaps = [c for c in fleet.cases if c.missing_hosts and 2 * len(c.missing_hosts) < n]
     for c in gaps[:GAPS_SHOWN]:
-        s.paragraphs.append(f"Incomplete: {case_label(c)} has no result from {', '.join(c['missing_hosts'])}.")
+        s.paragraphs.append(f"Incomplete: {case_label(c)} has no result from {', '.join(c.missing_hosts)}.")
     if len(gaps) > GAPS_SHOWN:
         s.paragraphs.append(f"... and {len(gaps) - GAPS_SHOWN} more incomplete case(s): `gpuarena fleet --db DB` "
                             "lists them all.")
-    few = sum(1 for c in fleet["cases"] if c["missing_hosts"] and 2 * len(c["missing_hosts"]) >= n)
+    few = sum(1 for c in fleet.cases if c.missing_hosts and 2 * len(c.missing_hosts) >= n)
     if few:
         s.paragraphs.append(f"{few} case(s) ran on fewer than half of the {n} hosts: compared where they ran, "
                             "not counted as gaps.")

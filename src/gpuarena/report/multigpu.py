@@ -11,6 +11,7 @@ import math
 
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics import whatif
+from gpuarena.analysis.physics.whatif import WhatIf
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
 from gpuarena.workloads import registry
@@ -35,7 +36,7 @@ def scaling(rows: list[Result], pool=None) -> Section:
     single: list[tuple[int, float]] = []   # settings measured at one N only: one marker for them all
     for label, by_n in groups.items():
         model, why = whatif_model(pool, by_n)
-        model_eff = {m["n"]: m["efficiency"] for m in (model or {}).get("rows", [])}
+        model_eff = {m.n: m.efficiency for m in (model.rows if model else [])}
         xs, eff, pred_x, pred = _measured(label, by_n, model_eff, table_rows)
         if len(xs) > 1:
             series.append({"label": f"{label} (measured)", "x": xs, "y": eff})
@@ -47,7 +48,7 @@ def scaling(rows: list[Result], pool=None) -> Section:
             # single-GPU speed, and a line per variant would hide the measured points.
             if key not in model_series or _is_seed(by_n):
                 model_series[key] = {"label": f"{key[0]} · {key[1]} (whatif model)",
-                                     "x": [m["n"] for m in model["rows"]], "y": [m["efficiency"] for m in model["rows"]],
+                                     "x": [m.n for m in model.rows], "y": [m.efficiency for m in model.rows],
                                      "dashed": True}
             notes[key] = _model_note(key, model)
         elif why:
@@ -93,12 +94,12 @@ def _measured(label: str, by_n: dict[int, dict], model_eff: dict, table_rows: li
     return xs, eff, pred_x, pred
 
 
-def _model_note(key: tuple[str, str], model: dict) -> str:
-    return (f"{key[0]} · {key[1]}: gradients {model['grad_bytes'] / 1e6:.0f} MB all-reduced in a ring "
-            f"at {model['busbw_gbs']:.0f} GB/s ({model['busbw_from']}), overlap {model['overlap']:.2f} "
-            f"({model['overlap_from']}), compute {model['compute_s'] * 1e3:.1f} ms per step of "
-            f"batch {model['batch_size']}; predicted efficiency at "
-            + ", ".join(f"{m['n']} GPUs {m['efficiency']:.1%}" for m in model["rows"] if m["n"] > 1)
+def _model_note(key: tuple[str, str], model: WhatIf) -> str:
+    return (f"{key[0]} · {key[1]}: gradients {model.grad_bytes / 1e6:.0f} MB all-reduced in a ring "
+            f"at {model.busbw_gbs:.0f} GB/s ({model.busbw_from}), overlap {model.overlap:.2f} "
+            f"({model.overlap_from}), compute {model.compute_s * 1e3:.1f} ms per step of "
+            f"batch {model.batch_size}; predicted efficiency at "
+            + ", ".join(f"{m.n} GPUs {m.efficiency:.1%}" for m in model.rows if m.n > 1)
             + ".")
 
 
@@ -136,7 +137,7 @@ def _is_seed(by_n: dict[int, dict]) -> bool:
     return next(iter(by_n.values())).variant == "seed"
 
 
-def whatif_model(pool, by_n: dict[int, dict]) -> tuple[dict | None, str]:
+def whatif_model(pool, by_n: dict[int, dict]) -> tuple[WhatIf | None, str]:
     """gpuarena.analysis.physics.whatif.predict for one setting, from its one-GPU throughput; (None, why) when
     the model cannot say."""
     r = by_n[min(by_n)]

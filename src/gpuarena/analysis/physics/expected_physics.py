@@ -274,8 +274,8 @@ def data_parallel(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | Non
                          variant=r.variant, bucket_mb=float(p.get("bucket_cap_mb") or W.DDP_BUCKET_MB))
     except UserError:
         return None
-    row = pred["rows"][0]
+    row = pred.rows[0]
     how = (f"data-parallel model: {n} x {thr:,.0f} {r.unit or 'items/s'} ({src}) x efficiency "
-           f"{row['efficiency']:.3f} (ring all-reduce of {pred['grad_bytes'] / 1e6:,.0f} MB at "
-           f"{row['busbw_gbs']:,.0f} GB/s, {pred['busbw_from']}; overlap {pred['overlap']:.0%})")
-    return {"value": n * thr * row["efficiency"], "band": DEFAULT_BAND, "how": how}
+           f"{row.efficiency:.3f} (ring all-reduce of {pred.grad_bytes / 1e6:,.0f} MB at "
+           f"{row.busbw_gbs:,.0f} GB/s, {pred.busbw_from}; overlap {pred.overlap:.0%})")
+    return {"value": n * thr * row.efficiency, "band": DEFAULT_BAND, "how": how}

@@ -48,6 +48,7 @@ from gpuarena.analysis.physics.credible import (CEILINGS_CSV, DEFAULT_SPREAD, DE
 from gpuarena.analysis.physics.roofline import (CONDITIONS, ELEMENT_BYTES, Roof, claim_gpus, claim_number,  # noqa: F401 - API
                                         is_finite_result, precision_class, roof, workload_params)
 from gpuarena.data import catalog
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 # How far two publications of one card's figure for one recipe lie apart: Lambda's H100 SXM5 TF32
 # ResNet-50 training, 1,753 images/s in its 2023 table and 1,894 in its 2024 one (published_results.csv):
@@ -154,7 +155,7 @@ def _sides(lim: Limit, first: Bound, others: bool = True) -> str:
             + "".join(f"; {b.side} bound {lim.allows(b):,.0f}/s" for b in rest))
 
 
-def judge(lim: Limit, throughput: float) -> tuple[str, str]:
+def judge(lim: Limit, throughput: float) -> tuple[V, str]:
     """(verdict, reason) for a per-GPU throughput against a Limit."""
     rf, g = lim.roof, lim.roof.gpu
     prec = P.NAMES.get(rf.executed, rf.executed)
@@ -164,7 +165,7 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
             if share >= 1 else
             f"implies {implied:.1f} TFLOP/s per GPU, {share:.0%} of the {g.short}'s {prec} peak ({rf.peak_tflops:g})")
     if share > 1 * (1 + 1e-9):
-        return "impossible", head
+        return V.IMPOSSIBLE, head
     att = rf.attainment(throughput)
     held = power.why(g)
     road = (f"{att:.0%} of its roofline ({rf.bound_by}-bound: "
@@ -174,20 +175,21 @@ def judge(lim: Limit, throughput: float) -> tuple[str, str]:
     gen = P.arch_of(g).capitalize()
     widened = f"each bound +{lim.spread:.0%} (publication spread)"
     if lim.binding is None and lim.borrowed is None:
-        return "plausible", f"{head}; {road}; no credible figure known for this workload and precision, so only the peak bounds it"
+        return V.PLAUSIBLE, (f"{head}; {road}; no credible figure known for this workload and precision, so only the "
+                             "peak bounds it")
     if lim.binding is None:
         b = lim.borrowed
         above = throughput > lim.allows(b) * (1 + 1e-9)
-        return "plausible", (f"{head}; {road}; unverified: no evidence for {gen}, so no ceiling rejects it; "
+        return V.PLAUSIBLE, (f"{head}; {road}; unverified: no evidence for {gen}, so no ceiling rejects it; "
                              + ("above" if above else "within") + f" the best of other generations: {_sides(lim, b)}; "
                              f"{widened}")
     b = lim.binding
     if throughput <= lim.credible * (1 + 1e-9):
-        return "plausible", f"{head}; {road}; within the evidence: {_sides(lim, b, False)}; {widened}"
+        return V.PLAUSIBLE, f"{head}; {road}; within the evidence: {_sides(lim, b, False)}; {widened}"
     if throughput > lim.rejects_above * (1 + 1e-9):
-        return "implausible", f"{head}; {road}; above the evidence: {_sides(lim, b)}; {widened}"
+        return V.IMPLAUSIBLE, f"{head}; {road}; above the evidence: {_sides(lim, b)}; {widened}"
     w = lim.widest
     best = ("" if w is None else f", within the best any engine reached on any generation "
             f"({w.ceiling.best.generation.capitalize()}: {lim.allows(w):,.0f}/s here, {_side(lim, w)})")
-    return "plausible", (f"{head}; {road}; unverified: above the {gen} ceiling, which framework figures alone set "
+    return V.PLAUSIBLE, (f"{head}; {road}; unverified: above the {gen} ceiling, which framework figures alone set "
                          f"({_sides(lim, b)}){best}; {widened}")

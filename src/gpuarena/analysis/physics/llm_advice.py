@@ -8,6 +8,10 @@ one llm-train measured at N ranks (FSDP2, TP ...), not the DDP interconnect mode
 
 from __future__ import annotations
 
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel
+
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.analysis.physics.llm_efficiency import size_of as _size_of, stored_llm_train as _llm_train
@@ -81,10 +85,51 @@ def measured_mfu(results: list[Result], precision: str, model: str | None = None
     return mfu(best), where
 
 
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class RankedPlan(BaseModel):
+    """One GPU on the training plan: its fastest layout that fits, the days (band) at its MFU, the price."""
+
+    rank: int
+    gpu: str
+    days: Num
+    days_low: Optional[Num] = None
+    days_high: Optional[Num] = None
+    mfu: Num
+    mfu_from: str
+    memory_gb: Num                  # needed per GPU
+    gpu_memory_gb: Num              # the card's
+    layout: dict[str, Any]          # tp, pp, dp, micro_batch (zero3)
+    usd: Optional[Num] = None
+    price_source: str
+    bound: Optional[str] = None
+
+
+class Unplanned(BaseModel):
+    """A GPU left out of the ranking, and why."""
+
+    gpu: str
+    reason: str
+
+
+class Ranking(BaseModel):
+    """`gpuarena advise -w llm-train`: every catalog GPU on one training plan, fastest first."""
+
+    model: str
+    gpus: int
+    precision: str
+    tokens: Num
+    basis: str
+    seq_len: int
+    rows: list[RankedPlan]
+    excluded: list[Unplanned]
+
+
 def rank(results: list[Result], model: str, n: int, precision: str = "bf16", tokens: float = 1e12,
          seq_len: int | None = None, mfu_given: float | None = None, busbw: float | None = None,
          prices: dict | None = None, basis: str = "cloud", include_consumer: bool = False,
-         min_memory: float | None = None) -> dict:
+         min_memory: float | None = None) -> Ranking:
     """Every catalog GPU on the same training plan (analysis/physics/llm_plan.py): n GPUs, the model, the tokens,
     each at its own evidence MFU (llm_efficiency) or the one given; ranked by days, priced on ``basis``
     (cloud: days x 24 x n x $/GPU-hour; purchase: n x $ per GPU).  A card is left out, with why, where
@@ -107,19 +152,19 @@ def rank(results: list[Result], model: str, n: int, precision: str = "bf16", tok
         except UserError as exc:
             excluded.append({"gpu": g.name, "reason": str(exc)})
             continue
-        fit = [r for r in p["rows"] if r["fits"]]
+        fit = [r for r in p.rows if r.fits]
         if not fit:
-            excluded.append({"gpu": g.name, "reason": p["rows"][-1]["why"]})
+            excluded.append({"gpu": g.name, "reason": p.rows[-1].why})
             continue
-        best = min(fit, key=lambda r: r["days"])
+        best = min(fit, key=lambda r: r.days)
         price = g.price(basis)
-        usd = None if price.usd is None else (best["days"] * 24 * n * price.usd if basis == "cloud" else n * price.usd)
-        rows.append({"gpu": g.name, "days": best["days"], "days_low": best.get("days_low"),
-                     "days_high": best.get("days_high"), "mfu": p["mfu"], "mfu_from": p["mfu_from"],
-                     "memory_gb": best["memory"]["total"] / 1e9, "gpu_memory_gb": g.memory_gb,
-                     "layout": best["layout"], "usd": usd, "price_source": price.source, "bound": best.get("bound")})
+        usd = None if price.usd is None else (best.days * 24 * n * price.usd if basis == "cloud" else n * price.usd)
+        rows.append({"gpu": g.name, "days": best.days, "days_low": best.days_low, "days_high": best.days_high,
+                     "mfu": p.mfu, "mfu_from": p.mfu_from, "memory_gb": best.memory["total"] / 1e9,
+                     "gpu_memory_gb": g.memory_gb, "layout": best.layout, "usd": usd, "price_source": price.source,
+                     "bound": best.bound})
     rows.sort(key=lambda r: r["days"])
     for i, r in enumerate(rows, 1):
         r["rank"] = i
-    return {"model": model, "gpus": n, "precision": precision, "tokens": tokens, "basis": basis,
-            "seq_len": seq_len or model_config(model).max_seq_len, "rows": rows, "excluded": excluded}
+    return Ranking(model=model, gpus=n, precision=precision, tokens=tokens, basis=basis,
+                   seq_len=seq_len or model_config(model).max_seq_len, rows=rows, excluded=excluded)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pydantic import BaseModel, RootModel
+
 from gpuarena.analysis.physics import llm_plan as P
 from gpuarena.analysis.physics.llm_efficiency import bf16_ceiling, fp8_ceiling
 from gpuarena.analysis.rows.mfu import mfu as measured_mfu
@@ -22,6 +24,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token
 from gpuarena.workloads.llm.shapes import resolve_shape
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 MODEL = "gpt3-175b"
 TOKENS = 300e9          # GPT-3's training tokens (Brown et al. 2020, section 2.2)
@@ -29,27 +32,50 @@ N_LARGE = 1024          # a cluster size at which 175B fits with room for a batc
 MFU = 0.4               # the same utilisation on both cards: the ratio then reflects the hardware
 
 
-def _days(gpu: str, n: int, precision: str = "bf16", mfu: float | None = MFU) -> dict:
-    return P.plan(MODEL, TOKENS, gpu, n, mfu, precision)["rows"][0]
+class ArticleClaim(BaseModel):
+    """One of article 001's 175B claims against the memory and time model: what was claimed, what the model
+    says (the figure and its text), the verdict and why."""
+
+    claim: str
+    claimed: float
+    model: float
+    model_text: str
+    verdict: V
+    reason: str
 
 
-def h100_saves_40() -> dict:
+class ArticleClaims(RootModel[list[ArticleClaim]]):
+    """`gpuarena check -w llm-train`: article 001's claims, in the article's order."""
+
+    def __iter__(self):
+        return iter(self.root)
+
+    def __len__(self) -> int:
+        return len(self.root)
+
+
+def _days(gpu: str, n: int, precision: str = "bf16", mfu: float | None = MFU) -> P.PlanRow:
+    return P.plan(MODEL, TOKENS, gpu, n, mfu, precision).rows[0]
+
+
+def h100_saves_40() -> ArticleClaim:
     a100, h100 = _days("A100 80GB SXM4", N_LARGE), _days("H100 80GB SXM5", N_LARGE)
     h100_fp8 = _days("H100 80GB SXM5", N_LARGE, "fp8")
-    saved, saved_fp8 = 1 - h100["days"] / a100["days"], 1 - h100_fp8["days"] / a100["days"]
+    saved, saved_fp8 = 1 - h100.days / a100.days, 1 - h100_fp8.days / a100.days
     # the plan's own breakdown: the same compute efficiency on both, each card's own links
     b100, b_h100 = _days("A100 80GB SXM4", N_LARGE, mfu=None), _days("H100 80GB SXM5", N_LARGE, mfu=None)
-    saved_own = 1 - b_h100["days"] / b100["days"]
-    return {"claim": "H100 saves 40% of the A100's 175B training time", "claimed": 0.40,
+    saved_own = 1 - b_h100.days / b100.days
+    return ArticleClaim.model_validate({
+            "claim": "H100 saves 40% of the A100's 175B training time", "claimed": 0.40,
             "model": saved, "model_text": f"{saved:.0%} saved in bf16, {saved_fp8:.0%} with FP8 "
-                                          f"({a100['days']:.0f} vs {h100['days']:.0f} days on {N_LARGE} GPUs at MFU {MFU}); "
+                                          f"({a100.days:.0f} vs {h100.days:.0f} days on {N_LARGE} GPUs at MFU {MFU}); "
                                           f"{saved_own:.0%} by the breakdown with communication",
-            "verdict": "understated",
+            "verdict": V.UNDERSTATED,
             "reason": f"at equal MFU the H100's 3.2x dense bf16 peak saves {saved:.0%} ({saved_own:.0%} once NVLink and "
-                      f"network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"}
+                      f"network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"})
 
 
-def a800_23_longer() -> dict:
+def a800_23_longer() -> ArticleClaim:
     cfg = P.model_config(MODEL)
     g100, g800 = catalog.match("A100 80GB SXM4"), catalog.match("A800 80GB SXM4")
     lay = P.choose_layout(cfg, 8, g100.memory_gb, 2048, P.GPT3_BATCH)
@@ -58,15 +84,16 @@ def a800_23_longer() -> dict:
     t100, t800 = P.step_time(cfg, lay, g100, None), P.step_time(cfg, lay, g800, None)
     longer = t800["step_s"] / t100["step_s"] - 1
     total, _ = P.param_counts(cfg)
-    return {"claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
+    return ArticleClaim.model_validate({
+            "claim": "8x A800 take 23% longer than 8x A100 to train 175B", "claimed": 0.23, "model": longer,
             "model_text": f"{mem / 1e9:.0f} GB per GPU needed on 8 GPUs (80 GB each); if it fitted, "
                           f"{longer:.1%} longer (TP=8 over 400 vs 600 GB/s NVLink)",
-            "verdict": "impossible",
+            "verdict": V.IMPOSSIBLE,
             "reason": f"{total / 1e9:.0f}B parameters with AdamW need {16 * total / 1e12:.1f} TB of weights, gradients "
-                      f"and optimizer state; 8 x 80 GB hold 0.64 TB, so no 8-GPU run of 175B training exists to time"}
+                      f"and optimizer state; 8 x 80 GB hold 0.64 TB, so no 8-GPU run of 175B training exists to time"})
 
 
-def h100_batch_18() -> dict:
+def h100_batch_18() -> ArticleClaim:
     cfg = P.model_config(MODEL)
     # the layout the smallest card needs, so that every card holds a micro-batch at it
     lay = P.choose_layout(cfg, N_LARGE, 40, 2048, P.GPT3_BATCH)
@@ -74,17 +101,18 @@ def h100_batch_18() -> dict:
          for name in ("H100 80GB SXM5", "A100 80GB SXM4", "A100 40GB SXM4")}
     r80 = b["H100 80GB SXM5"] / b["A100 80GB SXM4"]
     r40 = b["H100 80GB SXM5"] / b["A100 40GB SXM4"] if b["A100 40GB SXM4"] else None
-    return {"claim": "one H100 holds a 1.8x larger batch than an A100 (175B)", "claimed": 1.8, "model": r80,
+    return ArticleClaim.model_validate({
+            "claim": "one H100 holds a 1.8x larger batch than an A100 (175B)", "claimed": 1.8, "model": r80,
             "model_text": f"largest micro-batch at TP={lay.tp} PP={lay.pp}: H100 80GB {b['H100 80GB SXM5']}, "
                           f"A100 80GB {b['A100 80GB SXM4']}, A100 40GB {b['A100 40GB SXM4']}",
-            "verdict": "not supported",
+            "verdict": V.NOT_SUPPORTED,
             "reason": f"the batch a GPU holds is set by its memory, and the H100 and the A100 80GB both have 80 GB: "
                       f"{r80:.1f}x; against the A100 40GB it is {r40:.1f}x" if r40 else
-                      f"the same 80 GB give {r80:.1f}x; an A100 40GB holds no micro-batch at this layout"}
+                      f"the same 80 GB give {r80:.1f}x; an A100 40GB holds no micro-batch at this layout"})
 
 
-def judge() -> list[dict]:
-    return [h100_saves_40(), a800_23_longer(), h100_batch_18()]
+def judge() -> ArticleClaims:
+    return ArticleClaims([h100_saves_40(), a800_23_longer(), h100_batch_18()])
 
 
 # --- llm-train throughput claims: model FLOPs over the peak -----------------------------------
@@ -145,14 +173,14 @@ def check_training(claim: dict, store=None) -> dict:
             f"{implied:.0f} TFLOP/s, MFU {mfu:.1%} of the {g.short}'s {prec} peak ({peak:g})")
     short = _memory_short(cfg, g, n, seq)
     if mfu > 1 or short:
-        v, reason = "impossible", f"{head}: " + ("above the peak" if mfu > 1 else short)
+        v, reason = V.IMPOSSIBLE, f"{head}: " + ("above the peak" if mfu > 1 else short)
     elif ceil is None:
-        v, reason = "plausible", f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
+        v, reason = V.PLAUSIBLE, f"{head}; no credible {prec} MFU ceiling known, so only the peak bounds it"
     elif mfu > ceil * (1 + spread):
-        v, reason = "implausible", (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
+        v, reason = V.IMPLAUSIBLE, (f"{head}: above the best {ceil:.1%} credibly reached ({src}), widened by the "
                                     f"run-to-run spread {spread:.1%}")
     else:
-        v, reason = "plausible", f"{head}: within the best {ceil:.1%} credibly reached ({src})"
+        v, reason = V.PLAUSIBLE, f"{head}: within the best {ceil:.1%} credibly reached ({src})"
     return {"gpu": g.name, "workload": claim["workload"], "precision": claim["precision"], "executed": prec,
             "executed_as": f"{prec} matmuls", "batch_size": int(float(claim.get("batch_size") or 1)),
             "params": {"seq_len": seq}, "gpus": n, "throughput": thr, "latency": None, "scaling": None,

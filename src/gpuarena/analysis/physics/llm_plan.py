@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict
 
 from gpuarena.analysis.physics.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
 from gpuarena.analysis.physics.training_network import GPUS_PER_NODE, resolve as resolve_network
@@ -226,10 +229,57 @@ def step_time(cfg: LlamaConfig, lay: Layout, gpu, mfu: float | None, precision: 
             "mfu": model_flops / (lay.n * peak * 1e12 * total)}
 
 
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class PlanRow(BaseModel):
+    """One layout of the plan (without, then with activation checkpointing): memory per GPU, whether it fits,
+    the step's parts and the days (band); a layout that does not fit has no days, and says why."""
+
+    model_config = ConfigDict(extra="allow")
+    checkpointing: bool
+    layout: dict[str, Any]            # tp, pp, dp, micro_batch, zero3, ...
+    memory: dict[str, Any]            # bytes per GPU by part, and the total
+    fits: bool
+    largest_micro_batch: int
+    compute_s: Num
+    bubble_s: Num
+    tp_comm_s: Num
+    dp_comm_s: Num
+    pp_comm_s: Num
+    step_s: Num
+    tokens_per_step: Num
+    mfu: Num
+    traffic_s: Optional[Num] = None   # at a given MFU: the step's traffic over its links
+    bound: Optional[str] = None
+    days: Optional[Num] = None
+    compute_only_days: Optional[Num] = None
+    days_low: Optional[Num] = None
+    days_high: Optional[Num] = None
+    why: Optional[str] = None
+
+
+class Plan(BaseModel):
+    """`gpuarena whatif -w llm-train`: one model's training on n x one GPU, its layouts and assumptions."""
+
+    model: str
+    gpu: str
+    n: int
+    tokens: Num
+    mfu: Optional[Num] = None
+    mfu_from: str
+    mfu_band: Optional[tuple[Num, Num]] = None
+    precision: str
+    params: Num
+    seq_len: int
+    rows: list[PlanRow]
+    assumptions: dict[str, Any]
+
+
 def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, precision: str = "bf16",
          seq_len: int | None = None, global_batch: int = GPT3_BATCH, mfu_from: str = "given",
          efficiency: tuple[float, str] = DEFAULT_COMPUTE_EFF, busbw: float | None = None,
-         mfu_band: tuple[float, float] | None = None) -> dict:
+         mfu_band: tuple[float, float] | None = None) -> Plan:
     """Memory per GPU and training time of `tokens` tokens of `model` on n x gpu, with assumptions.
     ``mfu`` None: the breakdown, at ``efficiency`` (share of peak one GPU reaches, and its origin).
     ``mfu_band``: the MFUs the evidence spans, giving each row days_low..days_high.  ``busbw``: GB/s
@@ -252,7 +302,7 @@ def plan(model: str, tokens: float, gpu_name: str, n: int, mfu: float | None, pr
         lay = best_layout(cfg, gpu, n, seq, global_batch, ckpt, precision, eff, net)
         out["rows"].append(_row(cfg, lay, gpu, tokens, mfu, precision, eff, net, mfu_band))
     out["assumptions"] = _assumptions(mfu, eff, eff_from, global_batch, seq, gpu, n, precision, net, net_src)
-    return out
+    return Plan.model_validate(out)
 
 
 def _row(cfg, lay: Layout, gpu, tokens: float, mfu, precision: str, eff: float, net, band) -> dict:

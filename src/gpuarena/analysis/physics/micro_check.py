@@ -35,6 +35,7 @@ from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
 from gpuarena.workloads import registry
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 # Cards of one model differ: "I have seen 5% and higher differences on an 8-gpu node" (github
 # stas00/ml-engineering compute/accelerator/README.md, 'Not all accelerators are created equal').
@@ -239,15 +240,15 @@ def check_micro(claim: dict, store=None) -> dict:
     of = "the link per direction" if figure == "allreduce-busbw" else "the bound"
     most = None if e is None else min(top, e.share * (1 + MICRO_SPREAD) * base(figure, g, prec, n))
     if share > 1 + 1e-9:
-        verdict, reason = "impossible", head + _above(figure, g, prec, value, top)
+        verdict, reason = V.IMPOSSIBLE, head + _above(figure, g, prec, value, top)
     elif e is None:
-        verdict, reason = "plausible", f"{head}; no credible figure known for it, so only the bound limits it"
+        verdict, reason = V.PLAUSIBLE, f"{head}; no credible figure known for it, so only the bound limits it"
     else:
         ref = (f"{e.share:.0%} of {of} ({e.value:,.1f} {unit} on {catalog.match(e.gpu).short}"
                + (f" x{e.gpus}" if e.gpus > 1 else "") + f", {e.engine}: {e.source})"
                + (f"; no {P.arch_of(g).capitalize()} evidence, so the best of any generation" if c.borrowed else ""))
         above = value > most * (1 + 1e-9)
-        verdict = "implausible" if above else "plausible"
+        verdict = V.IMPLAUSIBLE if above else V.PLAUSIBLE
         reason = (f"{head}; above the best credibly reached, {ref}, widened by {MICRO_SPREAD:.0%} "
                   f"(card-to-card spread): at most {most:,.1f} {unit}" if above else
                   f"{head}; within the best credibly reached, {ref}, and the {MICRO_SPREAD:.0%} card-to-card spread")

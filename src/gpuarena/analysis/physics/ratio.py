@@ -36,6 +36,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
 from gpuarena.analysis.physics.limits import DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE, spread  # noqa: F401  (one spread)
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -94,7 +95,7 @@ def check_ratio(workload: str, gpu: str, vs: str, ratio: float, precision: str =
              f"between the memory-bandwidth ratio {bw_r:.2f} and the {P.NAMES[pa]} peak ratio {peak_r:.2f}"
              + (" (peaks as sustained under each card's power limit)"
                 if power.sustained_fraction(a) != power.sustained_fraction(b) else ""))
-    verdict = "plausible" if ratio <= hi and high >= lo else "implausible"
+    verdict = V.PLAUSIBLE if ratio <= hi and high >= lo else V.IMPLAUSIBLE
     claimed = f"{ratio:.3f}" if high == ratio else f"{ratio:.3f}-{high:.3f}"
     reason = (f"claimed {claimed}; expected {basis}, widened by the run-to-run spread {s:.1%} "
               f"({s_from}): {lo:.3f}-{hi:.3f}")
@@ -153,11 +154,11 @@ def check_multi_gpu_ratio(workload: str, gpu: str, vs: str, n: int, claimed_low:
             return whatif.predict(workload, g.name, [n], store, bw, 0.0, batch_size, throughput)
 
         pb = step(b, None)
-        model = step(a, None)["rows"][0]["step_s"] / pb["rows"][0]["step_s"]
-        lo = step(a, ha)["rows"][0]["step_s"] / step(b, lb)["rows"][0]["step_s"] / (1 + s)
-        hi = step(a, la)["rows"][0]["step_s"] / step(b, hb)["rows"][0]["step_s"] * (1 + s)
-    verdict = "plausible" if claimed_low <= hi and claimed_high >= lo else "implausible"
-    compute = (f"; compute {pb['compute_s'] * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
+        model = step(a, None).rows[0].step_s / pb.rows[0].step_s
+        lo = step(a, ha).rows[0].step_s / step(b, lb).rows[0].step_s / (1 + s)
+        hi = step(a, la).rows[0].step_s / step(b, hb).rows[0].step_s * (1 + s)
+    verdict = V.PLAUSIBLE if claimed_low <= hi and claimed_high >= lo else V.IMPLAUSIBLE
+    compute = (f"; compute {pb.compute_s * 1e3:.0f} ms per step from {throughput:g} items/s at batch "
                f"{batch_size}, no overlap") if pb else ""
     return {"kind": f"{n}-GPU {what} time ratio", "workload": workload, "gpu": a.name, "vs": b.name, "n": n,
             "claimed_low": claimed_low, "claimed_high": claimed_high, "modelled": model, "expected_low": lo,

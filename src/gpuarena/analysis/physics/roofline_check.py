@@ -9,6 +9,7 @@ from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics.limits import claim_number as _num
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 
 def check_roofline(claim: dict, store=None) -> dict:
@@ -57,7 +58,7 @@ def check_roofline(claim: dict, store=None) -> dict:
     return {**row, "verdict": v, "implied_tflops": implied, "peak_tflops": lim.roof.peak_tflops,
             "share_of_peak": lim.roof.share_of_peak(per_gpu), "attainment": lim.roof.attainment(per_gpu),
             "bound_by": lim.roof.bound_by, "credible_max": lim.credible, "ceiling": ceil,
-            "unverified": lim.unverified(per_gpu) and v == "plausible", "reason": reason}
+            "unverified": lim.unverified(per_gpu) and v is V.PLAUSIBLE, "reason": reason}
 
 
 def _workload_flops(workload: str, params: dict) -> float:
@@ -75,21 +76,21 @@ def _judge_scaling(workload: str, g: catalog.GPU, n: int, scaling: float, thr: f
     if thr is None:
         raise UserError("a scaling claim needs the single-GPU throughput it scales (--throughput)")
     p = whatif.predict(workload, g.name, [n], store, batch_size=bs, throughput=thr, overlap=0.0)
-    low = p["rows"][0]["efficiency"]
+    low = p.rows[0].efficiency
     base = ("against the plain single-GPU step (the articles' linear coefficient); ring all-reduce of "
-            f"{p['grad_bytes'] / 1e6:.0f} MB at {p['busbw_gbs']:.0f} GB/s ({p['busbw_from']}), "
-            f"compute {p['compute_s'] * 1e3:.1f} ms per step")
-    comm, compute = p["rows"][0]["comm_s"], p["compute_s"]
+            f"{p.grad_bytes / 1e6:.0f} MB at {p.busbw_gbs:.0f} GB/s ({p.busbw_from}), "
+            f"compute {p.compute_s * 1e3:.1f} ms per step")
+    comm, compute = p.rows[0].comm_s, p.compute_s
     high = compute / max(compute, comm)     # perfect overlap still waits for the wire when it is slower
     if scaling > 1 * (1 + 1e-9):
-        v, why = "impossible", f"a coefficient above 1 is faster than linear; {base}"
+        v, why = V.IMPOSSIBLE, f"a coefficient above 1 is faster than linear; {base}"
     elif scaling > high * (1 + 0.02):
-        v, why = "implausible", (f"even with the all-reduce fully hidden behind compute the step waits "
+        v, why = V.IMPLAUSIBLE, (f"even with the all-reduce fully hidden behind compute the step waits "
                                  f"{comm * 1e3:.1f} ms for the wire: at most {high:.3f}; {base}")
     elif scaling < low * (1 - 0.02):
-        v, why = "plausible", (f"below the {low:.3f} the interconnect alone explains with no overlap at all: "
+        v, why = V.PLAUSIBLE, (f"below the {low:.3f} the interconnect alone explains with no overlap at all: "
                                f"other losses (input pipeline, stragglers, launch gaps) make up the rest; {base}")
     else:
-        v, why = "plausible", f"between the no-overlap {low:.3f} and the full-overlap {high:.3f}; {base}"
+        v, why = V.PLAUSIBLE, f"between the no-overlap {low:.3f} and the full-overlap {high:.3f}; {base}"
     return {"verdict": v, "predicted_min_scaling": low, "predicted_max_scaling": high, "implied_tflops": None,
             "peak_tflops": None, "share_of_peak": None, "ceiling": None, "reason": why}

@@ -30,6 +30,7 @@ from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 from gpuarena.workloads.llm import precisions as W
 from gpuarena.workloads.llm.flops import prefill_flops
+from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 SERVE_KEYS = ("shape", "hf_config", "prompt_len", "new_tokens")   # "model" is read as shape (published_claims.csv)
 # vLLM (gpu_memory_utilization 0.9) and TensorRT-LLM (kv_cache_free_gpu_mem_fraction 0.9, MLPerf's
@@ -116,16 +117,16 @@ def _check_ttft(claim: dict, store, g, prec: str, cls, cfg, params: dict, lay: L
             f"{flops / 1e12:,.1f} TFLOP; on {tp} {g.short}(s) at {peak:g} TFLOP/s and "
             f"{g.memory_bandwidth_gbs:,.0f} GB/s, no communication, it takes at least {bound * 1e3:,.1f} ms")
     if need > g.memory_gb * 1e9:
-        v, reason = "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
+        v, reason = V.IMPOSSIBLE, (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
                                    f"{g.memory_gb:g} GB")
     elif ttft < bound * (1 - 1e-6):
-        v, reason = "impossible", f"{head}; the claim is {bound / ttft:.2f}x faster than that"
+        v, reason = V.IMPOSSIBLE, f"{head}; the claim is {bound / ttft:.2f}x faster than that"
     elif ttft < credible / (1 + spread):
-        v, reason = "implausible", (f"{head}; {credible * 1e3:,.1f} ms at the best prefill MFU credibly reached "
+        v, reason = V.IMPLAUSIBLE, (f"{head}; {credible * 1e3:,.1f} ms at the best prefill MFU credibly reached "
                                     f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run spread "
                                     f"{spread:.1%} ({spread_from})")
     else:
-        v, reason = "plausible", (f"{head}; {implied / peak:.0%} of the peak, within the {ceil.prefill:.0%} prefill "
+        v, reason = V.PLAUSIBLE, (f"{head}; {implied / peak:.0%} of the peak, within the {ceil.prefill:.0%} prefill "
                                   f"MFU credibly reached ({credible * 1e3:,.1f} ms)")
     return {**_row(claim, g, prec, cls, params, lay, b), "throughput": None, "latency": None, "ttft": ttft,
             "claim_text": f"TTFT {ttft * 1e3:,.4g} ms", "flops_per_item": flops / b, "verdict": v,
@@ -166,20 +167,20 @@ def _serving_claim(claim: dict) -> tuple:
 
 
 def _serving_verdict(store, workload: str, head: str, g, thr: float, need: float, bound: dict, credible: dict,
-                     ceil) -> tuple[str, str]:
+                     ceil) -> tuple[V, str]:
     spread, spread_from = run_spread(store, workload)
     if need > g.memory_gb * 1e9:
-        return "impossible", (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
+        return V.IMPOSSIBLE, (f"weights and KV need {need / 1e9:.0f} GB per GPU; the {g.short} has "
                               f"{g.memory_gb:g} GB (give --gpus N for tensor parallel)")
     if thr > bound["tokens_per_s"] * (1 + 1e-6):
         over = thr / bound["tokens_per_s"]          # 1.02x, not a rounded 1.0x, just above the bound
-        return "impossible", f"{head}; the claim is {over:.{2 if over < 1.1 else 1}f}x that"
+        return V.IMPOSSIBLE, f"{head}; the claim is {over:.{2 if over < 1.1 else 1}f}x that"
     if thr > credible["tokens_per_s"] * (1 + spread):
-        return "implausible", (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
+        return V.IMPLAUSIBLE, (f"{head}; above the {credible['tokens_per_s']:,.0f} reached at the best decode "
                                f"share {ceil.decode:.0%} ({ceil.decode_from}) and prefill MFU "
                                f"{ceil.prefill:.0%} ({ceil.prefill_from}), widened by the run-to-run "
                                f"spread {spread:.1%} ({spread_from})")
-    return "plausible", (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
+    return V.PLAUSIBLE, (f"{head}; within the {credible['tokens_per_s']:,.0f} reached at the best decode "
                          f"share {ceil.decode:.0%} and prefill MFU {ceil.prefill:.0%}")
 
 
@@ -245,7 +246,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     short = _cannot_hold(cfg, cards, batches[0.0], prec, tp, prompt + out, kv)
     if short:
         return {**base, "batch_size": None if open_batch else batches[0.0][0], "expected_low": None,
-                "expected_high": None, "verdict": "impossible", "reason": f"{short} ({model})"}
+                "expected_high": None, "verdict": V.IMPOSSIBLE, "reason": f"{short} ({model})"}
     ratios, shown = [], []
     for k in (KEPT_BACK if open_batch else KEPT_BACK[:1]):
         ba, bb = batches[k]
@@ -258,7 +259,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
         shown.append(f"batch {ba} vs {bb}" + (f" ({k:.0%} of memory kept back)" if open_batch else "")
                      + f": {ratios[-1]:.2f} credible, {ratios[-2]:.2f} at the bounds")
     lo, hi = min(ratios) / (1 + s), max(ratios) * (1 + s)
-    verdict = "plausible" if low <= hi and high >= lo else "implausible"
+    verdict = V.PLAUSIBLE if low <= hi and high >= lo else V.IMPLAUSIBLE
     claimed = f"{low:.3f}" if high == low else f"{low:.3f}-{high:.3f}"
     at = "each at the largest batch its memory holds (max throughput)" if open_batch else f"batch {batches[0.0][0]}"
     return {**base, "batch_size": None if open_batch else batches[0.0][0], "expected_low": lo, "expected_high": hi,

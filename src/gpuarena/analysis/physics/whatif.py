@@ -27,7 +27,9 @@ scaling efficiency = compute / step(N)
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Optional, Union
+
+from pydantic import BaseModel
 
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics.interconnect import node_busbw, ring_allreduce_s
@@ -41,6 +43,45 @@ GRAD_BYTES_PER_PARAM = 4
 COMPRESSED_VARIANTS = ("fp16-compress", "bf16-compress")
 DEFAULT_OVERLAP = 0.0
 DDP_BUCKET_MB = 25.0   # DistributedDataParallel's bucket_cap_mb default: the size of each all-reduce
+
+
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class WhatIfRow(BaseModel):
+    """One GPU count: the ring all-reduce, what of it the compute cannot hide, the step and its efficiency."""
+
+    n: int
+    busbw_gbs: Num
+    comm_s: Num
+    exposed_s: Num
+    step_s: Num
+    efficiency: Num                            # against the model's own 1-GPU step (efficiency_baseline)
+    throughput: Num                            # items/s over the n GPUs
+    efficiency_vs_plain: Optional[Num] = None  # against the plain single-GPU step, where one is known
+
+
+class WhatIf(BaseModel):
+    """`gpuarena whatif`: predicted data-parallel scaling of one workload on N x one GPU, with where the
+    compute time, the bus bandwidth and the overlap came from."""
+
+    gpu: str
+    workload: str
+    batch_size: int
+    batch_from: str
+    accum_steps: int
+    efficiency_baseline: str
+    plain_throughput: Optional[Num] = None
+    vs_plain_missing: str
+    grad_bytes: Num
+    message_bytes: Num
+    compute_s: Num
+    compute_from: str
+    busbw_gbs: Num
+    busbw_from: str
+    overlap: Num
+    overlap_from: str
+    rows: list[WhatIfRow]
 
 
 def gradient_sizes() -> dict[str, int]:
@@ -185,13 +226,8 @@ def _compute(store, workload: str, g, batch_size, throughput, ddp_model, variant
 def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | None = None,
             overlap: float | None = None, batch_size: int | None = None,
             throughput: float | None = None, model: str | None = None, variant: str | None = None,
-            bucket_mb: float = DDP_BUCKET_MB) -> dict:
-    """Predicted scaling for N GPUs.
-
-    Returns {"gpu", "workload", "batch_size", "grad_bytes", "compute_s", "compute_from",
-             "busbw_gbs", "busbw_from", "overlap", "overlap_from", "message_bytes",
-             "rows": [{n, busbw_gbs, comm_s, exposed_s, step_s, efficiency, throughput}]}.
-    """
+            bucket_mb: float = DDP_BUCKET_MB) -> WhatIf:
+    """Predicted scaling for N GPUs: a WhatIf, one WhatIfRow per GPU count."""
     counts = gradient_sizes()
     ddp_model = _ddp_model(workload, model, counts)
     g = catalog.match(gpu)
@@ -231,16 +267,16 @@ def predict(workload: str, gpu: str, ns: list[int], store=None, busbw: float | N
         exposed = max((1 - ov) * comm[n], comm[n] - compute)   # only the step's compute can hide the wire
         step = compute + exposed
         total = n * bs * accum / step
-        rows.append({"n": n, "busbw_gbs": bws[n][0], "comm_s": comm[n], "exposed_s": exposed, "step_s": step,
-                     "efficiency": compute / step, "throughput": total,
-                     "efficiency_vs_plain": total / (n * plain) if plain else None})
-    return {"gpu": g.name, "workload": workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
-            "batch_size": bs, "batch_from": c["batch_from"], "accum_steps": accum,
-            "efficiency_baseline": "DDP at 1 GPU" if ddp_model else "the plain single-GPU step",
-            "plain_throughput": plain, "vs_plain_missing": plain_missing, "grad_bytes": grad_bytes, "message_bytes": message,
-            "compute_s": compute, "compute_from": c["src"], "busbw_gbs": bws[ns[-1]][0],
-            "busbw_from": "; ".join(sorted({f for _, f in bws.values()})),
-            "overlap": ov, "overlap_from": ov_from, "rows": rows}
+        rows.append(WhatIfRow(n=n, busbw_gbs=bws[n][0], comm_s=comm[n], exposed_s=exposed, step_s=step,
+                              efficiency=compute / step, throughput=total,
+                              efficiency_vs_plain=total / (n * plain) if plain else None))
+    return WhatIf(gpu=g.name, workload=workload + (f" ({ddp_model}, {variant or 'seed'})" if ddp_model else ""),
+                  batch_size=bs, batch_from=c["batch_from"], accum_steps=accum,
+                  efficiency_baseline="DDP at 1 GPU" if ddp_model else "the plain single-GPU step",
+                  plain_throughput=plain, vs_plain_missing=plain_missing, grad_bytes=grad_bytes,
+                  message_bytes=message, compute_s=compute, compute_from=c["src"], busbw_gbs=bws[ns[-1]][0],
+                  busbw_from="; ".join(sorted({f for _, f in bws.values()})), overlap=ov, overlap_from=ov_from,
+                  rows=rows)
 
 
 def _plain(store, ddp_model, grad_workload: str, g, bs: int, c: dict) -> tuple[float | None, str]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from gpuarena.analysis.rows.verdict import Health
 from gpuarena.analysis.verbs import fleet as F
 from gpuarena.analysis.physics.micro_check import pcie_links
 
@@ -167,5 +168,5 @@ def links(evidence: dict, fp: dict | None) -> list[dict]:
                 x = next(x for x in out if x["pair"] == name)
                 x["why"].append(f"{o['ratio']:.2f}x the median of the host's {len(same)} {conn} pairs")
     for x in out:
-        x["verdict"] = "SLOW" if x["why"] else "OK"
+        x["verdict"] = Health.SLOW if x["why"] else Health.OK
     return out

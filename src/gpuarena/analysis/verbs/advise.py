@@ -18,12 +18,15 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.verdict import ClaimVerdict
 from gpuarena.analysis.verbs.advise_rows import explain, scale_and_price
 from gpuarena.analysis.physics.projection_bound import bounded
 from gpuarena.data import catalog
@@ -64,10 +67,10 @@ def candidates(store, workload: str) -> list[dict]:
                                        "batch_size": params.get("batch_size") or 1,
                                        "throughput": r.throughput_median,
                                        **{k: params.get(k) for k in ("seq_len", "image_size")},
-                                       "steps": params.get("inference_steps")})["verdict"]
+                                       "steps": params.get("inference_steps")}).verdict
             except UserError:
                 continue
-            if verdict != "plausible":
+            if verdict is not ClaimVerdict.PLAUSIBLE:
                 continue
         else:
             variants = frozenset(r.variant.split("+"))
@@ -85,6 +88,67 @@ def candidates(store, workload: str) -> list[dict]:
 def _class_text(cls: tuple, request: str | None = None) -> str:
     prec, engine, settings = request or cls[0], cls[1], cls[2]
     return f"{P.NAMES.get(prec, prec)}, {engine}" + "".join(f", {k}={v}" for k, v in settings)
+
+
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class AdviceRow(BaseModel):
+    """One ranked GPU: its figure of the class (measured, published or projected, with the band), scaled to
+    the GPU count and priced on one basis.  decoder-training's measured multi-GPU efficiency may add figures
+    (analysis/physics/llm_advice.py adjust), kept as given."""
+
+    model_config = ConfigDict(extra="allow")
+    rank: int
+    gpu: str
+    basis: Literal["measured", "published", "projected"]
+    throughput: Num                           # items/s over all the GPUs
+    low: Num
+    high: Num
+    rank_value: Num                           # what the rank sorts by (a contradicted projection's is lowered)
+    unit: str
+    precision: str
+    engine: str
+    source: str
+    note: str = ""
+    upper_bound: Optional[str] = None         # the cap a projection sits on, if it does
+    check: Optional[ClaimVerdict] = None      # a projection's verdict from check
+    scaling: Num = 1.0
+    price_usd: Optional[Num] = None
+    price_basis: str = "cloud"
+    price_source: str = ""
+    price_rankable: bool = False
+    per_dollar: Optional[Num] = None
+    items_per_s_per_1000usd: Optional[Num] = None
+    cloud_usd_for_hours: Optional[Num] = None
+    items_per_joule: Optional[Num] = None
+    memory_gb: Optional[Num] = None
+
+
+class Excluded(BaseModel):
+    """A GPU left out of a ranking, and why."""
+
+    gpu: str
+    reason: str
+
+
+class Advice(BaseModel):
+    """`gpuarena advise`: the catalog ranked for one workload within one class, fastest first."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    workload: str
+    gpus: int
+    class_: str = Field(alias="class")       # the precision, engine and settings ranked on
+    fallback: str
+    request: str
+    settings: dict[str, Any]
+    batch_size: int
+    calibration: str
+    band: Num
+    rows: list[AdviceRow]
+    excluded: list[Excluded]
+    other_classes: list[str]
+    explanation: str
 
 
 QUANTISED = ("fp8", "int8", "int4")     # BERT-Large's FP8 rung: 12% relative error (BENCHMARKS.md, session 8)
@@ -118,13 +182,11 @@ def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> b
 
 def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hours: float | None = None,
            min_memory: float | None = None, prices: dict | None = None, precision: str | None = None,
-           include_consumer: bool = False, price_basis: str = "cloud") -> dict:
+           include_consumer: bool = False, price_basis: str = "cloud") -> Advice:
     """Rank the catalog for a workload.
 
-    Returns {"workload", "gpus", "class", "fallback", "calibration", "rows": [{rank, gpu, basis, throughput,
-    low, high, unit, precision, engine, source, scaling, price_usd, items_per_s_per_1000usd,
-    cloud_usd_for_hours, items_per_joule, memory_gb, note}], "excluded": [{gpu, reason}],
-    "other_classes": [...], "explanation"}.  Rows are sorted fastest first.
+    Returns an Advice: its rows (AdviceRow) sorted fastest first, the GPUs left out (Excluded) and why,
+    the other classes not set beside these, and the explanation.
     """
     _check_options(gpus, budget, hours, min_memory)
     own = registry.advised_by(workload)    # registry.get's UserError (with a suggestion) for a bad name
@@ -239,17 +301,18 @@ def _row(g: catalog.GPU, b: _Basis) -> dict | str:
 
 
 def _ranked(rows: list[dict], excluded: list[dict], cands: list[dict], b: _Basis, workload: str, gpus: int,
-            budget: float | None) -> dict:
+            budget: float | None) -> Advice:
     rows.sort(key=lambda x: (-round(x["rank_value"], 3), BASES.index(x["basis"])))
     for i, x in enumerate(rows, 1):
         x["rank"] = i
         x.pop("g", None)
     others = sorted({_class_text(c["class"]) for c in cands if c["class"] != b.cls})
     label = _class_text(b.cls, b.request)
-    return {"workload": workload, "gpus": gpus, "class": label, "fallback": b.fallback, "request": b.request,
-            "settings": dict(b.cls[2]), "batch_size": b.batch_size,
-            "calibration": b.how, "band": b.band, "rows": rows, "excluded": excluded, "other_classes": others,
-            "explanation": explain(rows, workload, gpus, budget, label, b.fallback)}
+    return Advice.model_validate({
+        "workload": workload, "gpus": gpus, "class": label, "fallback": b.fallback, "request": b.request,
+        "settings": dict(b.cls[2]), "batch_size": b.batch_size, "calibration": b.how, "band": b.band, "rows": rows,
+        "excluded": excluded, "other_classes": others, "explanation": explain(rows, workload, gpus, budget, label,
+                                                                               b.fallback)})
 
 
 def _conditions(settings: dict) -> dict:
@@ -277,12 +340,12 @@ def _checked(rows: list[dict], workload: str, request: str, params: dict, store,
             claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
                      **_conditions({k: v for k, v in params.items() if k in SETTINGS}), "batch_size": params["batch_size"]}
             v = check_claim(claim, store)
-            x["check"] = v["verdict"]
-            if v["verdict"] != "plausible":
-                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v['reason']}"})
+            x["check"] = v.verdict
+            if v.verdict is not ClaimVerdict.PLAUSIBLE:
+                excluded.append({"gpu": x["gpu"], "reason": f"projection rejected by check: {v.reason}"})
                 continue
-            if v.get("credible_max"):     # the band's top is a figure too: it stops where check stops
-                x["high"] = min(x["high"], v["credible_max"] * (1 - 1e-9))
+            if v.credible_max:     # the band's top is a figure too: it stops where check stops
+                x["high"] = min(x["high"], v.credible_max * (1 - 1e-9))
         keep.append(x)
     return keep
 

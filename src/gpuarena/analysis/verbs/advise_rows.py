@@ -20,7 +20,7 @@ def scale_and_price(rows, workload, gpus, budget, hours, excluded, batch_size, b
         if gpus > 1:
             if workload in whatif.gradient_sizes():
                 p = whatif.predict(workload, g.name, [gpus], throughput=x["throughput"], batch_size=batch_size)
-                scaling = p["rows"][0]["efficiency"]
+                scaling = p.rows[0].efficiency
             elif not registry.get(workload).trains:
                 x["note"] = "; ".join(filter(None, [x["note"], f"{gpus} independent copies (no gradient "
                                                                  "exchange): linear"]))

@@ -27,16 +27,64 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path  # noqa: F401 - tests locate the shipped claims through it
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from gpuarena.analysis.rows import precision as P
+from gpuarena.analysis.rows.verdict import ClaimVerdict
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
 NAMES = P.NAMES
+Num = Union[int, float]          # a figure keeps its type: 3 stays 3 in the JSON, 3.0 stays 3.0
 
 
-def check_claim(claim: dict, store=None) -> dict:
+class ClaimRow(BaseModel):
+    """One claim's verdict with every assumption it rests on.  The fields every physics states are typed
+    here; each physics adds its own figures (bound_by, credible_tokens_per_s, predicted_min_scaling,
+    expected_low, ...), kept as given.  JSON: the keys the physics set (``model_dump(exclude_unset=True)``)."""
+
+    model_config = ConfigDict(extra="allow")
+    gpu: str
+    workload: str
+    precision: Optional[str] = None
+    executed: Optional[str] = None            # the precision the arithmetic ran as (analysis/rows/precision.py)
+    executed_as: Optional[str] = None
+    batch_size: Optional[int] = None
+    params: dict[str, Any] = {}
+    gpus: int = 1
+    replicas: Optional[int] = None
+    throughput: Optional[Num] = None          # items/s, all GPUs together
+    latency: Optional[Num] = None             # s/item
+    scaling: Optional[Num] = None             # a multi-GPU scaling coefficient
+    claim_text: Optional[str] = None          # a figure in its own unit (a micro-benchmark's, a TTFT)
+    implied_tflops: Optional[Num] = None
+    peak_tflops: Optional[Num] = None
+    share_of_peak: Optional[Num] = None
+    credible_max: Optional[Num] = None        # the highest figure the evidence allows, where one bounds it
+    ceiling: Optional[dict[str, Any]] = None
+    source: str = ""
+    judged_on: Optional[list[str]] = None     # a loosely named GPU judged on each catalog card it names
+    verdict: ClaimVerdict
+    reason: str
+
+
+class Check(RootModel[list[ClaimRow]]):
+    """`gpuarena check`: one verdict row per claim, in the claims' order."""
+
+    def __iter__(self):
+        return iter(self.root)
+
+    def __len__(self) -> int:
+        return len(self.root)
+
+    def __getitem__(self, i: int) -> ClaimRow:
+        return self.root[i]
+
+
+def check_claim(claim: dict, store=None) -> ClaimRow:
     """One claim {gpu, workload, precision, batch_size, throughput | latency[, seq_len, image_size, steps,
     gpus, scaling, source]} -> verdict row with every assumption (see COLUMNS and the JSON output).
 
@@ -55,17 +103,21 @@ def check_claim(claim: dict, store=None) -> dict:
         if refused:
             raise UserError(f"GPU {claim['gpu']!r} is ambiguous ({names}) and cannot be judged on every one "
                             f"({'; '.join(refused)}); name one")
-        verdicts = {r["verdict"] for r in rows}
-        if len(verdicts) == 1:
+        if len({r.verdict for r in rows}) == 1:
             worst = rows[0]
-            return {**worst, "reason": f"{claim['gpu']} names {names}: {worst['verdict']} on every one; "
-                                       f"{worst['reason']}", "judged_on": [g.name for g in cands]}
+            return worst.model_copy(update={"reason": f"{claim['gpu']} names {names}: {worst.verdict} on every one; "
+                                                      f"{worst.reason}", "judged_on": [g.name for g in cands]})
         raise UserError(f"GPU {claim['gpu']!r} is ambiguous and the verdict depends on which: "
-                        + "; ".join(f"{r['gpu']}: {r['verdict']}" for r in rows) + "; name one")
+                        + "; ".join(f"{r.gpu}: {r.verdict}" for r in rows) + "; name one")
     return _check_one(claim, store)
 
 
-def _check_one(claim: dict, store=None) -> dict:
+def _check_one(claim: dict, store=None) -> ClaimRow:
+    """The physics' verdict row, typed."""
+    return ClaimRow.model_validate(_physics_row(claim, store))
+
+
+def _physics_row(claim: dict, store=None) -> dict:
     """One claim on one catalog card: a micro-benchmark's or collective's figure by the device figure it
     measures (a matmul's TFLOP/s, a copy's GB/s, a bus bandwidth), anything else by its workload's physics
     (analysis/physics/models.py: the roofline, the serving model, the decoder-training model)."""
@@ -82,9 +134,9 @@ def _check_one(claim: dict, store=None) -> dict:
     return models.of(claim.get("workload")).check(claim, store)
 
 
-def check_claims(claims: list[dict], store=None) -> list[dict]:
+def check_claims(claims: list[dict], store=None) -> Check:
     """check_claim over many claims (all validated before any output)."""
-    return [check_claim(c, store) for c in claims]
+    return Check([check_claim(c, store) for c in claims])
 
 
 REQUIRED = ("gpu", "workload", "precision", "batch_size")

@@ -27,6 +27,11 @@ not how fast anything is, so the verdict there says so.
 
 from __future__ import annotations
 
+from typing import Optional, Union
+
+from pydantic import BaseModel, ConfigDict
+
+from gpuarena.analysis.rows.verdict import Health
 from gpuarena.analysis.verbs import acceptance as A
 from gpuarena.analysis.rows import causes as C
 from gpuarena.analysis.verbs import expected as E
@@ -36,13 +41,143 @@ from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 
 PAIR_GAP = 0.10        # two GPUs: flag the slower one past this gap (no spread to estimate from two)
-ORDER = ("FAIL", "WRONG", "SLOW", "CHECK", "OK")
-ACCEPT = ("CHECK", "OK")     # exit code 0
+Num = Union[int, float]          # a figure keeps its type in the JSON
 
 
-def exit_code(v: dict) -> int:
+class GpuCheck(BaseModel):
+    """One check of one GPU: its figure (TFLOP/s for a matmul), against the expected figure and the host's GPUs."""
+
+    check: str
+    status: str
+    value: Optional[Num] = None
+    unit: Optional[str] = None
+    expected: Optional[Num] = None
+    vs_expected: Optional[Num] = None
+    basis: Optional[str] = None
+    basis_note: Optional[str] = None
+    vs_peers: Optional[Num] = None
+    below: bool
+    peer_slow: bool
+    error: Optional[str] = None
+
+
+class BurnInBrief(BaseModel):
+    """A burn-in's figures a reader looks for (runner/burnin.py summarise); the keys the summary had."""
+
+    burst_tflops: Optional[Num] = None
+    sustained_tflops: Optional[Num] = None
+    sustained_to_burst: Optional[Num] = None
+    sustained_copy_gbs: Optional[Num] = None
+    first_throttle_s: Optional[Num] = None
+    throttle_first_seen_s: Optional[dict[str, Num]] = None   # absent: the throttle reasons were not sampled
+    sustained_sm_clock_mhz: Optional[Num] = None
+    sustained_power_w: Optional[Num] = None
+    temp_c_max: Optional[Num] = None
+    seconds: Optional[Num] = None
+
+
+class AcceptanceBrief(BaseModel):
+    """A GPU's acceptance evidence, briefly (the whole of it is in the bundle)."""
+
+    gemm_results_checked: int
+    memtest_gb: Optional[Num] = None
+    counters: str
+    burn_in: Optional[BurnInBrief] = None
+
+
+class GpuVerdict(BaseModel):
+    """One GPU's verdict with its reasons, its checks and the acceptance figures a reader looks for."""
+
+    device: str
+    name: Optional[str] = None
+    verdict: Health
+    why: list[str]
+    notes: list[str]
+    checks: list[GpuCheck]
+    acceptance: Optional[AcceptanceBrief] = None
+    unit: Optional[str] = None     # in a fleet: host/device (UUID)
+
+
+class LinkVerdict(BaseModel):
+    """A multi-GPU check (a collective): its bus bandwidth against the expected figure."""
+
+    check: str
+    status: str
+    value: Optional[Num] = None
+    unit: Optional[str] = None     # the figure's unit; in a fleet, the link's name (host check)
+    busbw_gbs: Optional[Num] = None
+    expected: Optional[Num] = None
+    expected_unit: Optional[str] = None
+    vs_expected: Optional[Num] = None
+    below: bool
+    verdict: Health
+    why: list[str]
+
+
+class PairVerdict(BaseModel):
+    """A pair of GPUs' peer copy against its link's rate (analysis/verbs/acceptance.py links)."""
+
+    model_config = ConfigDict(extra="allow")
+    pair: str
+    connection: Optional[str] = None
+    gbs: Optional[Num] = None
+    expected_gbs: Optional[Num] = None
+    ratio: Optional[Num] = None
+    why: list[str]
+    verdict: Health
+    unit: Optional[str] = None     # in a fleet: host pair
+
+
+class Doctor(BaseModel):
+    """`gpuarena doctor`: a verdict per GPU, per link and per pair of GPUs, and the host's, the worst of them."""
+
+    gpus: list[GpuVerdict]
+    links: list[LinkVerdict]
+    pairs: list[PairVerdict]
+    pairs_skipped: Optional[str] = None
+    level: Optional[str] = None
+    tiny: bool
+    verdict: Health
+
+
+class HostVerdict(BaseModel):
+    """One host's doctor verdicts in a fleet."""
+
+    host: str
+    label: Optional[str] = None
+    verdict: Health
+    gpus: list[GpuVerdict]
+    pairs: list[PairVerdict]
+    links: list[LinkVerdict]
+    tiny: bool
+    level: Optional[str] = None
+
+
+class NamedUnit(BaseModel):
+    """A GPU or link a fleet names, with every reason."""
+
+    unit: str
+    why: list[str]
+
+
+class Named(BaseModel):
+    """The GPUs and links a fleet names, and the exit code (1 if any)."""
+
+    gpus: list[NamedUnit]
+    links: list[NamedUnit]
+    exit_code: int
+
+
+class FleetVerdicts(F.Fleet):
+    """`gpuarena fleet`'s whole answer: the fleet analysis, each host's doctor verdicts, the GPUs and links named."""
+
+    hosts_verdicts: list[HostVerdict]
+    named: Named
+
+
+def exit_code(v: Doctor) -> int:
     """0 when the overall verdict is within expected (OK, CHECK), else 1."""
-    return 0 if v["verdict"] in ACCEPT else 1
+    return 0 if v.verdict.accepted else 1
 
 
 def _in_units(r: Result, e) -> dict:
@@ -101,9 +236,9 @@ def _peers(single: list[Result]) -> dict[tuple[str, str], dict]:
 
 
 def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environment=lambda env_id: None,
-             acceptance: dict | None = None) -> dict:
-    """{"gpus": [{device, name, verdict, why, notes, checks}], "links": [...], "pairs": [...], "tiny": bool,
-    "verdict"}; ``acceptance``: runner/acceptance.py's evidence, judged here per GPU and per pair."""
+             acceptance: dict | None = None) -> Doctor:
+    """The Doctor verdicts of one host's results; ``acceptance``: runner/acceptance.py's evidence, judged here
+    per GPU and per pair."""
     tiny = any(r.size == "tiny" for r in results)
     evidence = (acceptance or {}).get("gpus") or {}
     rows = E.annotate(results, pool, environment)
@@ -138,7 +273,8 @@ def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environ
         a = A.gpu(evidence[dev], tiny) if dev in evidence else {"wrong": [], "fail": [], "slow": [], "check": [],
                                                                   "notes": []}
         fail, wrong, slow, health = fail + a["fail"], a["wrong"], slow + a["slow"], health + a["check"]
-        verdict = "FAIL" if fail else "WRONG" if wrong else "SLOW" if slow else "CHECK" if health else "OK"
+        verdict = (Health.FAIL if fail else Health.WRONG if wrong else Health.SLOW if slow else Health.CHECK if health
+                   else Health.OK)
         gpus.append({"device": dev, "name": mine[0].device_name, "verdict": verdict,
                      "why": fail + wrong + slow + health, "notes": a["notes"], "checks": checks,
                      "acceptance": _brief(evidence.get(dev))})
@@ -150,16 +286,17 @@ def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environ
             links.append({"check": check_name(r), "status": r.status, "value": r.throughput_median,
                           "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs, "expected": e and e.figure,
                           "expected_unit": e and e.unit, "vs_expected": e and e.ratio, "below": below,
-                          "verdict": "FAIL" if r.status not in ("ok", "skipped") else "SLOW" if below else "OK",
+                          "verdict": (Health.FAIL if r.status not in ("ok", "skipped") else Health.SLOW if below
+                                      else Health.OK),
                           "why": ([f"{check_name(r)} {r.status}"] if r.status not in ("ok", "skipped") else [])
                           + ([f"bus bandwidth {e.ratio:.2f}x of expected {e.figure:,.0f} {e.unit or ''}"]
                              if below else [])})
     link_evidence = (acceptance or {}).get("links") or {}
     pairs = A.links(link_evidence, fp)
-    verdict = (min([g["verdict"] for g in gpus] + [x["verdict"] for x in pairs + links], key=ORDER.index)
-               if gpus else "FAIL")
-    return {"gpus": gpus, "links": links, "pairs": pairs, "pairs_skipped": link_evidence.get("skipped"),
-            "level": (acceptance or {}).get("level"), "tiny": tiny, "verdict": verdict}
+    verdict = Health.worst([g["verdict"] for g in gpus] + [x["verdict"] for x in pairs + links]) if gpus \
+        else Health.FAIL
+    return Doctor(gpus=gpus, links=links, pairs=pairs, pairs_skipped=link_evidence.get("skipped"),
+                  level=(acceptance or {}).get("level"), tiny=tiny, verdict=verdict)
 
 
 def _brief(e: dict | None) -> dict | None:
@@ -177,7 +314,7 @@ def _brief(e: dict | None) -> dict | None:
             "burn_in": {k: b[k] for k in keep if k in b} or None}
 
 
-def hosts(groups: list[dict], pool: list[Result], environment=lambda env_id: None) -> list[dict]:
+def hosts(groups: list[dict], pool: list[Result], environment=lambda env_id: None) -> list[HostVerdict]:
     """Doctor's verdicts per host of a fleet: groups are [{"results", "fp", "acceptance"}] (one per bundle
     or per environment); ``pool`` is every result (the other hosts' figures are stored references)."""
     names = F.host_names({i: g.get("fp") for i, g in enumerate(groups)},     # as analysis/verbs/fleet.py names a host
@@ -188,38 +325,38 @@ def hosts(groups: list[dict], pool: list[Result], environment=lambda env_id: Non
         v = verdicts(g["results"], pool, fp, environment, g.get("acceptance"))
         host = names[i]
         uuids = {x.get("index"): x.get("uuid") for x in fp.get("gpus") or []}
-        for x in v["gpus"]:
-            dev = str(x["device"])
+        for x in v.gpus:
+            dev = str(x.device)
             idx = int(dev.split(":")[1]) if dev.startswith("cuda:") and dev.split(":")[1].isdigit() else None
-            x["unit"] = (f"{host}/{dev if ':' in dev else dev + ':0'}"      # as analysis/verbs/fleet.py names a GPU
-                         + (f" ({uuids[idx][:12]})" if uuids.get(idx) else ""))
-        for p in v["pairs"]:
-            p["unit"] = f"{host} {p['pair']}"
-        for x in v["links"]:
-            x["unit"] = f"{host} {x['check']}"
-        out.append({"host": host, "label": g.get("label"), "verdict": v["verdict"], "gpus": v["gpus"],
-                    "pairs": v["pairs"], "links": v["links"], "tiny": v["tiny"], "level": v.get("level")})
+            x.unit = (f"{host}/{dev if ':' in dev else dev + ':0'}"      # as analysis/verbs/fleet.py names a GPU
+                      + (f" ({uuids[idx][:12]})" if uuids.get(idx) else ""))
+        for p in v.pairs:
+            p.unit = f"{host} {p.pair}"
+        for x in v.links:
+            x.unit = f"{host} {x.check}"
+        out.append(HostVerdict(host=host, label=g.get("label"), verdict=v.verdict, gpus=v.gpus, pairs=v.pairs,
+                               links=v.links, tiny=v.tiny, level=v.level))
     return out
 
 
-def named(fleet: dict, host_verdicts: list[dict]) -> dict:
+def named(fleet: F.Fleet, host_verdicts: list[HostVerdict]) -> Named:
     """The GPUs and links a fleet names, each with its reasons: an outlier against the fleet median
     (analysis/verbs/fleet.py) or a host's own verdict not within expected; and the exit code (1 if any)."""
     gpus: dict[str, list[str]] = {}
     links: dict[str, list[str]] = {}
-    for c in fleet["cases"]:
-        for unit, x in c["units"].items():
-            if x["outlier"]:
-                (gpus if c["kind"] == "gpu" else links).setdefault(unit, []).append(
-                    f"{c['workload']} {x['ratio']:.2f}x the fleet median")
+    for c in fleet.cases:
+        for unit, x in c.units.items():
+            if x.outlier:
+                (gpus if c.kind == "gpu" else links).setdefault(unit, []).append(
+                    f"{c.workload} {x.ratio:.2f}x the fleet median")
     for h in host_verdicts:
-        for x in h["gpus"]:
-            if x["verdict"] not in ACCEPT:
-                key = next((u for u in gpus if u.split(" (")[0] == x["unit"].split(" (")[0]), x["unit"])
-                gpus.setdefault(key, []).extend(f"{x['verdict']}: {w}" for w in x["why"])
-        for p in h["pairs"] + h["links"]:
-            if p["verdict"] not in ACCEPT:
-                links.setdefault(p["unit"], []).extend(f"{p['verdict']}: {w}" for w in p["why"])
-    return {"gpus": [{"unit": u, "why": w} for u, w in sorted(gpus.items())],
-            "links": [{"unit": u, "why": w} for u, w in sorted(links.items())],
-            "exit_code": 1 if gpus or links else 0}
+        for x in h.gpus:
+            if not x.verdict.accepted:
+                key = next((u for u in gpus if u.split(" (")[0] == x.unit.split(" (")[0]), x.unit)
+                gpus.setdefault(key, []).extend(f"{x.verdict}: {w}" for w in x.why)
+        for p in h.pairs + h.links:
+            if not p.verdict.accepted:
+                links.setdefault(p.unit, []).extend(f"{p.verdict}: {w}" for w in p.why)
+    return Named(gpus=[NamedUnit(unit=u, why=w) for u, w in sorted(gpus.items())],
+                 links=[NamedUnit(unit=u, why=w) for u, w in sorted(links.items())],
+                 exit_code=1 if gpus or links else 0)

@@ -23,12 +23,57 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel
+
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
 Z = 3.0
 PRACTICAL = 0.03
 MAD_SCALE = 1.4826
+
+
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class UnitFigure(BaseModel):
+    """One GPU's or link's figure in a case, against the case's median."""
+
+    value: Num
+    ratio: Num
+    z: Optional[Num] = None        # scaled MADs from the median; None where the MAD is 0
+    outlier: bool
+
+
+class FleetCase(BaseModel):
+    """One case (GPU model, workload, variant, parameters, size, GPU count) across the fleet."""
+
+    case: str
+    gpu: Optional[str] = None
+    workload: str
+    variant: str
+    params: dict[str, Any]
+    kind: Literal["gpu", "link"]
+    unit: Optional[str] = None
+    n: int
+    median: Num
+    mad: Num
+    units: dict[str, UnitFigure]
+    flagged: list[str]
+    missing_hosts: list[str]
+
+
+class Fleet(BaseModel):
+    """`gpuarena fleet`'s analysis: per case its median, spread and outliers; the hosts and cases missing
+    (the doctor's verdicts per host and the GPUs and links named: analysis/verbs/doctor.py FleetVerdicts)."""
+
+    hosts: list[str]
+    cases: list[FleetCase]
+    flagged_gpus: list[str]
+    flagged_links: list[str]
+    incomplete: dict[str, list[str]]
 
 
 def _host(r: Result, fp: dict | None) -> str:
@@ -108,7 +153,7 @@ def outliers(figures: dict[str, float], z: float = Z, practical: float = PRACTIC
     return out
 
 
-def analyse(results: list[Result], environment=lambda env_id: None) -> dict:
+def analyse(results: list[Result], environment=lambda env_id: None) -> Fleet:
     """The fleet: per case its median, spread and outliers; the units and cases missing."""
     cases: dict[str, dict] = {}
     hosts: set[str] = set()
@@ -140,7 +185,7 @@ def analyse(results: list[Result], environment=lambda env_id: None) -> dict:
                     "units": units, "flagged": sorted(u for u, x in units.items() if x["outlier"]),
                     "missing_hosts": sorted(hosts - c["hosts"])})
     out.sort(key=lambda c: (c["kind"], str(c["gpu"]), c["workload"], c["case"]))
-    return {"hosts": sorted(hosts), "cases": out,
-            "flagged_gpus": sorted({u for c in out if c["kind"] == "gpu" for u in c["flagged"]}),
-            "flagged_links": sorted({u for c in out if c["kind"] == "link" for u in c["flagged"]}),
-            "incomplete": {c["case"]: c["missing_hosts"] for c in out if c["missing_hosts"]}}
+    return Fleet(hosts=sorted(hosts), cases=out,
+                 flagged_gpus=sorted({u for c in out if c["kind"] == "gpu" for u in c["flagged"]}),
+                 flagged_links=sorted({u for c in out if c["kind"] == "link" for u in c["flagged"]}),
+                 incomplete={c["case"]: c["missing_hosts"] for c in out if c["missing_hosts"]})

@@ -7,6 +7,9 @@ the fit.  See analysis/physics/projection.py for the model."""
 from __future__ import annotations
 
 import math
+from typing import Optional, Union
+
+from pydantic import BaseModel, ConfigDict
 
 from gpuarena.analysis.physics.projection import (_deployed, _pctl, chip, consumer, family, family_prefix,
                                           family_settings, family_shape, fit, flops_tflop, predict, request_class)
@@ -52,6 +55,73 @@ def _leave_chip_out(workload: str, cls: str) -> list[dict]:
                         "gpu": p["gpu"].name, "reference": "", "published": p["throughput"], "predicted": pred,
                         "pct_error": (pred / p["throughput"] - 1) * 100, "engine": p["engine"], "source": p["source"]})
     return out
+
+
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class ErrorSummary(BaseModel):
+    """The absolute percentage errors of one path: how many points, their median, 80th percentile and worst."""
+
+    n: int
+    median_abs_pct_error: Optional[Num] = None
+    p80_abs_pct_error: Optional[Num] = None
+    max_abs_pct_error: Optional[Num] = None
+
+
+class GroupSummary(BaseModel):
+    """One family (workload and precision class): both paths' errors."""
+
+    fitted: ErrorSummary
+    deployed: ErrorSummary
+
+
+class ValidationRow(BaseModel):
+    """One held-out figure against its prediction; a hold-out ratio, a training or serving row adds what it
+    rests on (bandwidth_ratio, mfu, share, ...), kept as given."""
+
+    model_config = ConfigDict(extra="allow")
+    path: str
+    workload: str
+    precision: Optional[str] = None
+    gpu: str
+    reference: str
+    published: Num
+    predicted: Num
+    pct_error: Num
+    engine: Optional[str] = None
+    source: str
+
+
+class LeftOut(BaseModel):
+    """A published run the training hold-out has no comparable evidence for."""
+
+    what: str
+    source: str
+
+
+class Validation(BaseModel):
+    """`gpuarena advise --validate`: the projection model's held-out errors per path, and its ranking against
+    ranking by datasheet bandwidth alone."""
+
+    n: int
+    deployed: ErrorSummary
+    deployed_with_consumer_cards: ErrorSummary
+    fitted: ErrorSummary
+    holdout: ErrorSummary
+    siblings: ErrorSummary
+    per_group: dict[str, GroupSummary]
+    holdout_training: ErrorSummary
+    holdout_training_without_evidence: list[LeftOut]
+    holdout_serving: ErrorSummary
+    holdout_serving_ceiling_rejects: int
+    median_abs_pct_error: Optional[Num] = None
+    spearman: Optional[Num] = None
+    spearman_per_group: dict[str, Num]
+    bandwidth_only_spearman: Optional[Num] = None
+    worst: list[ValidationRow]
+    rows: list[ValidationRow]
+    form_chosen_on: str
 
 
 def _summary(rows: list[dict]) -> dict:
@@ -118,7 +188,7 @@ def validated() -> tuple[tuple[str, str], ...]:
                  if cls.published_family and cls.trains for req in PRECISION_CLASSES)
 
 
-def validate(groups=None) -> dict:
+def validate(groups=None) -> Validation:
     """Both paths advise uses, per family, with the held-out GPU's die left out of every fit; ranks against
     the bandwidth-only baseline; cross-GPU ratios from independent sources."""
     rows, per_group, rhos, base = [], {}, {}, {}
@@ -140,7 +210,8 @@ def validate(groups=None) -> dict:
     everything = [r for r in rows if r["path"].startswith("deployed")]
     deployed = [r for r in everything
                 if not (consumer(catalog.match(r["gpu"])) or consumer(catalog.match(r["reference"])))]
-    return {"n": len(rows), "deployed": _summary(deployed), "deployed_with_consumer_cards": _summary(everything),
+    return Validation.model_validate({
+            "n": len(rows), "deployed": _summary(deployed), "deployed_with_consumer_cards": _summary(everything),
             "fitted": _summary([r for r in rows if r["path"].startswith("fitted")]),
             "holdout": _summary(hold), "siblings": _summary(sib), "per_group": per_group,
             "holdout_training": _summary(train), "holdout_training_without_evidence": apart,
@@ -152,4 +223,4 @@ def validate(groups=None) -> dict:
             "rows": rows + hold + sib + train + serve,
             "form_chosen_on": ("the form (a/P + b/BW + c, a >= FLOPs) was chosen on the Lambda DLE PyTorch families "
                                "of ResNet-50 and BERT-Large (TF32 and FP16); every error here holds the target's die "
-                               "out of the fit, and the hold-out ratios come from other publishers")}
+                               "out of the fit, and the hold-out ratios come from other publishers")})

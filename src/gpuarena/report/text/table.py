@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -66,5 +67,15 @@ def render(columns: list[tuple[str, str]], rows: list[dict], fmt: str, title: st
 
 
 def as_json(data) -> str:
-    """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text."""
-    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+    """An analysis' data as JSON: sorted keys, anything else (a date, a path) as its text.  A typed result
+    (a pydantic model: check's, advise's, whatif's) is its ``model_dump(mode="json")`` with the keys its
+    builder set, so the JSON is what the dict it replaced gave."""
+    return json.dumps(_plain(data), indent=2, sort_keys=True, default=_plain) + "\n"
+
+
+def _plain(x):
+    """A typed result (anywhere in the data: {"plans": [Plan, ...]}) as its JSON dump, anything else (a date,
+    a path) as its text; plain data as it is."""
+    if isinstance(x, BaseModel):
+        return x.model_dump(mode="json", exclude_unset=True)
+    return x if isinstance(x, (dict, list, tuple, str, int, float, bool, type(None))) else str(x)

@@ -11,13 +11,14 @@ from typing import Optional
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.claim_input import check_claim_input, claims_of
 from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, refuse_ignored
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
 from gpuarena.workloads import registry
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")

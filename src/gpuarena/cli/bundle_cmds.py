@@ -6,10 +6,11 @@ from typing import Optional
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, open_store, resolve_run_ids, undeclared_warning
 from gpuarena.errors import UserError
 from gpuarena.safeio import printable
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 
 @app.command()

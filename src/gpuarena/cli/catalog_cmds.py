@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.common import check_format
 from gpuarena.errors import UserError
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 
 @app.command()

@@ -11,10 +11,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
 from gpuarena.errors import UserError
 from gpuarena.numbers import fmt_num
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 

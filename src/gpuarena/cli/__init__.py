@@ -1,7 +1,7 @@
-"""The command line.  One module per group of verbs, each its own typer.Typer(), joined at the top
-level in cli/app.py; each function parses, calls the package and prints.  A UserError anywhere becomes one line on stderr
-and exit code 2, with nothing written; anything unexpected becomes one line,
-exit code 1 and a request to report it (`--debug` shows the traceback)."""
+"""The command line.  One module per group of verbs, each its own typer.Typer(), joined at the
+top level in cli/app.py; each function parses, calls the package and prints.  A UserError anywhere
+becomes one line on stderr and exit code 2, with nothing written; anything unexpected becomes one
+line, exit code 1 and a request to report it (`--debug` shows the traceback)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,9 @@ app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, a
 
 
 @app.command()
-def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; 'latest' for the newest; default: all measured/imported)"),
+def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                         help="run id (repeatable; 'latest' for the newest; default: all "
+                                              "measured/imported)"),
            output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
            db: Optional[str] = DbOption) -> None:
     """Write results and their environments to a versioned JSON bundle."""

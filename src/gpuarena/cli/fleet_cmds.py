@@ -222,7 +222,8 @@ def _bundle_groups(bundles: list[str]) -> tuple[list, dict, list[dict]]:
 @app.command()
 def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
           db: Optional[str] = DbOption,
-          run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="only these runs of the database (repeatable)"),
+          run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                        help="only these runs of the database (repeatable)"),
           suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE",
                                               help="only the database's runs of this suite (e.g. doctor)"),
           show_all: bool = typer.Option(False, "--all", help="every GPU and link, not only the outliers"),

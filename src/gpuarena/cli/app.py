@@ -10,6 +10,7 @@ from gpuarena.cli.analysis_cmds import app as analysis_verbs
 from gpuarena.cli.bundle_cmds import app as bundle_verbs
 from gpuarena.cli.catalog_cmds import app as catalog_verbs
 from gpuarena.cli.fleet_cmds import app as fleet_verbs
+from gpuarena.cli.plan_cmds import app as plan_verbs
 from gpuarena.cli.report_cmds import app as report_verbs
 from gpuarena.cli.run_cmds import app as run_verbs
 from gpuarena.cli.serve_cmds import app as serve_verbs
@@ -43,5 +44,6 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 # The groups in the order `gpuarena -h` lists their verbs.  Their commands go on the root itself, so each
 # verb stays top-level with the root's help settings; add_typer(group) without a name would do the same,
 # but only from Typer 0.15 on (pyproject allows 0.12, where a nameless group's verbs would vanish).
-for _group in (run_verbs, report_verbs, analysis_verbs, bundle_verbs, catalog_verbs, serve_verbs, fleet_verbs):
+for _group in (run_verbs, report_verbs, analysis_verbs, plan_verbs, bundle_verbs, catalog_verbs, serve_verbs,
+               fleet_verbs):
     app.registered_commands.extend(_group.registered_commands)

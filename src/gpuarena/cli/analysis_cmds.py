@@ -66,7 +66,7 @@ def cost(workload: Optional[str] = WORKLOAD,
     C.check_inputs(years, gpus, kwh, pue, hosting)
     over = load_prices(prices)
     out(render(C.cost_table(open_store(db, readonly=True), workload, years, gpus, kwh, pue, hosting,
-                               over, baseline, basis=basis), fmt))
+                              over, baseline, basis=basis), fmt))
 
 
 # check's options: one claim as stated (or --csv of many), a ratio claim (--vs, --ratio), an llm-serve claim
@@ -141,7 +141,7 @@ def check(gpu: Optional[str] = CLAIM_GPU,
     if serving and (vs is not None or ratio is not None):
         from gpuarena.cli.llm_cmds import check_serving_ratio_cli
         out(check_serving_ratio_cli(gpu, vs, ratio, workload, precision, batch_size, gpus, replicas, sets, store,
-                                     fmt, {"--throughput": throughput, "--latency": latency, "--ttft": ttft}))
+                                    fmt, {"--throughput": throughput, "--latency": latency, "--ttft": ttft}))
         return
     if vs is not None or ratio is not None:
         out(_check_ratio(gpu, vs, ratio, workload, precision, batch_size, gpus, what, throughput, store, fmt))

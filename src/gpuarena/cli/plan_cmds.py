@@ -70,7 +70,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     refuse_ignored(f"whatif -w {workload}", {"--tokens": tokens is not None, "--mfu": mfu is not None,
                                              "--seq-len": seq_len is not None})
     out(render(W.predict(workload, gpu, gpu_counts(n), store, busbw, overlap, batch_size, throughput, model,
-                               variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
+                              variant, 25.0 if bucket_mb is None else bucket_mb), fmt))
 
 
 @app.command()
@@ -127,4 +127,4 @@ def advise(workload: Optional[str] = WORKLOAD,
     if basis not in BASES:
         raise UserError(f"--price-basis {basis!r}: choose one of {', '.join(BASES)}")
     out(render(A.advise(open_store(db, readonly=True), workload, gpus, budget, hours, min_memory, over,
-                           precision, include_consumer, basis), fmt))
+                          precision, include_consumer, basis), fmt))

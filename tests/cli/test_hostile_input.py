@@ -66,12 +66,15 @@ RUN_REFUSALS = [
     # (id, extra argv, files to write {name: text}, what the error line must say)
     ("malformed-yaml", ["--suite", "{s}/bad.yaml"], {"bad.yaml": "name: [unclosed\nentries: {"}, "not valid YAML"),
     ("not-a-mapping", ["--suite", "{s}/list.yaml"], {"list.yaml": "- a\n- b\n"}, "a suite file is a mapping"),
-    ("huge", ["--suite", "{s}/huge.yaml"], {"huge.yaml": GOOD_SUITE + "#" * 1_100_000 + "\n"}, "larger than 1000000 bytes"),
+    ("huge", ["--suite", "{s}/huge.yaml"], {"huge.yaml": GOOD_SUITE + "#" * 1_100_000 + "\n"},
+     "larger than 1000000 bytes"),
     ("python-tag", ["--suite", "{s}/tag.yaml"],
      {"tag.yaml": "name: !!python/object/apply:os.system ['touch {s}/pwned']\nentries: []\n"}, "not valid YAML"),
-    ("deep-yaml", ["--suite", "{s}/deep.yaml"], {"deep.yaml": "name: x\nentries: " + "[" * 50_000}, "nested too deeply"),
+    ("deep-yaml", ["--suite", "{s}/deep.yaml"], {"deep.yaml": "name: x\nentries: " + "[" * 50_000},
+     "nested too deeply"),
     ("grid-explosion", ["--suite", "{s}/grid.yaml"], {"grid.yaml": HUGE_GRID}, "more than 100000 cases"),
-    ("unknown-key", ["--suite", "{s}/extra.yaml"], {"extra.yaml": GOOD_SUITE + "shell: rm -rf /\n"}, "shell: Extra inputs"),
+    ("unknown-key", ["--suite", "{s}/extra.yaml"], {"extra.yaml": GOOD_SUITE + "shell: rm -rf /\n"},
+     "shell: Extra inputs"),
     ("missing-suite-file", ["--suite", "{s}/nope.yaml"], {}, "does not exist"),
     ("unknown-suite", ["--suite", "smok"], {}, "did you mean 'smoke'"),
     ("unknown-workload", ["-w", "resnet50-trian"], {}, "did you mean 'resnet50-train'"),
@@ -169,7 +172,8 @@ def test_real_process_refuses(tmp_path, cli):
 UNSAFE = [
     (re.compile(r"\bpickle\.loads?\(|\bcPickle\b|\bdill\b|\bmarshal\.loads?\(|\bshelve\."), "pickle-like loading"),
     (re.compile(r"(?<![\w.])eval\(|(?<![\w.])exec\("), "eval/exec"),
-    (re.compile(r"\byaml\.unsafe_load\(|\byaml\.full_load\(|yaml\.Loader\b|yaml\.UnsafeLoader\b"), "unsafe YAML loader"),
+    (re.compile(r"\byaml\.unsafe_load\(|\byaml\.full_load\(|yaml\.Loader\b|yaml\.UnsafeLoader\b"),
+     "unsafe YAML loader"),
 ]
 
 

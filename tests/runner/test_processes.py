@@ -55,7 +55,8 @@ def _process(windows, **kw):
     xs = [1 / s for s in windows]
     s = summarize(xs)
     return {"status": "ok", "samples": windows, "items_per_step": 1, "flops_per_item": 2e12,
-            "throughput": {**s.to_dict(), "unit": "items/s"}, "warnings": stats_warnings_for(s) + ["GPU throttled during the timed window: power cap"],
+            "throughput": {**s.to_dict(), "unit": "items/s"},
+            "warnings": stats_warnings_for(s) + ["GPU throttled during the timed window: power cap"],
             "extra": {"first_step_s": 1.0}, "power_w_mean": 100.0, "power_w_max": 120.0, "throttled": False,
             "peak_memory_bytes": 10, **kw}
 

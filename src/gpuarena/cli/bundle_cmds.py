@@ -6,14 +6,17 @@ from typing import Optional
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, open_store, resolve_run_ids, undeclared_warning
 from gpuarena.errors import UserError
 from gpuarena.safeio import printable
 
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
+
 
 @app.command()
-def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable; 'latest' for the newest; default: all measured/imported)"),
+def export(run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                         help="run id (repeatable; 'latest' for the newest; default: all "
+                                              "measured/imported)"),
            output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="bundle file to write"),
            db: Optional[str] = DbOption) -> None:
     """Write results and their environments to a versioned JSON bundle."""

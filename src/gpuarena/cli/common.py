@@ -9,6 +9,14 @@ from gpuarena.errors import UserError
 DbOption = typer.Option(None, "--db", metavar="FILE|URL",
                         help="SQLite file or postgresql://user@host/dbname (default: $GPUARENA_DB or ./gpuarena.db)")
 
+# The analysis verbs' shared options (compare, cost, check: analysis_cmds.py; whatif, advise: plan_cmds.py).
+FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
+WORKLOAD = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)")
+PRICES = typer.Option(None, "--prices", metavar="FILE",
+                      help="YAML file of price overrides (see data/article_prices.yaml)")
+BASIS = typer.Option("cloud", "--price-basis", metavar="BASIS",
+                     help="cloud ($ per GPU-hour, on-demand; default) or purchase ($ per GPU): one market per table")
+
 # Stores this command opened: main() reports the rows they skipped as unusable.
 OPENED: list = []
 
@@ -21,6 +29,22 @@ def open_store(db: str | None, must_exist: bool = False, readonly: bool = False)
     store = Store(path, readonly=True) if readonly else _writable(path, must_exist)
     OPENED.append(store)
     return store
+
+
+def optional_store(db: str | None, named_must_exist: bool = True):
+    """The database if there is one: a --db the user named must exist (check: a typo must not
+    silently judge claims without the measurements); the default may be absent."""
+    from gpuarena.store.db import default_path, exists
+
+    if db and named_must_exist and not exists(db):
+        raise UserError(f"--db {db}: the file does not exist")
+    path = db or default_path()
+    return open_store(path, readonly=True) if exists(path) else None
+
+
+def out(text: str) -> None:
+    """A rendered table or document, as the renderer ended it (no newline added)."""
+    typer.echo(text, nl=False)
 
 
 def gpu_counts(text: str) -> list[int]:

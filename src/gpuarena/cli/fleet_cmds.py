@@ -11,10 +11,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
 from gpuarena.errors import UserError
 from gpuarena.numbers import fmt_num
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 
@@ -221,7 +222,8 @@ def _bundle_groups(bundles: list[str]) -> tuple[list, dict, list[dict]]:
 @app.command()
 def fleet(bundles: list[str] = typer.Argument(None, metavar="BUNDLE", hidden=True),
           db: Optional[str] = DbOption,
-          run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="only these runs of the database (repeatable)"),
+          run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                        help="only these runs of the database (repeatable)"),
           suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE",
                                               help="only the database's runs of this suite (e.g. doctor)"),
           show_all: bool = typer.Option(False, "--all", help="every GPU and link, not only the outliers"),

@@ -7,20 +7,26 @@ from typing import Optional
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store
 from gpuarena.errors import UserError
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 
 @app.command()
 def report(
     db: Optional[str] = DbOption,
-    run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable); default: all runs; 'latest' for the newest"),
-    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", metavar="GPU", help="GPU the comparison divides by"),
-    case: Optional[int] = typer.Option(None, "--case", metavar="RESULT_ID", help="result id whose telemetry is charted "
-                                                            "(default: the longest ok case with telemetry)"),
-    out: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="file to write (default report.html or report.md)"),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", metavar="FORMAT", help="html or md (default: from -o's suffix, else html)"),
+    run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                  help="run id (repeatable); default: all runs; 'latest' for the newest"),
+    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", metavar="GPU",
+                                           help="GPU the comparison divides by"),
+    case: Optional[int] = typer.Option(None, "--case", metavar="RESULT_ID",
+                                       help="result id whose telemetry is charted "
+                                            "(default: the longest ok case with telemetry)"),
+    out: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                      help="file to write (default report.html or report.md)"),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", metavar="FORMAT",
+                                      help="html or md (default: from -o's suffix, else html)"),
 ) -> None:
     """Write the report: what ran where, throughput, tuning, telemetry, scaling, comparison."""
     from gpuarena.report.html import write_report

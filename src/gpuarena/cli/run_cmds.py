@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store, resolve_run_ids
 from gpuarena.safeio import printable
 from gpuarena.errors import UserError
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 
 def parse_gpus(text: str | None) -> list[int] | None:
@@ -29,20 +30,47 @@ def parse_gpus(text: str | None) -> list[int] | None:
     return out
 
 
+# run's options: what to run (a suite, or workloads with variants and parameters), how often, and where
+RUN_SUITE = typer.Option(None, "--suite", "-s", metavar="SUITE", help="built-in suite name or a YAML file")
+RUN_WORKLOAD = typer.Option([], "--workload", "-w", metavar="WORKLOAD",
+                            help="workload to run (repeatable); with --suite, only that suite's entries for it")
+RUN_VARIANT = typer.Option([], "--variant", "-v", metavar="VARIANT",
+                           help="variant, e.g. amp-bf16+channels-last (repeatable)")
+RUN_SET = typer.Option([], "--set", metavar="KEY=VALUE",
+                       help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes")
+RUN_SIZE = typer.Option(None, "--size", metavar="SIZE",
+                        help="tiny or full (the article's sizes); an ad-hoc -w run defaults to tiny on a CPU, "
+                             "full on a GPU")
+RUN_REPEATS = typer.Option(None, "--repeats", "-r", metavar="N", help="timed repeats per case (default 10)")
+RUN_PROCESSES = typer.Option(None, "--processes", "-p", metavar="N",
+                             help="fresh processes per case, each with its own warm-up and repeats (default 1); "
+                                  "the interval is then over process means")
+RUN_DEVICE = typer.Option(None, "--device", "-d", metavar="DEVICE",
+                          help="cpu, cuda or cuda:N (default: cuda if present)")
+RUN_GPUS = typer.Option(None, "--gpus", metavar="N,N,...", help="rank counts for multi-GPU workloads, e.g. 1,2,4")
+RUN_RESUME = typer.Option(None, "--resume", metavar="RUN_ID", help="finish run RUN_ID: only its missing cases run")
+RUN_TORCHRUN_ARG = typer.Option([], "--torchrun-arg", metavar="ARG",
+                                help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 "
+                                     "(repeatable; docs/multi-gpu.md)")
+RUN_ALLOW_BUSY = typer.Option(False, "--allow-busy",
+                              help="run even if another process is using the GPU (CUDA only; a CPU run is never "
+                                   "checked)")
+
+
 @app.command()
 def run(
-    suite: Optional[str] = typer.Option(None, "--suite", "-s", metavar="SUITE", help="built-in suite name or a YAML file"),
-    workload: list[str] = typer.Option([], "--workload", "-w", metavar="WORKLOAD", help="workload to run (repeatable); with --suite, only that suite's entries for it"),
-    variant: list[str] = typer.Option([], "--variant", "-v", metavar="VARIANT", help="variant, e.g. amp-bf16+channels-last (repeatable)"),
-    set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="KEY=VALUE for a workload parameter or repeats/warmup/steps/timeout_s/size/processes"),
-    size: Optional[str] = typer.Option(None, "--size", metavar="SIZE", help="tiny or full (the article's sizes); an ad-hoc -w run defaults to tiny on a CPU, full on a GPU"),
-    repeats: Optional[int] = typer.Option(None, "--repeats", "-r", metavar="N", help="timed repeats per case (default 10)"),
-    processes: Optional[int] = typer.Option(None, "--processes", "-p", metavar="N", help="fresh processes per case, each with its own warm-up and repeats (default 1); the interval is then over process means"),
-    device: Optional[str] = typer.Option(None, "--device", "-d", metavar="DEVICE", help="cpu, cuda or cuda:N (default: cuda if present)"),
-    gpus: Optional[str] = typer.Option(None, "--gpus", metavar="N,N,...", help="rank counts for multi-GPU workloads, e.g. 1,2,4"),
-    resume: Optional[str] = typer.Option(None, "--resume", metavar="RUN_ID", help="finish run RUN_ID: only its missing cases run"),
-    torchrun_arg: list[str] = typer.Option([], "--torchrun-arg", metavar="ARG", help="torchrun rendezvous option for multi-node runs, e.g. --nnodes=2 (repeatable; docs/multi-gpu.md)"),
-    allow_busy: bool = typer.Option(False, "--allow-busy", help="run even if another process is using the GPU (CUDA only; a CPU run is never checked)"),
+    suite: Optional[str] = RUN_SUITE,
+    workload: list[str] = RUN_WORKLOAD,
+    variant: list[str] = RUN_VARIANT,
+    set_: list[str] = RUN_SET,
+    size: Optional[str] = RUN_SIZE,
+    repeats: Optional[int] = RUN_REPEATS,
+    processes: Optional[int] = RUN_PROCESSES,
+    device: Optional[str] = RUN_DEVICE,
+    gpus: Optional[str] = RUN_GPUS,
+    resume: Optional[str] = RUN_RESUME,
+    torchrun_arg: list[str] = RUN_TORCHRUN_ARG,
+    allow_busy: bool = RUN_ALLOW_BUSY,
     db: Optional[str] = DbOption,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
@@ -169,7 +197,8 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
                 rng = f" one of {', '.join(map(str, p['choices']))}"
             elif p["min"] is not None or p["max"] is not None:
                 rng = f" in [{p['min']}, {p['max']}]"
-            console.print(escape(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): {p['doc']}"))
+            console.print(escape(f"    --set {p['name']}={p['default']} ({p['type']}{rng}; tiny {p['tiny']}): "
+                                 f"{p['doc']}"))
     console.print("\n[bold]suites[/]")
     for s in data["suites"]:
         console.print(f"  [cyan]{s['name']}[/]: {s['description']}")
@@ -178,8 +207,10 @@ def list_(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", h
 @app.command()
 def results(
     db: Optional[str] = DbOption,
-    run: list[str] = typer.Option([], "--run", metavar="RUN_ID", help="run id (repeatable); default: all runs; 'latest' for the newest"),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD", help="workload name (see `gpuarena list`)"),
+    run: list[str] = typer.Option([], "--run", metavar="RUN_ID",
+                                  help="run id (repeatable); default: all runs; 'latest' for the newest"),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="WORKLOAD",
+                                           help="workload name (see `gpuarena list`)"),
     fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, json or csv"),
 ) -> None:
     """Stored results."""

@@ -10,9 +10,10 @@ from typing import Optional
 
 import typer
 
-from gpuarena.cli import app
 from gpuarena.cli.common import DbOption, check_format, open_store
 from gpuarena.errors import UserError, brief
+
+app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
 
 @app.command("serve-tiny")

@@ -20,6 +20,7 @@ everywhere, so the model name is learnt):
   /escape       terminal escape codes in the model id and owner /v1/models gives, then /ok
   /queue     a server of known timing: one request at a time, each answered (/ok) after 0.1 s, so
              10 requests/s at most and a queue that grows under a faster arrival rate
+  /slowqueue the same at 0.5 s a request: a margin to an SLO that a loaded machine's delays stay inside
 It runs on its own event loop in a daemon thread of the test process; the runner's child
 process reaches it over localhost like any server.
 """
@@ -93,9 +94,9 @@ def make_app() -> web.Application:
                                        b'"completion_tokens": true}}\n\n')
         if mode == "redirect":
             raise web.HTTPTemporaryRedirect("http://elsewhere.invalid:9/v1/completions")
-        if mode == "queue":
+        if mode in ("queue", "slowqueue"):
             async with one_at_a_time:
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.1 if mode == "queue" else 0.5)
                 return await good(request)
         if mode == "nousage":
             return await good(request, usage=False)

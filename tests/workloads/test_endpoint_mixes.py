@@ -226,10 +226,12 @@ def test_overloaded_server_stops_the_pass(queue):
 
 
 def test_concurrency_sweep_stores_every_point_through_the_store(queue, db_path):
-    # one request at a time, 0.1 s each: concurrency 1 holds TTFT 150 ms, 2 queues half of them
-    # past it and adds no throughput, so the sweep ends there and runs its passes at 1
+    # one request at a time, 0.5 s each: concurrency 1 holds TTFT 750 ms (250 ms of margin for a busy
+    # machine's delays), 2 queues half of them past it (~1 s) and adds no throughput, so the sweep ends
+    # there and runs its passes at 1
     (r,) = run_entries(db_path, [{"workload": "endpoint-serve", "params": {
-        "base_url": queue, "concurrency": "sweep", "slo_ttft_ms": 150, "num_requests": 6,
+        "base_url": queue.replace("/queue", "/slowqueue"), "concurrency": "sweep", "slo_ttft_ms": 750,
+        "num_requests": 6,
         "warmup_requests": 0}}], repeats=1)
     assert_ok(r)
     (stored,) = Store(db_path).results()

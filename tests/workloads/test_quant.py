@@ -12,8 +12,8 @@ from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
 from gpuarena.workloads import quant
-from gpuarena.workloads.bert import BertLargeInfer
-from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from gpuarena.workloads.bert.run import BertLargeInfer
+from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 from tests.workloads.conftest import assert_ok, run_entries
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from gpuarena.workloads import sd15
+from gpuarena.workloads.sd15 import run as sd15
 from gpuarena.workloads.base import StepContext
 from tests.workloads.conftest import assert_ok, run_entries
 
@@ -73,7 +73,7 @@ def test_find_max_returns_the_limit(limit):
 
 CAPPED_SEARCH = """
 import json, resource, torch
-from gpuarena.workloads.sd15 import SD15Generate
+from gpuarena.workloads.sd15.run import SD15Generate
 from gpuarena.workloads.base import StepContext
 p = SD15Generate.resolve_params({"image_size": 256, "search": "max-batch", "search_max": 64,
                                  "search_steps": 1, "output_type": "pt"}, size="tiny")

@@ -26,6 +26,7 @@ from importlib.metadata import entry_points
 from gpuarena.errors import UserError, did_you_mean
 from gpuarena.safeio import printable
 from gpuarena.store.checks import WORKLOAD_NAME
+from gpuarena.store import figures as _figures
 from gpuarena.store.figures import Figures
 
 ENTRY_POINT_GROUP = "gpuarena.workloads"
@@ -248,3 +249,29 @@ def ddp_models() -> dict[str, type]:
 def published_names() -> dict[str, str]:
     """Published rows' workload names -> the gpuarena workload that does the same work."""
     return {alias: name for name, cls in classes().items() for alias in cls.published_as}
+
+
+_declared_built_ins = False
+
+
+def figures_model(name: str, params: dict | None = None) -> type[Figures] | None:
+    """The figures model a stored result of this workload is read with (its spec's ``figures_for``
+    its params: ddp-train adds the wrapped workload's), or None when this installation lacks the
+    workload.  The store asks through ``store.figures.read_with`` (installed below), as it imports no
+    workload; the first call imports every built-in spec (torch-free), so each figure a built-in
+    declares reads None on a result that lacks it."""
+    global _declared_built_ins
+    if not _declared_built_ins:
+        _declared_built_ins = True
+        for n in REGISTRY:
+            get(n)
+    cls = find(name)
+    if cls is None:
+        return None
+    try:
+        return cls.figures_for(params or {})
+    except Exception:  # noqa: BLE001 - params a stored row may lack (ddp-train's model): the class's own
+        return cls.figures
+
+
+_figures.read_with(figures_model)

@@ -11,7 +11,8 @@ transformers 4.x and 5.x both accept ``attn_implementation`` through
 
 from __future__ import annotations
 
-from gpuarena.store.workload_figures import BertFigures
+from gpuarena.store.figures import Name, Text
+from gpuarena.workloads.figures import Quantized
 from gpuarena.workloads import quant_rungs
 from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES
@@ -78,6 +79,11 @@ def bert_param_count(p: dict, pretraining: bool) -> int:
         total += (h * h + h + 2 * h) + VOCAB + (2 * h + 2)
     return total
 
+
+
+class BertFigures(Quantized):
+    attn_implementation: Name = None
+    flops_formula: Text = None
 
 
 class _BertSpec(WorkloadSpec):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from gpuarena.store.workload_figures import CollectiveFigures
+from gpuarena.store.figures import Bytes, Figures, Name, Rate, Ratio, Seconds
 from gpuarena.workloads.spec import Param, WorkloadSpec
 
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
@@ -44,6 +44,17 @@ def bandwidths(size_bytes: float, time_per_call_s: float, op: str, n: int) -> tu
     """(algbw, busbw) in GB/s (1e9 bytes), nccl-tests' definitions."""
     algbw = size_bytes / time_per_call_s / 1e9
     return algbw, algbw * bus_factor(op, n)
+
+
+class CollectiveFigures(Figures):
+    op: Name = None
+    size_bytes: Bytes = None
+    dtype: Name = None
+    bus_factor: Ratio = None
+    result_check: Name = None
+    time_per_call_s: Seconds = None
+    algbw_gbs: Rate = None
+    busbw_gbs: Rate = None
 
 
 class _CollectiveSpec(WorkloadSpec):

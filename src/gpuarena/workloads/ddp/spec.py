@@ -24,11 +24,28 @@ behind computation.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from gpuarena.errors import UserError
 from gpuarena.store.figures import compose
-from gpuarena.store.workload_figures import DDPFigures
+from pydantic import Field
+
+from gpuarena.store.figures import Name, Params, Seconds, Share
+from gpuarena.workloads.figures import Communication
 from gpuarena.workloads import registry
 from gpuarena.workloads.spec import Param, WorkloadSpec
+
+
+class DDPFigures(Communication):
+    """ddp-train; the wrapped workload's own figures come with it (DDPTrain.figures_for)."""
+
+    model: Name = None
+    inner_workload: Name = None
+    inner_params: Params = None
+    accum_steps: Optional[int] = Field(None, ge=1, le=1_000_000)
+    step_sync_s: Seconds = None
+    step_nosync_s: Seconds = None
+    overlap_fraction: Share = None
 
 
 class DDPTrainSpec(WorkloadSpec):

@@ -3,13 +3,17 @@ is its body (its module docstring describes a step)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import os
 import re
 import socket
 
 from gpuarena.errors import UserError
-from gpuarena.store.workload_figures import EndpointFigures
-from gpuarena.workloads.endpoint import client, load, mix, trace
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuarena.store.figures import Count, Figures, Ms, Name, Ranks, Rate, Record, Records, Seconds, Share, Text
+from gpuarena.workloads.endpoint import mix, trace
 from gpuarena.workloads.endpoint.params import PARAMS, combos, parse_concurrency
 from gpuarena.workloads.spec import WorkloadSpec
 
@@ -29,8 +33,59 @@ def is_local(params: dict) -> bool:
     """Whether the server runs on this machine (so this machine's GPU power is the server's)."""
     if params["local"] != "auto":
         return params["local"] == "yes"
+    from gpuarena.workloads.endpoint import load   # aiohttp: loaded when a parameter is checked, not to read facts
+
     host = load.split_url(params["base_url"])[1]
     return host in LOOPBACK or host.startswith("127.") or host == socket.gethostname()
+
+
+class Spread(BaseModel):
+    """Mean and percentiles of a latency in milliseconds (workloads/endpoint/metrics.py spread_ms)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    mean: Ms = None
+    p50: Ms = None
+    p90: Ms = None
+    p99: Ms = None
+
+
+class EndpointFigures(Figures):
+    engine: Name = None
+    model: Name = None
+    api: Name = None
+    endpoint: Text = None
+    server_local: Optional[bool] = None
+    server_gpus: Ranks = None
+    served_models: Optional[list[str]] = Field(None, max_length=100)
+    rate_requests_per_s: Rate = None
+    concurrency: Ranks = None                 # requests in flight (None: no cap)
+    warmup: Record = None
+    metrics_definition: Text = None
+    sweep: Record = None
+    # workloads/endpoint/metrics.py summarize
+    requests: Count = None
+    completed: Count = None
+    failed: Count = None
+    errors: Optional[dict[str, int]] = None
+    duration_s: Seconds = None
+    output_tokens: Count = None
+    prompt_tokens: Count = None
+    tokens_from: Optional[list[str]] = Field(None, max_length=20)
+    output_tokens_per_s: Rate = None
+    requests_per_s: Rate = None
+    total_tokens_per_s: Rate = None
+    goodput_requests_per_s: Rate = None
+    goodput_tokens_per_s: Rate = None
+    slo_attainment: Share = None
+    slo_ttft_ms: Ms = None
+    slo_tpot_ms: Ms = None
+    ttft_ms: Optional[Spread] = None
+    tpot_ms: Optional[Spread] = None
+    itl_ms: Optional[Spread] = None
+    e2e_ms: Optional[Spread] = None
+    passes: Records = None
+    requests_stored_with_gaps: Optional[bool] = None
+    request_records: Records = None
 
 
 class EndpointServeSpec(WorkloadSpec):
@@ -63,6 +118,8 @@ class EndpointServeSpec(WorkloadSpec):
     @classmethod
     def resolve_params(cls, given, size="full"):
         p = super().resolve_params(given, size)
+        from gpuarena.workloads.endpoint import load
+
         rate = load.parse_rate(p["rate"])
         p["rate"] = rate if rate == "sweep" else ("inf" if rate == float("inf") else f"{rate:g}")
         base, _ = load.split_url(p["base_url"])
@@ -78,6 +135,8 @@ class EndpointServeSpec(WorkloadSpec):
 
     @classmethod
     def check_params(cls, params: dict) -> None:
+        from gpuarena.workloads.endpoint import load
+
         if params["prompts_file"]:
             load.read_prompts(params["prompts_file"])
         if params["length_dist"] == "dataset":
@@ -88,6 +147,8 @@ class EndpointServeSpec(WorkloadSpec):
     @classmethod
     def environment(cls, params: dict) -> dict:
         """The server's part of the environment fingerprint (its engine and models)."""
+        from gpuarena.workloads.endpoint import client, load
+
         info = load.probe(params["base_url"], client.headers(os.environ.get(params["api_key_env"])))
         return {"base_url": params["base_url"], "engine": engine_name(params, info),
                 "reachable": info["reachable"], "models": info.get("models")}

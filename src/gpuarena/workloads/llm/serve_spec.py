@@ -4,13 +4,58 @@
 from __future__ import annotations
 
 from gpuarena.errors import UserError
-from gpuarena.store.workload_figures import LLMServeFigures
+from typing import Annotated, Optional
+
+from pydantic import model_validator
+
+from gpuarena.store.figures import Bytes, Count, Ms, Name, Rate, Ratio, Record, Seconds, Text, TFlops, _within
+from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION, require_compile
 from gpuarena.workloads.llm.flops import param_counts, request_flops
 from gpuarena.workloads.llm.precisions import VARIANT_PRECISION
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
 from gpuarena.workloads.llm.versions import CHANGES
 from gpuarena.workloads.spec import Param, WorkloadSpec
+
+
+class LLMServeFigures(Capacity):
+    batch: Batch = None
+    cache: Name = None
+    prefill: Name = None
+    decode: Name = None
+    projections: Name = None
+    decode_attention: Name = None
+    inductor: Record = None
+    dtype: Name = None
+    quantization: Text = None
+    matvec: Text = None        # the gemv variant: which layers llm/gemv.py's kernel took
+    params: Annotated[Optional[float], _within(0.0, 1e15)] = None     # the model's parameter count
+    weights_bytes: Bytes = None
+    kv_cache_bytes: Bytes = None
+    requests_measured: Count = None
+    slo_ms: Ms = None
+    cudagraph_skips: Count = None
+    # llm/flops.py decode_figures: what the medians of TTFT and time per token come to
+    ttft_s: Seconds = None
+    prefill_tokens_per_s: Rate = None
+    prefill_tflops: TFlops = None
+    tpot_ms_median: Ms = None
+    tpot_ms_p99: Ms = None
+    decode_tokens_per_s: Rate = None
+    decode_context_mean: Ratio = None
+    kv_cache_live_bytes: Bytes = None
+    decode_bytes_per_step: Ratio = None
+    decode_bandwidth_gbs: Rate = None
+    bytes_model: Text = None
+    decode_profile: Record = None
+
+    @model_validator(mode="after")
+    def _decode_has_prefill(self):
+        """A serving result's decode figures come with the prefill and batch they were timed at
+        (workloads/llm/serve.py writes them together; the Serving section reads them together)."""
+        if self.tpot_ms_median is not None and (self.ttft_s is None or self.batch is None):
+            raise ValueError("tpot_ms_median without ttft_s and batch (a serving result's figures come together)")
+        return self
 
 
 class LLMServeSpec(WorkloadSpec):

@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import os
 
 from gpuarena.errors import UserError
-from gpuarena.store.workload_figures import LLMTrainFigures
+from pydantic import Field
+
+from gpuarena.store.figures import Count, Name, Ranks, Rate, Record, Seconds, Text
+from gpuarena.workloads.figures import Communication
 from gpuarena.workloads.llm import layout as lay
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
@@ -14,6 +19,25 @@ from gpuarena.workloads.precision import precision_of
 from gpuarena.workloads.spec import Param, WorkloadSpec
 
 PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
+
+
+class LLMTrainFigures(Communication):
+    shape: Name = None                       # the model shape's name, or the hf_config file
+    params_total: Count = None
+    params_non_embedding: Count = None
+    parallel: Name = None
+    dp_degree: Ranks = None
+    tp_degree: Ranks = None
+    mesh_shape: Optional[list[int]] = Field(None, max_length=8)
+    fp8_linears: Count = None
+    fused_adamw: Optional[bool] = None
+    loss_first: Optional[float] = None
+    loss_last: Optional[float] = None
+    flops_formula: Text = None
+    executed_precision: Record = None
+    comm_profiled_s: Seconds = None
+    comm_method: Text = None
+    tokens_per_s_per_gpu: Rate = None
 
 
 class LLMTrainSpec(WorkloadSpec):

@@ -11,7 +11,11 @@ the figures only mean something on a GPU.
 
 from __future__ import annotations
 
-from gpuarena.store.workload_figures import HostCopyFigures, MatmulFigures, MemBandwidthFigures
+from typing import Optional
+
+from pydantic import Field
+
+from gpuarena.store.figures import Bytes, Count, Figures, Text
 from gpuarena.workloads.spec import Param, WorkloadSpec
 
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -21,6 +25,22 @@ MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 ROTATE_BYTES = 200 * 2**20
 MAX_SETS = 16
 
+
+
+class MatmulFigures(Figures):
+    sets: Count = None
+    shape: Optional[list[Optional[int]]] = Field(None, max_length=8)    # [m, n, k]
+    note: Text = None
+
+
+class MemBandwidthFigures(Figures):
+    bytes_per_copy: Bytes = None
+    counted: Text = None
+
+
+class HostCopyFigures(Figures):
+    bytes_per_copy: Bytes = None
+    pinned: Optional[bool] = None
 
 
 class MatmulSpec(WorkloadSpec):

@@ -8,7 +8,9 @@ named recipe that composes with the others where that makes sense.
 
 from __future__ import annotations
 
-from gpuarena.store.workload_figures import ResNet50TrainFigures
+from typing import Optional
+
+from gpuarena.store.figures import Figures, Name
 from gpuarena.workloads.facts import first_int
 from gpuarena.workloads.spec import Param, WorkloadSpec, activation_traffic
 
@@ -25,6 +27,11 @@ RESNET50_PARAMS = 25_557_032
 RESNET50_ACT_ELEMENTS_224 = 32.0e6
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class ResNet50TrainFigures(Figures):
+    optimizer: Name = None
+    cudnn_benchmark: Optional[bool] = None
 
 
 class ResNet50TrainSpec(WorkloadSpec):

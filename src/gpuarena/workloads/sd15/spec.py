@@ -17,15 +17,32 @@ diffusers is imported inside functions only: it is not installed everywhere.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import os
 
 from gpuarena.errors import UserError
-from gpuarena.store.workload_figures import SD15Figures
+from pydantic import Field
+
+from gpuarena.store.figures import Count, Name, Records, Seconds, Text
+from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.facts import first_int, steps_in
 from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES
 from gpuarena.workloads.sd15.arch import (V15_TEXT_ENC, V15_UNET_FWD_512, V15_VAE_DEC_512, count_component_flops,
                                           flops_per_image)
 from gpuarena.workloads.spec import Param, WorkloadSpec
+
+
+class SD15Figures(Capacity):
+    attn_processors: Optional[list[str]] = Field(None, max_length=1000)
+    batch: Batch = None
+    unet_calls_per_image: Count = None
+    weights: Text = None
+    dtype: Name = None
+    search_steps: Count = None
+    latency_limit_s: Seconds = None
+    max_batch_within_latency: Count = None
+    latency_tries: Records = None
 
 
 class SD15GenerateSpec(WorkloadSpec):

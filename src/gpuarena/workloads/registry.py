@@ -46,6 +46,7 @@ REGISTRY: dict[str, str] = {
     "llm-serve": "gpuarena.workloads.llm.serve_spec:LLMServeSpec",
     "endpoint-serve": "gpuarena.workloads.endpoint.spec:EndpointServeSpec",
     "resnet50-infer": "gpuarena.workloads.resnet50_infer.spec:ResNet50InferSpec",
+    "vit-b16-infer": "gpuarena.workloads.vit_b16_infer.spec:ViTB16InferSpec",
     "matmul": "gpuarena.workloads.micro.spec:MatmulSpec",
     "membw": "gpuarena.workloads.micro.spec:MemBandwidthSpec",
     "h2d": "gpuarena.workloads.micro.spec:HostToDeviceSpec",

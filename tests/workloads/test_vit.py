@@ -48,5 +48,5 @@ def test_tiny_runs_through_the_runner(db_path):
         assert r.unit == "images/s" and r.items_per_step == 2
         assert r.flops_per_item == pytest.approx(registry.get("vit-b16-infer").flops({"image_size": 32}))
         assert r.extra.tokens == 5 and r.undeclared == []
-    assert seed.extra.dtype == "float32" and seed.precision == "default"   # PyTorch's own rules, as stored for every seed
+    assert seed.extra.dtype == "float32" and seed.precision == "default"   # PyTorch's own rules, as for every seed
     assert amp.precision == "bf16"

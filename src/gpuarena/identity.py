@@ -8,7 +8,7 @@ had: a changed fingerprint at an unchanged version fails a test, and so does a v
 whose fingerprint was not recorded), so comparability never depends on a hash -- stored bundles from before this scheme,
 whose ``code_hash`` was a hash of the whole module, stay comparable.
 
-Importable without torch: analysis uses ``comparable``; workloads/base.py uses
+Importable without torch: analysis uses ``comparable``; workloads/spec.py uses
 ``fingerprint``.
 """
 

@@ -1,5 +1,5 @@
 """ResNet-50 with batch norms folded and ReLU / residual add in the convolution's epilogue
-(workloads/convfuse.py) computes what the unfused eval model computes."""
+(workloads/resnet50_infer/convfuse.py) computes what the unfused eval model computes."""
 
 from __future__ import annotations
 

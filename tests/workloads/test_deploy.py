@@ -1,4 +1,4 @@
-"""Deployment paths refuse, with their one-line cause, where they cannot run (workloads/deploy.py)."""
+"""Deployment paths refuse, with their one-line cause, where they cannot run (workloads/resnet50_infer/deploy.py)."""
 
 from __future__ import annotations
 

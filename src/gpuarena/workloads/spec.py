@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from gpuarena import identity
 from gpuarena.errors import UserError, did_you_mean
-from gpuarena.workloads import precision as _precision
 from gpuarena.store.figures import Figures  # noqa: F401 - re-exported: a workload's figures model subclasses it
+from gpuarena.workloads import precision as _precision
 from gpuarena.workloads.facts import SCOPED_PARAMS, WorkloadFacts, param_acts  # noqa: F401 - re-exported
 from gpuarena.workloads.param import Param  # noqa: F401 - re-exported: workloads import it from here
 from gpuarena.workloads.precision import PRECISION_VARIANTS, precision_of  # noqa: F401 - re-exported

@@ -7,8 +7,14 @@ import torch
 from gpuarena.store.flags import nan_flag
 from gpuarena.workloads import quant
 from gpuarena.workloads.base import Workload, apply_math_mode, autocast_dtype, backward_and_step
-from gpuarena.workloads.bert.spec import (MAX_POSITIONS, MLM_SHARE, VOCAB, BertLargeInferSpec, BertLargeTrainSpec,
-                                         _BertSpec)
+from gpuarena.workloads.bert.spec import (
+    MAX_POSITIONS,
+    MLM_SHARE,
+    VOCAB,
+    BertLargeInferSpec,
+    BertLargeTrainSpec,
+    _BertSpec,
+)
 
 
 def build_config(p: dict):

@@ -12,9 +12,9 @@ transformers 4.x and 5.x both accept ``attn_implementation`` through
 from __future__ import annotations
 
 from gpuarena.store.figures import Name, Text
-from gpuarena.workloads.figures import Quantized
 from gpuarena.workloads import quant_rungs
 from gpuarena.workloads.facts import first_int
+from gpuarena.workloads.figures import Quantized
 from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES
 from gpuarena.workloads.spec import Param, WorkloadSpec, activation_traffic
 
@@ -78,7 +78,6 @@ def bert_param_count(p: dict, pretraining: bool) -> int:
     if pretraining:
         total += (h * h + h + 2 * h) + VOCAB + (2 * h + 2)
     return total
-
 
 
 class BertFigures(Quantized):

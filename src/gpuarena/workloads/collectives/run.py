@@ -7,8 +7,16 @@ from abc import abstractmethod
 import torch
 
 from gpuarena.workloads.base import Workload
-from gpuarena.workloads.collectives.spec import (MIB, AllGatherSpec, AllReduceSpec, BroadcastSpec, ReduceScatterSpec,
-                                                 _CollectiveSpec, bandwidths, bus_factor)
+from gpuarena.workloads.collectives.spec import (
+    MIB,
+    AllGatherSpec,
+    AllReduceSpec,
+    BroadcastSpec,
+    ReduceScatterSpec,
+    _CollectiveSpec,
+    bandwidths,
+    bus_factor,
+)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

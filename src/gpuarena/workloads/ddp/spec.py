@@ -26,13 +26,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gpuarena.errors import UserError
-from gpuarena.store.figures import compose
 from pydantic import Field
 
-from gpuarena.store.figures import Name, Params, Seconds, Share
-from gpuarena.workloads.figures import Communication
+from gpuarena.errors import UserError
+from gpuarena.store.figures import Name, Params, Seconds, Share, compose
 from gpuarena.workloads import registry
+from gpuarena.workloads.figures import Communication
 from gpuarena.workloads.spec import Param, WorkloadSpec
 
 

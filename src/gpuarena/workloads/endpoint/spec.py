@@ -3,15 +3,14 @@ is its body (its module docstring describes a step)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import os
 import re
 import socket
+from typing import Optional
 
-from gpuarena.errors import UserError
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuarena.errors import UserError
 from gpuarena.store.figures import Count, Figures, Ms, Name, Ranks, Rate, Record, Records, Seconds, Share, Text
 from gpuarena.workloads.endpoint import mix, trace
 from gpuarena.workloads.endpoint.params import PARAMS, combos, parse_concurrency
@@ -33,7 +32,7 @@ def is_local(params: dict) -> bool:
     """Whether the server runs on this machine (so this machine's GPU power is the server's)."""
     if params["local"] != "auto":
         return params["local"] == "yes"
-    from gpuarena.workloads.endpoint import load   # aiohttp: loaded when a parameter is checked, not to read facts
+    from gpuarena.workloads.endpoint import load  # aiohttp: loaded when a parameter is checked, not to read facts
 
     host = load.split_url(params["base_url"])[1]
     return host in LOOPBACK or host.startswith("127.") or host == socket.gethostname()

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from gpuarena.errors import UserError
 from typing import Annotated, Optional
 
 from pydantic import model_validator
 
+from gpuarena.errors import UserError
 from gpuarena.store.figures import Bytes, Count, Ms, Name, Rate, Ratio, Record, Seconds, Text, TFlops, _within
 from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION, require_compile

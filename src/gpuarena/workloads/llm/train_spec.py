@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
-import os
-
-from gpuarena.errors import UserError
 from pydantic import Field
 
+from gpuarena.errors import UserError
 from gpuarena.store.figures import Count, Name, Ranks, Rate, Record, Seconds, Text
 from gpuarena.workloads.figures import Communication
 from gpuarena.workloads.llm import layout as lay

@@ -6,8 +6,15 @@ import torch
 
 from gpuarena.store.flags import nan_flag
 from gpuarena.workloads.base import Workload
-from gpuarena.workloads.micro.spec import (MAX_SETS, ROTATE_BYTES, DeviceToHostSpec, HostToDeviceSpec,
-                                           MatmulSpec, MemBandwidthSpec, _HostCopySpec)
+from gpuarena.workloads.micro.spec import (
+    MAX_SETS,
+    ROTATE_BYTES,
+    DeviceToHostSpec,
+    HostToDeviceSpec,
+    MatmulSpec,
+    MemBandwidthSpec,
+    _HostCopySpec,
+)
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 
 

@@ -26,7 +26,6 @@ ROTATE_BYTES = 200 * 2**20
 MAX_SETS = 16
 
 
-
 class MatmulFigures(Figures):
     sets: Count = None
     shape: Optional[list[Optional[int]]] = Field(None, max_length=8)    # [m, n, k]

@@ -32,15 +32,14 @@ the one timed window, the telemetry and the statistics stay the runner's.
 from __future__ import annotations
 
 from gpuarena.store.figures import Bytes, Count, Ms, Name, Records, Seconds, Text
-from gpuarena.workloads.figures import Quantized
 from gpuarena.workloads import quant_rungs
+from gpuarena.workloads.figures import Quantized
 from gpuarena.workloads.precision import precision_of
 from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES, RESNET50_ACT_ELEMENTS_224, RESNET50_FWD_MACS_224
 from gpuarena.workloads.spec import Param, WorkloadSpec, activation_traffic
 
 RESNET50_PARAMS = 25_557_032     # torchvision resnet50(): sum of p.numel()
 DEPLOY = ("compile", "aot-inductor", "tensorrt", "cudnn-fused")
-
 
 
 class ResNet50InferFigures(Quantized):

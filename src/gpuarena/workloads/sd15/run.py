@@ -10,8 +10,16 @@ import torch
 from gpuarena.store.flags import nan_flag
 from gpuarena.workloads.base import Workload
 from gpuarena.workloads.capacity import find_max, search_max_batch
-from gpuarena.workloads.sd15.arch import (PROMPT_TOKENS, SCHEDULER, TINY, TOKENS, V15, count_component_flops,
-                                          flops_per_image, unet_calls)
+from gpuarena.workloads.sd15.arch import (
+    PROMPT_TOKENS,
+    SCHEDULER,
+    TINY,
+    TOKENS,
+    V15,
+    count_component_flops,
+    flops_per_image,
+    unet_calls,
+)
 from gpuarena.workloads.sd15.spec import SD15GenerateSpec
 
 

@@ -17,19 +17,23 @@ diffusers is imported inside functions only: it is not installed everywhere.
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
-import os
-
-from gpuarena.errors import UserError
 from pydantic import Field
 
+from gpuarena.errors import UserError
 from gpuarena.store.figures import Count, Name, Records, Seconds, Text
-from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.facts import first_int, steps_in
+from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES
-from gpuarena.workloads.sd15.arch import (V15_TEXT_ENC, V15_UNET_FWD_512, V15_VAE_DEC_512, count_component_flops,
-                                          flops_per_image)
+from gpuarena.workloads.sd15.arch import (
+    V15_TEXT_ENC,
+    V15_UNET_FWD_512,
+    V15_VAE_DEC_512,
+    count_component_flops,
+    flops_per_image,
+)
 from gpuarena.workloads.spec import Param, WorkloadSpec
 
 

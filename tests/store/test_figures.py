@@ -90,8 +90,10 @@ def test_a_result_is_read_with_its_own_workloads_model():
     assert result("llm-train", shape="llama-1b").extra.shape == "llama-1b"
     with pytest.raises(ResultRefused, match="extra.shape"):
         result("matmul", shape="llama-1b")
-    mm = result("matmul", sets=2, optimizer="SGD")
-    assert isinstance(mm.extra, MatmulFigures) and mm.undeclared == ["optimizer"]   # resnet50-train's, not matmul's
+    mm = result("matmul", sets=2, optimizer="SGD", accum_steps="x")
+    assert isinstance(mm.extra, MatmulFigures) and mm.undeclared == ["optimizer", "accum_steps"]   # not matmul's
+    assert mm.row()["extra"]["accum_steps"] == "x"          # kept as stored ...
+    assert mm.extra.accum_steps is None and mm.extra.optimizer is None   # ... never read as ddp-train's int
     assert mm.extra.max_batch is None      # another workload's figure this result lacks reads None
     with pytest.raises(AttributeError):
         getattr(mm.extra, "no_such_figure")    # a name no model declares is a typo, as before  # noqa: B009

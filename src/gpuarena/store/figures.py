@@ -17,7 +17,8 @@ Where a model is applied (the policy for keys a model does not declare):
   its type; an undeclared key (one an older gpuarena wrote, or a plugin's not installed here) is
   kept as stored and noted (``Result.undeclared``, ``Store.undeclared``; ``import`` warns in one
   line), so no database already written becomes unreadable.  A figure some model declares that a
-  result does not carry reads None (``r.extra.max_batch`` of a training result).
+  result's own model does not reads None (``r.extra.max_batch`` of a training result), so a reader
+  that asks every result for one figure meets only values their workload typed.
 
 The field types say what a figure is (a time, a rate, a share, a size, a name) and carry its
 bounds, so a model is a list of names and meanings.
@@ -128,14 +129,13 @@ class Figures(BaseModel):
         _DECLARED.update(cls.model_fields)
 
     def __getattr__(self, name: str):
-        """A figure some workload's model declares and this result does not carry: None (a stored
-        key of any name is read as stored; any other name is an AttributeError, as a typo)."""
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            if name in _DECLARED:
-                return None
-            raise
+        """A figure some workload's model declares and this result's does not: None, even when the
+        row carries a value under that name (kept as stored, noted undeclared, never read as if this
+        workload had typed it).  Another stored key is read as stored; any other name is an
+        AttributeError, as a typo."""
+        if name in _DECLARED:
+            return None
+        return super().__getattr__(name)
 
 
 _DECLARED.update(Figures.model_fields)

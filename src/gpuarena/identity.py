@@ -8,7 +8,7 @@ had: a changed fingerprint at an unchanged version fails a test, and so does a v
 whose fingerprint was not recorded), so comparability never depends on a hash -- stored bundles from before this scheme,
 whose ``code_hash`` was a hash of the whole module, stay comparable.
 
-Importable without torch: analysis uses ``comparable``; workloads/base.py uses
+Importable without torch: analysis uses ``comparable``; workloads/spec.py uses
 ``fingerprint``.
 """
 
@@ -70,8 +70,8 @@ def comparable(a: Stored, b: Stored) -> bool:
 # * ANALYSIS_ONLY methods (below);
 # * SCHEMA_ONLY: the typed model of the figures a workload stores (``figures``), which checks
 #   them after they were measured.
-# Inherited behaviour: methods from a workload's own intermediate bases are covered (the MRO
-# walk down to ``Workload``).  Of the shared ``Workload`` base, the methods in TIMED_PATH --
+# Inherited behaviour: methods from a workload's spec and its own intermediate bases are covered (the
+# MRO walk down to the shared ``Workload`` and ``WorkloadSpec``).  Of those shared bases, the methods in TIMED_PATH --
 # those the runner calls, or whose result it stores, while measuring -- are covered for each
 # workload that inherits them or reaches them through ``super()``; a change there changes the
 # fingerprint of exactly the workloads whose figures it changes.  So do the methods of the
@@ -92,7 +92,7 @@ ANALYSIS_ONLY = frozenset({"bytes_per_item", "physics", "device_figure", "publis
 
 # The typed model of what a workload stores (workloads/facts.py figures): it checks the figures
 # after they were measured, so declaring one re-keys no result.
-SCHEMA_ONLY = frozenset({"figures", "figures_for"})
+SCHEMA_ONLY = frozenset({"figures", "figures_for", "runner"})   # runner: where the body is, not what it does
 
 # Methods of the shared base class that shape the timed path (runner/measure_case.py, rank.py).
 TIMED_PATH = frozenset({"resolve_params", "parse_variant", "items_per_step", "flops_per_item", "flops",
@@ -212,26 +212,30 @@ def _calls_super(fn, attr: str) -> bool:
         and isinstance(n.value.func, ast.Name) and n.value.func.id == "super" for n in ast.walk(got[1]))
 
 
-def _base_methods_used(cls, stop: type) -> list:
-    """The TIMED_PATH methods of ``stop`` that ``cls`` inherits or calls through ``super()``."""
+def _base_methods_used(cls, stops: tuple[type, ...]) -> list:
+    """The TIMED_PATH methods of the shared bases ``stops`` that ``cls`` inherits or calls through ``super()``."""
     used = []
-    for attr in sorted(TIMED_PATH):
-        if attr not in vars(stop):
-            continue
-        owners = [k for k in cls.__mro__ if attr in vars(k)]
-        overrides = [_unwrap(vars(k)[attr]) for k in owners[:owners.index(stop)]]
-        if not overrides or any(_calls_super(fn, attr) for fn in overrides):
-            used.append(_unwrap(vars(stop)[attr]))
+    for stop in stops:
+        for attr in sorted(TIMED_PATH):
+            if attr not in vars(stop):
+                continue
+            owners = [k for k in cls.__mro__ if attr in vars(k)]
+            overrides = [_unwrap(vars(k)[attr]) for k in owners[:owners.index(stop)]]
+            if not overrides or any(_calls_super(fn, attr) for fn in overrides):
+                used.append(_unwrap(vars(stop)[attr]))
     return used
 
 
-def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
-    """Hash of a workload class's definition: the methods it has (inherited ones too, down to
-    ``stop``, the shared base, of which the TIMED_PATH methods it uses), the helpers they call,
-    its class facts without their prose, and the fingerprints of the workloads it wraps."""
+def fingerprint(cls, stop: type | tuple[type, ...], wrapped: list[type] = ()) -> str:
+    """Hash of a workload class's definition: the methods it has (inherited ones too, from its
+    spec and its own intermediate bases, down to ``stop``, the shared bases -- ``Workload`` and
+    ``WorkloadSpec`` -- of which the TIMED_PATH methods it uses), the helpers they call, its class
+    facts without their prose, and the fingerprints of the workloads it wraps.  ``cls`` is the
+    runnable body, so both the spec's facts and the body's setup/step are covered."""
+    stops = stop if isinstance(stop, tuple) else (stop,)
     walk = _Walk({"gpuarena", cls.__module__.split(".")[0]})
     for klass in reversed(cls.__mro__):
-        if klass is stop or klass is object or not issubclass(klass, stop):
+        if klass in stops or klass is object or not issubclass(klass, stops):
             continue
         for attr, member in sorted(vars(klass).items()):
             if attr in _SKIPPED_ATTRS:
@@ -242,7 +246,7 @@ def fingerprint(cls, stop: type, wrapped: list[type] = ()) -> str:
             elif not attr.startswith(("__", "_abc")):
                 walk.parts[f"attr:{attr}"] = repr(_canonical(list(member) if attr in DESCRIBED else member))
                 walk.instances(member)
-    for fn in _base_methods_used(cls, stop):
+    for fn in _base_methods_used(cls, stops):
         walk.function(fn)
     for w in wrapped:
         walk.parts[f"wraps:{w.name}"] = w.fingerprint()

@@ -232,7 +232,7 @@ def test_an_sd_claim_at_another_size_is_judged_on_its_counted_flops():
     """v1.5 at 768 px is counted on the meta device (it was refused: "has no FLOP count"); the 512-px
     constants stay what they were; the tiny test arch stays unknown, and the refusal names the settings."""
     pytest.importorskip("diffusers")
-    from gpuarena.workloads.sd15 import SD15Generate
+    from gpuarena.workloads.sd15.run import SD15Generate
 
     at = {s: SD15Generate.flops(SD15Generate.resolve_params({"image_size": s})) for s in (512, 768)}
     assert 2.0 < at[768] / at[512] < 3.0      # 2.25x the pixels, attention a little more

@@ -28,7 +28,7 @@ RESNET = [
     ("amp-bf16+channels-last", 256, [0.0431, 0.0433, 0.0430, 0.0434, 0.0432], 19.0),
     ("tf32", 256, [0.0795, 0.0797, 0.0794, 0.0799, 0.0796], 35.1),
 ]
-RESNET_FLOPS = 3 * 2 * 4.089e9   # resnet50.py: training = 3x forward, 2 FLOP per MAC
+RESNET_FLOPS = 3 * 2 * 4.089e9   # resnet50_train/spec.py: training = 3x forward, 2 FLOP per MAC
 
 
 def telemetry(n: int = 40, throttle_from: int = 28) -> list[dict]:

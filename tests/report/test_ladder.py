@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuarena.data.published import reference_rows
 from gpuarena.report.ladder import against_reference
 from gpuarena.store.rows import validated
-from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 
 
 def _row(variant, thr, device="NVIDIA H200", source="measured", bs=256):

@@ -13,8 +13,8 @@ from gpuarena.runner.rank import combine
 from gpuarena.spec.model import Case
 from gpuarena.store.rows import validated
 from gpuarena.workloads import registry
-from gpuarena.workloads.collectives import bandwidths, bus_factor
-from gpuarena.workloads.ddp import overlap_fraction
+from gpuarena.workloads.collectives.spec import bandwidths, bus_factor
+from gpuarena.workloads.ddp.spec import overlap_fraction
 
 
 def test_bus_factor_matches_nccl_tests():
@@ -72,18 +72,18 @@ def test_combine_sums_data_parallel_and_takes_slowest_collective():
                 "extra": {"result_check": "passed", "size_bytes": 1e9}}
 
     ranks = [rank([0.5, 0.5, 0.5], 10.0), rank([0.25, 0.25, 0.25], 10.0)]
-    ddp = combine(ranks, 2, registry.get("ddp-train"))
+    ddp = combine(ranks, 2, registry.runnable("ddp-train"))
     assert ddp["throughput_median"] == pytest.approx(20 + 40)          # 10/0.5 + 10/0.25
     assert ddp["samples"] == [0.5, 0.5, 0.5]                           # the slowest rank's step
     assert ddp["extra"]["per_gpu_throughput"] == pytest.approx(30)
     assert ddp["tflops"] == pytest.approx(60 * 2e9 / 1e12)
-    coll = combine(ranks, 2, registry.get("allreduce"))
+    coll = combine(ranks, 2, registry.runnable("allreduce"))
     assert coll["throughput_median"] == pytest.approx(20)              # the slowest rank: 10 / 0.5
     assert coll["extra"]["time_per_call_s"] == 0.5
     assert coll["extra"]["algbw_gbs"] == pytest.approx(2.0)            # 1e9 B / 0.5 s
     assert coll["extra"]["busbw_gbs"] == pytest.approx(2.0 * 2 * 1 / 2)
     ranks[1] = {"status": "oom", "error": "CUDA out of memory", "extra": {}}
-    bad = combine(ranks, 2, registry.get("ddp-train"))
+    bad = combine(ranks, 2, registry.runnable("ddp-train"))
     assert bad["status"] == "oom" and bad["error"] == "rank 1: CUDA out of memory"
     assert bad["extra"]["failed_ranks"] == [1]
 
@@ -97,10 +97,10 @@ def test_combine_energy_is_every_rank_or_none_and_names_each_source():
                 "energy_j_per_item": energy, "energy_source": source}
 
     both = combine([rank(30.0, "nvml_energy_counter"), rank(20.0, "mean_power_x_time")], 2,
-                   registry.get("ddp-train"))
+                   registry.runnable("ddp-train"))
     assert both["energy_j_per_item"] == pytest.approx(25.0)
     assert both["energy_source"] == "mean_power_x_time+nvml_energy_counter"
-    one = combine([rank(30.0, "nvml_energy_counter"), rank(None, None)], 2, registry.get("ddp-train"))
+    one = combine([rank(30.0, "nvml_energy_counter"), rank(None, None)], 2, registry.runnable("ddp-train"))
     assert one["energy_j_per_item"] is None and one["energy_source"] is None
 
 

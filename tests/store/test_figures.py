@@ -1,7 +1,7 @@
-"""Each workload declares the typed model of its figures (``figures``, store/figures.py): a new
-result is checked against it on write, the store reads every row with the composition of the
-models, and a key no model declares -- one an older gpuarena wrote -- is kept, never a reason
-to lose a row."""
+"""Each workload declares the typed model of its figures (``figures``, beside its spec): a new
+result is checked against it on write, the store reads every row with its own workload's model
+(store/figures.py model_for, the lookup handed in by the workloads registry), and a key the model
+does not declare -- one an older gpuarena wrote -- is kept, never a reason to lose a row."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from gpuarena.cli import common
 from gpuarena.runner.executor import check_figures, execute
 from gpuarena.spec.model import Entry, Method, Suite, expand
 from gpuarena.store.db import Store
+from gpuarena.store import figures as store_figures
 from gpuarena.store.extra import Extra
-from gpuarena.store.figures import Figures, check_written
+from gpuarena.store.figures import Figures, Imported, PublishedFigures, check_written, model_for
 from gpuarena.store.rows import ResultRefused, insert_result, stored_form
-from gpuarena.store.workload_figures import BUILT_IN, MatmulFigures
+from gpuarena.workloads.micro.spec import MatmulFigures
 from gpuarena.workloads import registry
 from tests.workloads.plugins import install
 
@@ -69,9 +70,33 @@ def plugin(tmp_path, monkeypatch):
 def test_every_built_in_workload_declares_its_figures():
     for name, cls in registry.classes().items():
         assert issubclass(cls.figures, Figures), name
-        assert cls.figures is Figures or cls.figures in BUILT_IN, name   # composed into Extra
-    for model in BUILT_IN:      # the composition holds every key of every model
-        assert set(model.model_fields) <= set(Extra.model_fields), model.__name__
+        assert cls.figures is Figures or cls.figures.__module__.startswith("gpuarena.workloads."), name   # beside it
+        read = model_for(name, "measured", cls.resolve_params({}, size="tiny"))   # what the store reads it with
+        assert issubclass(read, Imported) and issubclass(read, cls.figures), name
+        assert issubclass(model_for(name, "published"), PublishedFigures), name
+    assert model_for("no-such-workload") is Imported      # its keys kept as stored, noted undeclared
+
+
+def test_a_result_is_read_with_its_own_workloads_model():
+    """Two workloads may declare one name with different types (matmul's shape is [m, n, k], llm-train's
+    a shape's name): each result is read with its own model, so each is typed as its workload means it."""
+    from gpuarena.store.rows import validated
+
+    def result(workload, **extra):
+        return validated({"id": 1, "case_key": "k", "workload": workload, "variant": "seed", "params": {},
+                          "status": "ok", "throughput_median": 1.0, "extra": extra})
+
+    assert result("matmul", shape=[64, 64, 64]).extra.shape == [64, 64, 64]
+    assert result("llm-train", shape="llama-1b").extra.shape == "llama-1b"
+    with pytest.raises(ResultRefused, match="extra.shape"):
+        result("matmul", shape="llama-1b")
+    mm = result("matmul", sets=2, optimizer="SGD", accum_steps="x")
+    assert isinstance(mm.extra, MatmulFigures) and mm.undeclared == ["optimizer", "accum_steps"]   # not matmul's
+    assert mm.row()["extra"]["accum_steps"] == "x"          # kept as stored ...
+    assert mm.extra.accum_steps is None and mm.extra.optimizer is None   # ... never read as ddp-train's int
+    assert mm.extra.max_batch is None      # another workload's figure this result lacks reads None
+    with pytest.raises(AttributeError):
+        getattr(mm.extra, "no_such_figure")    # a name no model declares is a typo, as before  # noqa: B009
 
 
 def test_figures_round_trip_typed_through_the_runner_and_the_store(tmp_path):
@@ -80,7 +105,8 @@ def test_figures_round_trip_typed_through_the_runner_and_the_store(tmp_path):
     assert [o.refused for o in outcomes] == [None, None]
     mm, h2d = Store(db).results()          # read back by a fresh store
     assert mm.status == h2d.status == "ok", (mm.error, h2d.error)
-    assert isinstance(mm.extra, Extra) and mm.extra.shape == [64, 64, 64] and type(mm.extra.sets) is int
+    assert isinstance(mm.extra, Extra) and isinstance(mm.extra, MatmulFigures)
+    assert mm.extra.shape == [64, 64, 64] and type(mm.extra.sets) is int
     assert type(mm.extra.setup_s) is float and mm.extra.wall_s > 0    # the runner's keys, typed too
     assert h2d.extra.pinned is False                                   # no CUDA: pageable
     for r in (mm, h2d):
@@ -95,8 +121,8 @@ def test_a_plugin_declares_its_figures_the_same_way(tmp_path, plugin):
     store, outcomes = measure(db, [{"workload": "toy-counted"}])
     assert outcomes[0].refused is None
     (r,) = Store(db).results()
-    assert r.status == "ok" and r.extra.elements == 1000 and r.undeclared == ["elements"]   # a plugin's key
-    assert common.undeclared_warning([(r.id, r.workload, r.undeclared)]) is None   # its class declares it
+    assert r.status == "ok" and r.extra.elements == 1000 and r.undeclared == []   # read with the plugin's model
+    assert type(r.extra.elements) is int
 
 
 def test_a_wrong_typed_figure_is_refused_on_write_with_a_clear_error(tmp_path, plugin):
@@ -189,4 +215,6 @@ def test_every_figure_analysis_and_the_report_read_is_declared():
     src = os.path.join(os.path.dirname(__file__), "..", "..", "src", "gpuarena")
     read = {m for f in glob.glob(os.path.join(src, "**", "*.py"), recursive=True)
             for m in re.findall(r"\.extra\.([a-z_0-9]+)", open(f, encoding="utf-8").read())}
-    assert read - {"model_dump", "model_extra"} <= set(Extra.model_fields), sorted(read - set(Extra.model_fields))
+    registry.classes()      # every built-in's model defined
+    declared = {k for k in read if store_figures.declared(k)}
+    assert read - {"model_dump", "model_extra"} <= declared, sorted(read - declared)

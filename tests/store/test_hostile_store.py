@@ -71,7 +71,7 @@ def test_readers_skip_a_row_they_cannot_use(tmp_path):
     db = _imported_db(tmp_path, 3)
     conn = sqlite3.connect(db)
     conn.execute("UPDATE results SET throughput = '{\"n\": 2, \"median\": \"abc\", \"mean\": 1}' WHERE id = 2")
-    conn.execute("UPDATE results SET extra = '{\"accum_steps\": \"x\"}' WHERE id = 3")
+    conn.execute("UPDATE results SET extra = '{\"sets\": \"x\"}' WHERE id = 3")   # matmul's: an int
     conn.commit()
     conn.close()
     p = gpuarena("results", "--db", db, "-f", "json", cwd=str(tmp_path))

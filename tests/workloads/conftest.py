@@ -37,7 +37,7 @@ def static_libstdcxx_gxx(folder) -> str:
     """A ``g++`` whose links put libstdc++ inside the library, as the H200 machine's compiler did."""
     import shutil
 
-    from gpuarena.workloads.deploy import linking_gxx
+    from gpuarena.workloads.resnet50_infer.deploy import linking_gxx
 
     real = shutil.which("g++")
     if not real:   # conditional: the AOTInductor rung itself needs a C++ compiler (deploy.aot_ready)

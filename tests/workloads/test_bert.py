@@ -13,7 +13,7 @@ from tests.workloads.conftest import assert_ok, run_entries
 
 
 def make(name: str, variant: str, size: str = "tiny", **given):
-    cls = registry.get(name)
+    cls = registry.runnable(name)
     p = cls.resolve_params(given, size=size)
     return cls(StepContext(device=torch.device("cpu"), variants=cls.parse_variant(variant), params=p))
 

@@ -1,5 +1,5 @@
 """ResNet-50 with batch norms folded and ReLU / residual add in the convolution's epilogue
-(workloads/convfuse.py) computes what the unfused eval model computes."""
+(workloads/resnet50_infer/convfuse.py) computes what the unfused eval model computes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from gpuarena.errors import UserError
-from gpuarena.workloads import convfuse, quant
-from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from gpuarena.workloads import quant
+from gpuarena.workloads.resnet50_infer import convfuse
+from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 
 
 def _resnet_with_real_statistics():
@@ -78,7 +79,7 @@ def test_space_to_depth_stem_and_the_graph_check_on_a_gpu():
     """On a GPU: the cuDNN-fused stem over 16 channels and the compiled max pool give the plain
     stem's output, and a captured graph of the fused model replays the eager output (the check
     deploy.GraphedModel makes before timing; BENCHMARKS.md "2026-12-02 01:41 UTC" ran both on an H200)."""
-    from gpuarena.workloads import deploy
+    from gpuarena.workloads.resnet50_infer import deploy
 
     m = _resnet_with_real_statistics().cuda()
     plain = convfuse.fuse_resnet(m, stem="plain").to(torch.bfloat16).to(memory_format=torch.channels_last)

@@ -1,4 +1,4 @@
-"""Deployment paths refuse, with their one-line cause, where they cannot run (workloads/deploy.py)."""
+"""Deployment paths refuse, with their one-line cause, where they cannot run (workloads/resnet50_infer/deploy.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from gpuarena.errors import UserError, WorkloadSkipped
-from gpuarena.workloads import deploy
-from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from gpuarena.workloads.resnet50_infer import deploy
+from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 from tests.workloads.conftest import static_libstdcxx_gxx
 
 REGEX = """#include <regex>

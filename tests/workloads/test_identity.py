@@ -24,7 +24,8 @@ from pathlib import Path
 from gpuarena.identity import comparable, why_not_comparable
 from gpuarena.workloads import registry
 from gpuarena.workloads.base import Param, Workload
-from gpuarena.workloads.resnet50 import ResNet50Train
+from gpuarena.workloads.resnet50_train.run import ResNet50Train
+from gpuarena.workloads.resnet50_train.spec import ResNet50TrainSpec
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "fingerprints.json"
 ABOUT = ("{workload: {version: fingerprint}} for every version each built-in workload has had since this file "
@@ -84,24 +85,24 @@ def test_fingerprints_follow_the_version():
 
 
 def _doubled_flops(cls, params: dict) -> float:
-    return 2 * ResNet50Train.__dict__["flops"].__func__(cls, params)
+    return 2 * ResNet50TrainSpec.__dict__["flops"].__func__(cls, params)
 
 
 def _tripled_flops(cls, params: dict) -> float:
-    return 3 * ResNet50Train.__dict__["flops"].__func__(cls, params)
+    return 3 * ResNet50TrainSpec.__dict__["flops"].__func__(cls, params)
 
 
 def test_a_version_bump_does_not_switch_the_guard_off(monkeypatch):
     """The issue's bypass: bump `version` without regenerating, then double a FLOP formula."""
     golden = json.loads(GOLDEN.read_text())
     assert not problems(current(), golden)
-    monkeypatch.setattr(ResNet50Train, "version", ResNet50Train.version + 1)
-    monkeypatch.setattr(ResNet50Train, "flops", classmethod(_doubled_flops))
+    monkeypatch.setattr(ResNet50TrainSpec, "version", ResNet50TrainSpec.version + 1)
+    monkeypatch.setattr(ResNet50TrainSpec, "flops", classmethod(_doubled_flops))
     assert any("resnet50-train version" in p and "no golden fingerprint" in p for p in problems(current(), golden))
     golden = regenerated(current(), golden)        # the bump recorded, the first version kept
     assert not problems(current(), golden)
     assert len(golden["resnet50-train"]) == 2
-    monkeypatch.setattr(ResNet50Train, "flops", classmethod(_tripled_flops))   # changed after the bump
+    monkeypatch.setattr(ResNet50TrainSpec, "flops", classmethod(_tripled_flops))   # changed after the bump
     assert any("definition changed" in p for p in problems(current(), golden))
 
 
@@ -135,6 +136,26 @@ def test_prose_does_not_change_a_fingerprint(monkeypatch):
     assert ResNet50Train.fingerprint() != before    # a default is not prose
 
 
+def _step_changed(self) -> None:
+    self.opt.zero_grad(set_to_none=False)
+
+
+def test_the_fingerprint_covers_the_spec_and_the_body(monkeypatch):
+    """The registry hands out the torch-free spec; its fingerprint is the body's (run.py), whose
+    MRO holds the spec (spec.py): a change to step() or to a FLOP formula each moves it."""
+    spec = registry.get("resnet50-train")
+    assert spec is ResNet50TrainSpec and spec.body() is ResNet50Train
+    assert registry.runnable("resnet50-train") is ResNet50Train
+    before = spec.fingerprint()
+    assert ResNet50Train.fingerprint() == before
+    monkeypatch.setattr(ResNet50Train, "step", _step_changed)
+    assert spec.fingerprint() != before
+    monkeypatch.undo()
+    assert spec.fingerprint() == before
+    monkeypatch.setattr(ResNet50TrainSpec, "flops", classmethod(_doubled_flops))
+    assert spec.fingerprint() != before
+
+
 def _items_per_step_changed(self) -> float:
     return 2.0 * float(self.p.get("batch_size", 1))
 
@@ -146,7 +167,7 @@ def _parse_changed(self, raw):
 def test_inherited_base_behaviour_counts(monkeypatch):
     """Workload.items_per_step shapes the throughput of those that inherit it, not of those that
     override it (matmul counts FLOPs per step itself)."""
-    resnet, matmul = registry.get("resnet50-train"), registry.get("matmul")
+    resnet, matmul = registry.runnable("resnet50-train"), registry.runnable("matmul")
     assert "items_per_step" not in vars(resnet) and "items_per_step" in vars(matmul)
     before = resnet.fingerprint(), matmul.fingerprint()
     monkeypatch.setattr(Workload, "items_per_step", _items_per_step_changed)

@@ -134,7 +134,7 @@ def test_flops_per_token_matches_flop_counter():
     """6 N against PyTorch's FLOP counter on one tiny training step.  The counter has no
     formula for the CPU's SDPA kernel, so the 12 L H T attention term is left out here."""
     p = LLM.resolve_params({}, size="tiny")
-    wl = LLM(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}), params=p))
+    wl = registry.runnable("llm-train")(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}), params=p))
     wl.setup()
     with FlopCounterMode(display=False) as fc:
         wl.step()

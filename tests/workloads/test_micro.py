@@ -46,7 +46,7 @@ def test_micro_and_ceiling_through_runner(db_path):
 
 
 def test_fp8_needs_a_capable_gpu():
-    cls = registry.get("matmul")
+    cls = registry.runnable("matmul")
     p = cls.resolve_params({"dtype": "fp8"}, size="tiny")
     wl = cls(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}), params=p))
     with pytest.raises(RuntimeError, match="compute capability >= 8.9"):

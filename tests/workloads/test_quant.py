@@ -12,8 +12,8 @@ from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
 from gpuarena.workloads import quant
-from gpuarena.workloads.bert import BertLargeInfer
-from gpuarena.workloads.resnet50_infer import ResNet50Infer
+from gpuarena.workloads.bert.run import BertLargeInfer
+from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 from tests.workloads.conftest import assert_ok, run_entries
 
 
@@ -88,7 +88,7 @@ def test_rungs_run_through_the_runner_or_are_refused_with_the_cause(db_path):
     assert res_fp8.status == "skipped"
     assert res_fp8.error == ("fp8-dynamic needs a CUDA GPU of compute capability 8.9+ (Ada, Hopper); "
                                 "this is a CPU")
-    assert_ok(fused)       # folded batch norms: the FP32 model's output (workloads/convfuse.py)
+    assert_ok(fused)       # folded batch norms: the FP32 model's output (workloads/resnet50_infer/convfuse.py)
     assert fused.extra.fused_convs == 53 and fused.extra.accuracy["rel_rms_error"] < 1e-4
     assert_ok(bert)
     assert bert.precision == "bf16" and bert.extra.accuracy["cosine_min"] > 0.99

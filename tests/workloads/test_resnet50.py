@@ -1,4 +1,4 @@
-"""resnet50-train's documented FLOP count (src/gpuarena/workloads/resnet50.py).  Its tiny runs are the
+"""resnet50-train's documented FLOP count (src/gpuarena/workloads/resnet50_train/spec.py).  Its tiny runs are the
 session's smoke run (tests/test_spine.py reads them)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from gpuarena.workloads import sd15
+from gpuarena.workloads.sd15 import run as sd15
 from gpuarena.workloads.base import StepContext
 from tests.workloads.conftest import assert_ok, run_entries
 
@@ -50,8 +50,10 @@ def test_flops_formula_matches_flop_counter():
 
 def test_v15_constants_are_the_counted_flops():
     # The stored constants (used without diffusers) equal a fresh count on the meta device.
-    unet, vae, text = sd15.count_component_flops("v1.5", 512)
-    assert (unet, vae, text) == (sd15.V15_UNET_FWD_512, sd15.V15_VAE_DEC_512, sd15.V15_TEXT_ENC)
+    from gpuarena.workloads.sd15 import arch
+
+    unet, vae, text = arch.count_component_flops("v1.5", 512)
+    assert (unet, vae, text) == (arch.V15_UNET_FWD_512, arch.V15_VAE_DEC_512, arch.V15_TEXT_ENC)
     full = make(size="full")  # no setup: analysis prices claims from params alone
     assert full.flops_per_item() == pytest.approx(51 * 2 * unet + vae + 2 * text)
     assert full.flops_per_item() == pytest.approx(84.5e12, rel=0.01)
@@ -73,7 +75,7 @@ def test_find_max_returns_the_limit(limit):
 
 CAPPED_SEARCH = """
 import json, resource, torch
-from gpuarena.workloads.sd15 import SD15Generate
+from gpuarena.workloads.sd15.run import SD15Generate
 from gpuarena.workloads.base import StepContext
 p = SD15Generate.resolve_params({"image_size": 256, "search": "max-batch", "search_max": 64,
                                  "search_steps": 1, "output_type": "pt"}, size="tiny")

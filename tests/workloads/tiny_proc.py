@@ -36,7 +36,7 @@ def in_process(params: dict, env: dict | None = None):
     from gpuarena.workloads import registry
     from gpuarena.workloads.base import StepContext
 
-    cls = registry.get("endpoint-serve")
+    cls = registry.runnable("endpoint-serve")
     wl = cls(StepContext(device=torch.device("cpu"), variants=frozenset({"seed"}),
                          params=cls.resolve_params(params, size="tiny")))
     old = {k: os.environ.get(k) for k in env or {}}

@@ -147,7 +147,7 @@ def run_case(case: Case) -> dict:
     from gpuarena.runner.pool import merge
     from gpuarena.workloads import registry
 
-    wl = registry.get(case.workload)
+    wl = registry.runnable(case.workload)   # the body: its fingerprint is the code_hash
     results = []
     for _ in range(case.processes):
         results.append(_run_process(case, wl))
@@ -178,7 +178,7 @@ def sweep_stop(case: Case, oom_at: dict[str, int]) -> dict | None:
 
     if not case.sweep or _sweep_group(case) not in oom_at or case.params[case.sweep] <= oom_at[_sweep_group(case)]:
         return None
-    out = identity(case, registry.get(case.workload))
+    out = identity(case, registry.runnable(case.workload))
     out.update(status="skipped", error=f"{case.sweep}={case.params[case.sweep]} not run: "
                                        f"{case.sweep}={oom_at[_sweep_group(case)]} already ran out of memory")
     return out
@@ -288,7 +288,7 @@ def check_storable(cases: list[Case], run_id: str, device_name: str) -> None:
     from gpuarena.workloads import registry
 
     for case in cases:
-        row = identity(case, registry.get(case.workload))
+        row = identity(case, registry.runnable(case.workload))
         row.update(run_id=run_id, case_key=case.key, device_name=device_name, source="measured",
                    status="skipped")
         try:

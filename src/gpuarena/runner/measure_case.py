@@ -64,7 +64,7 @@ def measure(case: Case, rank: int = 0, world_size: int = 1, device_spec: str | N
     """Run one case and return the result fields it measured (no run id, no env)."""
     import torch
 
-    wl_cls = registry.get(case.workload)
+    wl_cls = registry.runnable(case.workload)   # the body: setup/step (imports torch, the model's libraries)
     out: dict = identity(case, wl_cls)   # the one result skeleton (runner/executor.py)
     try:
         device = resolve_device(device_spec or case.device)

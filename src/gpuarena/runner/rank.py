@@ -144,7 +144,7 @@ def main(argv: list[str]) -> int:
         print(f"gpuarena rank {rank}: {mine.get('status')}: {mine.get('error')}", file=sys.stderr)
     gathered = [None] * world if rank == 0 else None
     dist.gather_object(mine, gathered, dst=0)
-    result = combine(gathered, world, registry.get(case.workload)) if rank == 0 else None
+    result = combine(gathered, world, registry.runnable(case.workload)) if rank == 0 else None
     # Rank 0 (on node 0: torchrun numbers ranks node by node) writes the one result; across
     # nodes, the first rank of every other node tells its executor where it went, so a
     # multi-node case is stored once, by node 0, never once per node.

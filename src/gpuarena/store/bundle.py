@@ -196,8 +196,9 @@ def check_params(bundle: Bundle, path: str, param_map) -> None:
 
 def _param_sets(r: Result):
     yield r.workload, r.params
-    if r.extra.inner_workload and r.extra.inner_params:
-        yield r.extra.inner_workload, r.extra.inner_params
+    inner, params = getattr(r.extra, "inner_workload", None), getattr(r.extra, "inner_params", None)   # ddp-train's
+    if inner and params:
+        yield inner, params
 
 
 def insert_rows(conn, rows: list[dict]) -> None:

@@ -1,19 +1,24 @@
 """A workload's figures: the typed model of what it stores in a result's ``extra``.
 
-Each workload class names its model (``Workload.figures``, a subclass of ``Figures``); the
-built-in ones are in store/workload_figures.py (torch-free, so the store reads them without
-loading a workload), a plugin's beside its class.  ``Figures`` itself holds the keys the runner
-adds to every result (timings of the case, memory, telemetry reasons, ranks, processes).
+Each workload class names its model (``figures``, a subclass of ``Figures``): a built-in's lies
+beside its spec (workloads/<name>/spec.py, torch-free), a plugin's beside its class.  ``Figures``
+itself holds the keys the runner adds to every result (timings of the case, memory, telemetry
+reasons, ranks, processes).  The store sits below the workloads and imports none: the workloads
+registry hands it, when imported, the lookup from a workload's name to its model (``read_with``),
+and the store reads each result with ``model_for`` its workload.
 
 Where a model is applied (the policy for keys a model does not declare):
 
 * on write, a new measurement (runner/executor.py, ``check_written``): against the model of
   the workload that made it, every key declared and of its type; a wrong type or an undeclared
   key refuses the result with one line naming both (the measurement is kept in a file);
-* on read and import (store/extra.py's ``Extra``, the composition of every built-in model):
-  each declared key of its type; an undeclared key (a plugin's, or one an older gpuarena
-  wrote) is kept as stored and noted (``Result.undeclared``, ``Store.undeclared``; ``import``
-  warns in one line), so no database already written becomes unreadable.
+* on read and import (``model_for``: its own workload's model, with what imports and older
+  versions left, ``Imported``, and a published row's ``PublishedFigures``): each declared key of
+  its type; an undeclared key (one an older gpuarena wrote, or a plugin's not installed here) is
+  kept as stored and noted (``Result.undeclared``, ``Store.undeclared``; ``import`` warns in one
+  line), so no database already written becomes unreadable.  A figure some model declares that a
+  result's own model does not reads None (``r.extra.max_batch`` of a training result), so a reader
+  that asks every result for one figure meets only values their workload typed.
 
 The field types say what a figure is (a time, a rate, a share, a size, a name) and carry its
 bounds, so a model is a list of names and meanings.
@@ -23,11 +28,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Callable, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpuarena.store.checks import MAX_THROUGHPUT, _name, _number, _text, finite
+from gpuarena.store.checks import (MAX_DEPTH_PARAMS, MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_THROUGHPUT, _bounded, _name,
+                                   _number, _text, finite)
 
 
 def _within(lo: float, hi: float) -> AfterValidator:
@@ -49,6 +55,33 @@ Name = Annotated[Optional[str], Field(max_length=200), AfterValidator(_name)]
 Text = Annotated[Optional[str], Field(max_length=20_000), AfterValidator(_text)]
 Record = Optional[dict[str, Any]]        # a nested record (bounded by the Result's size limits)
 Records = Optional[list[dict[str, Any]]]
+
+
+def _params(v: Optional[dict]) -> Optional[dict]:
+    """A case's params: bounded, names without control characters, numbers finite and >= 0."""
+    if v is None:
+        return v
+    _bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
+    for k, x in v.items():
+        _name(k)
+        if isinstance(x, str):
+            if len(x) > MAX_PARAM_STR:
+                raise ValueError(f"params.{k} is longer than {MAX_PARAM_STR} characters")
+            try:
+                _name(x)
+            except ValueError:
+                raise ValueError(f"params.{k} contains a control character") from None
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            _number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
+    return v
+
+
+Params = Annotated[Optional[dict[str, Any]], AfterValidator(_params)]
+
+
+Params = Annotated[Optional[dict[str, Any]], AfterValidator(_params)]
+# Every figure name a model declares (filled as models are defined): one a result lacks reads None.
+_DECLARED: set[str] = set()
 
 
 class ProcessMean(BaseModel):
@@ -90,6 +123,23 @@ class Figures(BaseModel):
     host: Name = None
     env: Optional[dict[str, Optional[str]]] = None
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs):
+        super().__pydantic_init_subclass__(**kwargs)
+        _DECLARED.update(cls.model_fields)
+
+    def __getattr__(self, name: str):
+        """A figure some workload's model declares and this result's does not: None, even when the
+        row carries a value under that name (kept as stored, noted undeclared, never read as if this
+        workload had typed it).  Another stored key is read as stored; any other name is an
+        AttributeError, as a typo."""
+        if name in _DECLARED:
+            return None
+        return super().__getattr__(name)
+
+
+_DECLARED.update(Figures.model_fields)
+
 
 class Imported(Figures):
     """What import (store/bundle.py) and older gpuarena versions left in ``extra``: read, never
@@ -112,6 +162,19 @@ class Imported(Figures):
     peak_tflops: TFlops = None
     bf16_peak_tflops: TFlops = None
     catalog_gpu: Name = None
+
+
+class PublishedFigures(Figures):
+    """A published row (data/published.py): what its source said, as it said it."""
+
+    gpu_text: Name = None
+    software: Name = None
+    note: Text = None
+    engine: Name = None
+    published_workload: Text = None
+    metric: Name = None
+    value: Any = None
+    published_unit: Name = None
 
 
 @functools.lru_cache(maxsize=None)
@@ -147,3 +210,38 @@ def check_written(workload: str, model: type[Figures], extra: dict) -> None:
     if extra_keys:
         raise ValueError(f"extra.{', extra.'.join(extra_keys[:5])}: not declared by {workload}'s figures "
                          f"({model.__name__}; a workload declares what it stores in its `figures` model)")
+
+
+# --- reading a stored result with its own workload's model ---------------------------------
+# name, params -> the workload's figures model, or None (a workload this installation lacks).
+# Handed in from above (workloads/registry.py, when imported): the store imports no workload.
+_lookup: Optional[Callable[[str, dict], Optional[type[Figures]]]] = None
+
+
+def read_with(lookup: Optional[Callable[[str, dict], Optional[type[Figures]]]]) -> None:
+    """Install the lookup from a workload's name (and a result's params) to its figures model."""
+    global _lookup
+    _lookup = lookup
+
+
+def model_for(workload: Optional[str], source: Optional[str] = None, params: Optional[dict] = None) -> type[Figures]:
+    """The model a stored result's ``extra`` is read with: what imports and older versions left
+    (``Imported``), a published row's own keys, and its workload's figures when this installation
+    has the workload (else its keys are kept as stored, noted as undeclared)."""
+    own = None
+    if _lookup is not None and workload:
+        try:
+            own = _lookup(workload, params if isinstance(params, dict) else {})
+        except Exception:  # noqa: BLE001 - a plugin's model that fails leaves its keys as stored, no more
+            own = None
+    if not (isinstance(own, type) and issubclass(own, Figures)):
+        own = None
+    models = (Imported, *((PublishedFigures,) if source == "published" else ()), *((own,) if own else ()))
+    if len(models) == 1:
+        return Imported
+    return compose(f"{(own or PublishedFigures).__name__}Read", *models)
+
+
+def declared(key: str) -> bool:
+    """Whether any figures model defined so far declares ``key``."""
+    return key in _DECLARED

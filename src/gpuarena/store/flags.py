@@ -76,7 +76,8 @@ def wrong_cosine(cos: float | None) -> str | None:
 def wrong_output(r) -> str | None:
     """``wrong_cosine`` of a stored result, read from its stored accuracy (workloads/quant.py), or None
     where no accuracy was stored."""
-    acc = r.extra.accuracy if isinstance(r.extra.accuracy, dict) else None
+    acc = getattr(r.extra, "accuracy", None)   # a workload's figure: the store may not know its model
+    acc = acc if isinstance(acc, dict) else None
     return wrong_cosine(acc["cosine_min"]) if acc and "cosine_min" in acc else None
 
 

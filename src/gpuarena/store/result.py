@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
 
 from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
 from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERPRINT_CHARS,  # noqa: F401
@@ -33,7 +33,7 @@ from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERP
                                    WORKLOAD_NAME, _bounded, _name, _no_nul, _number, _text)
 from gpuarena.store.derived import Derived
 from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
-from gpuarena.store.extra import Extra, ProcessMean, _params  # noqa: F401
+from gpuarena.store.extra import Extra, Figures, ProcessMean, _params, model_for  # noqa: F401
 from gpuarena.store.flags import Flag, FlagKind, flag_of, flags_of  # noqa: F401
 
 
@@ -148,7 +148,8 @@ class Result(BaseModel):
     throttled: Optional[bool] = None
     warnings: list[str] = Field(default_factory=list, max_length=200)
     telemetry: Optional[list[Sample]] = Field(None, max_length=1_000_000)
-    extra: Extra = Field(default_factory=Extra)
+    # read with its own workload's figures model (store/figures.py model_for), a subclass of Extra
+    extra: SerializeAsAny[Extra] = Field(default_factory=Extra)
     origin: Optional[str] = Field(None, max_length=2000)
     created_at: Optional[str] = Field(None, max_length=40)
     derived: Derived = Field(default_factory=Derived, exclude=True)   # computed when read, never stored
@@ -204,8 +205,12 @@ class Result(BaseModel):
 
     @field_validator("extra", mode="before")
     @classmethod
-    def _extra_size(cls, v):
-        return _bounded(v or {}, "extra", MAX_EXTRA_CHARS, MAX_DEPTH_EXTRA)
+    def _extra_size(cls, v, info):
+        """Bounded, then read with the model of the result's own workload (its figures, typed)."""
+        if isinstance(v, Figures):
+            return v
+        v = _bounded(v or {}, "extra", MAX_EXTRA_CHARS, MAX_DEPTH_EXTRA)
+        return model_for(info.data.get("workload"), info.data.get("source"), info.data.get("params")).model_validate(v)
 
     @model_validator(mode="after")
     def _ok_has_throughput(self):
@@ -238,7 +243,8 @@ class Result(BaseModel):
 
     @property
     def undeclared(self) -> list[str]:
-        """Keys of extra that no workload's figures declare (a plugin's, an older version's): kept."""
+        """Keys of extra that its workload's figures do not declare (an older version's, a plugin's not
+        installed here): kept."""
         return list(self.extra.model_extra or {})
 
     @property

@@ -1,6 +1,6 @@
 """What analysis and the report ask a workload class, beyond how it runs.
 
-``Workload`` (workloads/base.py) inherits these facts and hooks, so a module elsewhere never
+``WorkloadSpec`` (workloads/spec.py) inherits these facts and hooks, so a module elsewhere never
 tests a workload's name: it asks the class (through the registry) which physics model judges it,
 which device ceiling it measures, which published family it belongs to, how a published
 row's text maps onto its parameters.  A new workload sets the ones that apply to it; the

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 OP_CLASSES = ("matmul", "conv", "attention", "elementwise")
 # FP8 tensor cores arrived with Ada (sm_89) and Hopper (sm_90): torch._scaled_mm and torchao's FP8
-# recipes need them.  The one definition: micro.py's fp8 matmul, llm/fp8.py, analysis/physics/serving_model.py.
+# recipes need them.  The one definition: micro/run.py's fp8 matmul, llm/fp8.py, analysis/physics/serving_model.py.
 FP8_MIN_CAPABILITY = (8, 9)
 PRECISION_VARIANTS = ("fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16")
 # Catalog architecture families (lower case) without TF32 tensor cores; "cpu" has none either.

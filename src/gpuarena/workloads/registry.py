@@ -1,8 +1,12 @@
-"""Workloads by name.  Entries are lazy "module:Class" strings (lm-eval's habit):
-heavy libraries (transformers, diffusers) load only when their workload is used.
+"""Workloads by name.  Entries are lazy "module:Class" strings (lm-eval's habit) naming each
+workload's torch-free spec (workloads/spec.py ``WorkloadSpec``): what planning, analysis and the
+report read.  The spec names its runnable body (``runner``); only the runner and the run verb
+load it (``runnable``), so heavy libraries (torch, transformers, diffusers) load only when a
+workload runs.
 
 Third-party packages add workloads through the entry-point group ``gpuarena.workloads``
-(name = "module:Class", see docs/workloads.md).  They are found lazily, the first time a
+(name = "module:Class", see docs/workloads.md): a ``Workload`` subclass (its own body) or a
+``WorkloadSpec`` subclass whose ``runner`` names its body.  They are found lazily, the first time a
 name is looked up; a plugin that cannot be loaded, or that is not a valid workload, is
 left out with a one-line warning, and a plugin may not take a built-in name.  Nothing a
 plugin does while it is imported ends or corrupts a command: sys.exit and KeyboardInterrupt
@@ -22,29 +26,31 @@ from importlib.metadata import entry_points
 from gpuarena.errors import UserError, did_you_mean
 from gpuarena.safeio import printable
 from gpuarena.store.checks import WORKLOAD_NAME
+from gpuarena.store import figures as _figures
 from gpuarena.store.figures import Figures
 
 ENTRY_POINT_GROUP = "gpuarena.workloads"
 
-# name -> "module:Class".  Adding a workload: one module plus one line here.
+# name -> "module:SpecClass" (torch-free).  Adding a workload: one folder (spec.py, run.py) plus one line here.
 REGISTRY: dict[str, str] = {
-    "resnet50-train": "gpuarena.workloads.resnet50:ResNet50Train",
-    "ddp-train": "gpuarena.workloads.ddp:DDPTrain",
-    "llm-train": "gpuarena.workloads.llm.train:LLMTrain",
-    "allreduce": "gpuarena.workloads.collectives:AllReduce",
-    "allgather": "gpuarena.workloads.collectives:AllGather",
-    "reducescatter": "gpuarena.workloads.collectives:ReduceScatter",
-    "broadcast": "gpuarena.workloads.collectives:Broadcast",
-    "bert-large-infer": "gpuarena.workloads.bert:BertLargeInfer",
-    "bert-large-train": "gpuarena.workloads.bert:BertLargeTrain",
-    "sd15-generate": "gpuarena.workloads.sd15:SD15Generate",
-    "llm-serve": "gpuarena.workloads.llm.serve:LLMServe",
-    "endpoint-serve": "gpuarena.workloads.endpoint.serve:EndpointServe",
-    "resnet50-infer": "gpuarena.workloads.resnet50_infer:ResNet50Infer",
-    "matmul": "gpuarena.workloads.micro:Matmul",
-    "membw": "gpuarena.workloads.micro:MemBandwidth",
-    "h2d": "gpuarena.workloads.micro:HostToDevice",
-    "d2h": "gpuarena.workloads.micro:DeviceToHost",
+    "resnet50-train": "gpuarena.workloads.resnet50_train.spec:ResNet50TrainSpec",
+    "ddp-train": "gpuarena.workloads.ddp.spec:DDPTrainSpec",
+    "llm-train": "gpuarena.workloads.llm.train_spec:LLMTrainSpec",
+    "allreduce": "gpuarena.workloads.collectives.spec:AllReduceSpec",
+    "allgather": "gpuarena.workloads.collectives.spec:AllGatherSpec",
+    "reducescatter": "gpuarena.workloads.collectives.spec:ReduceScatterSpec",
+    "broadcast": "gpuarena.workloads.collectives.spec:BroadcastSpec",
+    "bert-large-infer": "gpuarena.workloads.bert.spec:BertLargeInferSpec",
+    "bert-large-train": "gpuarena.workloads.bert.spec:BertLargeTrainSpec",
+    "sd15-generate": "gpuarena.workloads.sd15.spec:SD15GenerateSpec",
+    "llm-serve": "gpuarena.workloads.llm.serve_spec:LLMServeSpec",
+    "endpoint-serve": "gpuarena.workloads.endpoint.spec:EndpointServeSpec",
+    "resnet50-infer": "gpuarena.workloads.resnet50_infer.spec:ResNet50InferSpec",
+    "vit-b16-infer": "gpuarena.workloads.vit_b16_infer.spec:ViTB16InferSpec",
+    "matmul": "gpuarena.workloads.micro.spec:MatmulSpec",
+    "membw": "gpuarena.workloads.micro.spec:MemBandwidthSpec",
+    "h2d": "gpuarena.workloads.micro.spec:HostToDeviceSpec",
+    "d2h": "gpuarena.workloads.micro.spec:DeviceToHostSpec",
 }
 
 _plugins: dict[str, str] | None = None   # name -> "module:Class", found on first use
@@ -86,10 +92,14 @@ def _load(name: str, target: str):
 
 def _check_plugin(name: str, cls) -> str | None:
     """Why a plugin class is not usable, or None."""
-    from gpuarena.workloads.base import KINDS, RANK_AGGREGATES, Workload
+    from gpuarena.workloads.base import Workload
+    from gpuarena.workloads.spec import KINDS, RANK_AGGREGATES, WorkloadSpec
 
-    if not (isinstance(cls, type) and issubclass(cls, Workload)):
-        return "not a gpuarena.workloads.base.Workload subclass"
+    if not (isinstance(cls, type) and issubclass(cls, WorkloadSpec)):
+        return "not a gpuarena.workloads.base.Workload (nor a gpuarena.workloads.spec.WorkloadSpec) subclass"
+    runner = cls.runner
+    if not issubclass(cls, Workload) and not (isinstance(runner, str) and re.fullmatch(r"[\w.]+:[\w.]+", runner)):
+        return f"runner={cls.runner!r:.60} is not 'module:Class' (a spec names its Workload body)"
     if getattr(cls, "name", None) != name:
         return f"its class declares name={getattr(cls, 'name', None)!r}, the entry point {name!r}"
     if getattr(cls, "kind", None) not in KINDS:
@@ -157,7 +167,7 @@ def names() -> list[str]:
 
 
 def get(name: str):
-    """The workload class for a name; UserError with a suggestion if unknown."""
+    """The workload's spec for a name (torch-free for a built-in); UserError with a suggestion if unknown."""
     if name in REGISTRY:
         return _load(name, REGISTRY[name])
     cls = _usable_plugin(name) if name in plugins() else None
@@ -168,11 +178,27 @@ def get(name: str):
 
 
 def find(name: str):
-    """The class for a stored result's workload name, or None when this installation lacks it
+    """The spec for a stored result's workload name, or None when this installation lacks it
     (an imported bundle may name a plugin's workload, or one since renamed)."""
     if name in REGISTRY:
         return _load(name, REGISTRY[name])
     return _usable_plugin(name) if name in plugins() else None   # no suggestion built: rows ask per row
+
+
+def runnable(name: str):
+    """The runnable body (a ``Workload`` subclass with setup/step) of a workload: what the runner and
+    the run verb load, and nothing else (it may import torch).  UserError when unknown, or when a
+    plugin's spec names a body that cannot be loaded or is not its."""
+    spec = get(name)
+    if name in REGISTRY:
+        return spec.body()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):   # stdout is the command's
+            return spec.body()
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - a plugin never ends gpuarena
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise UserError(printable(f"workload plugin {name!r}: its runner could not be loaded: "
+                                  f"{type(exc).__name__}: {first}".rstrip(": "))) from None
 
 
 def has(name: str | None, **facts) -> bool:
@@ -184,7 +210,7 @@ def has(name: str | None, **facts) -> bool:
 
 
 def named(**facts) -> list[str]:
-    """The workloads that declare these class facts, built-ins first (imports every workload module)."""
+    """The workloads that declare these class facts, built-ins first (imports every spec module)."""
     return [n for n, cls in classes().items() if all(getattr(cls, k) == v for k, v in facts.items())]
 
 
@@ -212,15 +238,41 @@ def is_device_probe(name: str) -> bool:
 
 
 def classes() -> dict[str, type]:
-    """Every workload class by name (imports every workload module)."""
+    """Every workload's spec by name (imports every spec module, no body)."""
     return {n: get(n) for n in names()}
 
 
 def ddp_models() -> dict[str, type]:
-    """The training workloads ddp-train can wrap, by their ddp_name."""
+    """The training workloads ddp-train can wrap (their specs), by their ddp_name."""
     return {cls.ddp_name: cls for cls in classes().values() if cls.ddp_name}
 
 
 def published_names() -> dict[str, str]:
     """Published rows' workload names -> the gpuarena workload that does the same work."""
     return {alias: name for name, cls in classes().items() for alias in cls.published_as}
+
+
+_declared_built_ins = False
+
+
+def figures_model(name: str, params: dict | None = None) -> type[Figures] | None:
+    """The figures model a stored result of this workload is read with (its spec's ``figures_for``
+    its params: ddp-train adds the wrapped workload's), or None when this installation lacks the
+    workload.  The store asks through ``store.figures.read_with`` (installed below), as it imports no
+    workload; the first call imports every built-in spec (torch-free), so each figure a built-in
+    declares reads None on a result that lacks it."""
+    global _declared_built_ins
+    if not _declared_built_ins:
+        _declared_built_ins = True
+        for n in REGISTRY:
+            get(n)
+    cls = find(name)
+    if cls is None:
+        return None
+    try:
+        return cls.figures_for(params or {})
+    except Exception:  # noqa: BLE001 - params a stored row may lack (ddp-train's model): the class's own
+        return cls.figures
+
+
+_figures.read_with(figures_model)

@@ -1,7 +1,7 @@
 """Share of the measured ceiling: a result's TFLOP/s over the best ``matmul`` TFLOP/s.
 
 The ceiling is the best ``ok`` matmul result with the same precision on the same
-device name among the stored results (the micro-benchmarks of workloads/micro.py).
+device name among the stored results (the micro-benchmarks of workloads/micro/).
 A measured ceiling, not the datasheet's peak: what the card's libraries really
 reach, so a share near 1.0 means the workload is as fast as dense GEMM allows.
 Computed when results are read (analysis/rows/derived.py), never frozen into a record: a

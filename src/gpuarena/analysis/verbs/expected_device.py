@@ -99,7 +99,7 @@ def _collective_factor(op: str, n: int, size_mb: float | None, busbw: float) -> 
     """The share of the large-message busbw a message of size_mb reaches, after a fixed latency per call."""
     if not size_mb:
         return 1.0, ""
-    from gpuarena.workloads.collectives import bus_factor
+    from gpuarena.workloads.collectives.spec import bus_factor
 
     bus_bytes = size_mb * 2**20 * bus_factor(op if op in ("allreduce", "allgather", "reducescatter", "broadcast")
                                              else "allreduce", n)

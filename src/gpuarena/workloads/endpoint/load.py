@@ -27,6 +27,7 @@ from gpuarena.redact import has_secret, redact
 from gpuarena.safeio import printable, read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
+from gpuarena.workloads.endpoint.params import LOAD_SHAPES as SHAPES  # noqa: F401 - the shapes params.py offers
 
 WORDS = ("the of and to in is was for on are with as his they be at one have this from or had by "
          "word but what some we can out other were all there when up use your how said an each she "
@@ -96,8 +97,6 @@ def gaps(n: int, rate: float, seed: int) -> list[float]:
     rng = random.Random(seed)
     return [rng.expovariate(rate) for _ in range(n)]
 
-
-SHAPES = ("steady", "ramp", "bursts")
 
 
 def waits(n: int, rate: float, seed: int, shape: str = "steady", ramp_start: float = 1.0,

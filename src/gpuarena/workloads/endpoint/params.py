@@ -5,8 +5,10 @@ drive.py say what each does."""
 from __future__ import annotations
 
 from gpuarena.errors import UserError
-from gpuarena.workloads.base import Param
-from gpuarena.workloads.endpoint import load, mix
+from gpuarena.workloads.param import Param
+from gpuarena.workloads.endpoint import mix
+
+LOAD_SHAPES = ("steady", "ramp", "bursts")   # how requests are spread in time (load.py waits)
 
 PARAMS = (
         Param("base_url", str, "http://127.0.0.1:8000", "the server's address (without /v1)"),
@@ -68,7 +70,7 @@ PARAMS = (
               max=1_000_000),
         Param("load_shape", str, "steady", "arrivals: steady (Poisson at rate), ramp (Poisson rising from "
               "ramp_start_rate to rate) or bursts (burst_size requests at once, same mean rate)",
-              choices=load.SHAPES),
+              choices=LOAD_SHAPES),
         Param("ramp_start_rate", float, 1.0, "load_shape=ramp: the rate of the first request (requests/s)",
               min=1e-3, max=1e6),
         Param("burst_size", int, 8, "load_shape=bursts: requests sent at once", min=1, max=1_000_000),

@@ -15,101 +15,18 @@ docs/serving-endpoints.md says how to point it at each engine.
 from __future__ import annotations
 
 import os
-import re
-import socket
 
-from gpuarena.errors import UserError
-from gpuarena.store.workload_figures import EndpointFigures
 from gpuarena.workloads.base import Workload
-from gpuarena.workloads.endpoint import client, drive, load, mix, trace
-from gpuarena.workloads.endpoint.params import PARAMS, combos, parse_concurrency
+from gpuarena.workloads.endpoint import client, drive, load, mix, sweeps, trace
 from gpuarena.workloads.endpoint import metrics as M
-from gpuarena.workloads.endpoint import sweeps
+from gpuarena.workloads.endpoint.spec import EndpointServeSpec, engine_name, is_local  # noqa: F401 - is_local re-exported
 
-LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_STORED_GAPS = 200_000      # beyond this many inter-token gaps a result keeps only their percentiles
 WARMUP_SALT = 10_000_019       # the warm-up pass's seed salt: its requests go at once, a trace's times ignored
 
 
-def engine_name(params: dict, info: dict) -> str:
-    """The engine as stored: the ``engine`` parameter, else what the server says (owner and version)."""
-    if params.get("engine"):
-        return params["engine"]
-    parts = [info.get("owned_by") or "unknown engine", info.get("version")]
-    return " ".join(p for p in parts if p)
-
-
-def is_local(params: dict) -> bool:
-    """Whether the server runs on this machine (so this machine's GPU power is the server's)."""
-    if params["local"] != "auto":
-        return params["local"] == "yes"
-    host = load.split_url(params["base_url"])[1]
-    return host in LOOPBACK or host.startswith("127.") or host == socket.gethostname()
-
-
-class EndpointServe(Workload):
-    name = "endpoint-serve"
-    figures = EndpointFigures
-    version = 1
-    description = ("a running OpenAI-compatible server (vLLM, SGLang, transformers serve ...) under streamed "
-                   "requests; item = output token; TTFT/TPOT/ITL/E2E percentiles and goodput at an SLO")
-    item = "token"
-    unit = "tokens/s"
-    source = "issue 25; metrics as vLLM benchmarks/benchmark_serving.py defines them"
-    kind = "inference"
-    physics = "endpoint"
-    dominant_op = "matmul"
-    advised_by = ("its measured figures: `gpuarena cost -w endpoint-serve` ($ per million output tokens at the "
-                  "SLO) and `gpuarena compare` across GPUs of one engine")
-    # Parameters that say where the server is, not what it is asked: equal figures may differ in them.
-    where_params = ("base_url", "api_key_env", "local", "engine")
-    drives_server = True     # the GPU is busy with the server by design: `run` skips its busy check
-    params = PARAMS
-    variants = {"seed": "streamed requests as vLLM's serving benchmark sends them"}
-    default_warmup = 0       # warm-up is warmup_requests, sent by the first step
-    default_steps = 1
-    tiny_warmup = 0
-    tiny_steps = 1
-    default_repeats = 3      # timed passes (spec/model.py reads it when --repeats is not given)
-
-    # --- parameters, checked before any run exists ----------------------------------
-    @classmethod
-    def resolve_params(cls, given, size="full"):
-        p = super().resolve_params(given, size)
-        rate = load.parse_rate(p["rate"])
-        p["rate"] = rate if rate == "sweep" else ("inf" if rate == float("inf") else f"{rate:g}")
-        base, _ = load.split_url(p["base_url"])
-        p["base_url"] = base
-        if not ENV_NAME.match(p["api_key_env"]):
-            raise UserError(f"api_key_env={p['api_key_env']!r}: the NAME of an environment variable that holds "
-                            "the key (the key itself is never a parameter: it would be stored)")
-        if p["sweep_max"] < p["sweep_start"]:
-            raise UserError(f"sweep_max={p['sweep_max']:g} is below sweep_start={p['sweep_start']:g}")
-        p["concurrency"] = parse_concurrency(p["concurrency"])
-        combos(p)
-        return p
-
-    @classmethod
-    def check_params(cls, params: dict) -> None:
-        if params["prompts_file"]:
-            load.read_prompts(params["prompts_file"])
-        if params["length_dist"] == "dataset":
-            mix.read_dataset(params["dataset"])
-        if params["trace_file"]:
-            trace.read(params["trace_file"], params["trace_time_unit"])
-
-    @classmethod
-    def environment(cls, params: dict) -> dict:
-        """The server's part of the environment fingerprint (its engine and models)."""
-        info = load.probe(params["base_url"], client.headers(os.environ.get(params["api_key_env"])))
-        return {"base_url": params["base_url"], "engine": engine_name(params, info),
-                "reachable": info["reachable"], "models": info.get("models")}
-
-    @classmethod
-    def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
-        return dict.fromkeys(("matmul", "conv", "attention", "elementwise"), "n/a")
-
+class EndpointServe(EndpointServeSpec, Workload):
+    # --- building -------------------------------------------------------------------
     # --- building -------------------------------------------------------------------
     def setup(self) -> None:
         p = self.p

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gpuarena.errors import UserError
 from gpuarena.measure.profile import kernel_table
+from gpuarena.workloads.llm.engine_facts import require_compile  # noqa: F401 - re-exported
 from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
 from gpuarena.workloads.llm.weight_only import one_row, realised
 
@@ -165,14 +165,6 @@ def tune_inductor() -> dict:
     ic.coordinate_descent_tuning = True
     ic.triton.unique_kernel_names = True
     return {"coordinate_descent_tuning": True}
-
-
-def require_compile(prefill: str, variants) -> None:
-    """llm-serve's ``prefill=compile`` and ``prefill=graph`` compile the prefill of a compiled engine: refused
-    without the ``compile`` variant, which an engine that compiles nothing would run eager."""
-    if prefill in ("compile", "graph") and "compile" not in variants:
-        raise UserError(f"llm-serve [{'+'.join(sorted(variants))}]: prefill={prefill} compiles the prefill of the "
-                        "compile variant's engine: add compile (or leave prefill at auto)")
 
 
 def compile_prefill(fn, graphs: bool = False):

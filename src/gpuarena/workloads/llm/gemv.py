@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION as DESCRIPTION  # noqa: F401 - re-exported
+from gpuarena.workloads.llm.engine_facts import NARROW
 from gpuarena.workloads.llm.model import RMSNorm, rms_norm
 from gpuarena.workloads.llm.weight_only import one_row
 
@@ -48,10 +50,6 @@ def reference(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None,
 
 
 KERNEL_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn, torch.int8)
-NARROW = 8192      # the most output rows a matrix may have for ``OneRowLinear`` to take its product
-DESCRIPTION = (f"one-row products of matrices with <= {NARROW} outputs through gpuarena's Triton matrix-vector "
-               "kernel (llm/gemv.py; the RMSNorm before the QKV projection folded into it), wider ones through "
-               "inductor's reduction")
 
 
 def config(n: int, k: int, itemsize: int) -> tuple[int, int, int, int]:

@@ -37,115 +37,25 @@ is computed when the record is read (analysis/rows/mfu.py), never frozen into it
 
 from __future__ import annotations
 
-import os
-
 import torch
 import torch.nn.functional as F
 
-from gpuarena.errors import UserError
 from gpuarena.measure import profile as prof_read
-from gpuarena.workloads.base import Param, Workload, apply_math_mode, autocast_dtype, precision_of
+from gpuarena.store.flags import nan_flag
+from gpuarena.workloads.base import Workload, apply_math_mode, autocast_dtype, precision_of
 from gpuarena.workloads.llm import fp8 as fp8_mod
 from gpuarena.workloads.llm import layout as lay
 from gpuarena.workloads.llm import sharding
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
 from gpuarena.workloads.llm.model import build
 from gpuarena.workloads.llm.optim import adamw
-from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
-from gpuarena.store.flags import nan_flag
-from gpuarena.store.workload_figures import LLMTrainFigures
+from gpuarena.workloads.llm.shapes import resolve_shape
+from gpuarena.workloads.llm.train_spec import LLMTrainSpec
 
 PROFILED_STEPS = 3
-PRECISIONS = frozenset({"seed", "tf32", "amp-bf16", "bf16"})
 
 
-class LLMTrain(Workload):
-    name = "llm-train"
-    figures = LLMTrainFigures
-    version = 1
-    description = "Llama-style decoder training (causal LM, AdamW) with DDP, FSDP2, TP and FP8"
-    item = "token"
-    unit = "tokens/s"
-    source = "article 001 (FP8 and the Transformer Engine, DeviceMesh, gradient checkpointing, 175B claims)"
-    launcher = "torchrun"
-    rank_extra = ("comm_total_s", "comm_exposed_s", "loss_last")
-    # Class facts of the typed spine (issue 14); plain attributes until the base class has them.
-    kind = "training"
-    physics = "decoder-training"
-    axis = "batch_size"
-    rank_aggregate = "sum"
-    published_as = ("llm training", "gpt-3 175b", "gpt3-175b", "175b training", "llama training")
-    dominant_op = "matmul"
-    params = (
-        Param("shape", str, "llama-1b", "named model shape (llm/shapes.py SHAPES)", tiny="tiny",
-              choices=tuple(SHAPES)),
-        Param("hf_config", str, "", "path of a Hugging Face config.json to use instead of shape"),
-        Param("seq_len", int, 2048, "tokens per sequence", tiny=32, min=2, max=1 << 20),
-        Param("batch_size", int, 4, "sequences per data-parallel rank per step", tiny=2, min=1, max=65536),
-        Param("parallel", str, "none", "how ranks share the model", choices=lay.PARALLEL),
-        Param("tp", int, 0, "tensor-parallel degree (mesh [world/tp, tp]); 0: all ranks under parallel=tp",
-              min=0, max=1024),
-        Param("lr", float, 3e-4, "AdamW learning rate", min=0.0, max=1.0),
-    )
-    variants = {
-        "seed": "FP32 (TF32 off), eager, AdamW (foreach)",
-        "tf32": "TF32 matmuls",
-        "amp-bf16": "bf16 autocast, FP32 weights and optimizer state",
-        "bf16": "bf16 weights (FSDP2: bf16 compute over FP32 master shards); see the module docstring",
-        "fp8": "torchao.float8 FP8 linears (not the output head); CUDA sm89+ and torchao, else skipped",
-        "compile": "per-block torch.compile (torchtitan's recipe)",
-        "activation-checkpointing": "recompute each block in backward (non-reentrant checkpoint)",
-        "fused-adamw": "AdamW(fused=True)",
-    }
-    exclusive = (frozenset({"tf32", "amp-bf16", "bf16"}),)
-    default_warmup = 3
-    default_steps = 10
-
-    # --- parameters and class facts (no model built) ----------------------------------
-    @classmethod
-    def resolve_params(cls, given: dict, size: str = "full") -> dict:
-        """Also read hf_config now, so a bad path fails before any run is created."""
-        out = super().resolve_params(given, size)
-        if out["hf_config"]:
-            if not os.path.exists(out["hf_config"]):
-                raise UserError(f"hf_config {out['hf_config']}: no such file")
-            if not os.path.isfile(out["hf_config"]):
-                raise UserError(f"hf_config {out['hf_config']}: not a file (give the config.json)")
-        cfg = resolve_shape(out["shape"], out["hf_config"])
-        if out["seq_len"] > cfg.max_seq_len:
-            raise UserError(f"seq_len={out['seq_len']}: the model's positions stop at {cfg.max_seq_len}")
-        return out
-
-    @classmethod
-    def check_layout(cls, params: dict, gpus: int) -> None:
-        """Refuse a layout that cannot run on `gpus` ranks before the run is created."""
-        _, tp = lay.layout(params["parallel"], params["tp"], gpus)
-        lay.check_tp(cls.config(params), tp)
-
-    @classmethod
-    def config(cls, params: dict):
-        return resolve_shape(params.get("shape", "llama-1b"), params.get("hf_config", ""))
-
-    @classmethod
-    def flops(cls, params: dict) -> float:
-        """Training FLOPs per token (6 N + 12 L H T)."""
-        return flops_per_token(cls.config(params), params.get("seq_len", 2048), training=True)
-
-    @classmethod
-    def param_count(cls, params: dict) -> int:
-        return param_counts(cls.config(params))[0]
-
-    @classmethod
-    def executed_precision(cls, variants, arch=None, params=None) -> dict[str, str]:
-        """What each kind of arithmetic runs at under a recipe: FP8 covers the linears only
-        (attention's SDPA and the output head stay at the recipe's precision)."""
-        base = precision_of(frozenset(variants))
-        base = "fp32" if base == "default" else base
-        elementwise = "bf16" if "bf16" in variants else "fp32"
-        matmul = "fp8" if "fp8" in variants else base
-        attention = "bf16" if "fp8" in variants and base == "fp32" else base
-        return {"matmul": matmul, "attention": attention, "elementwise": elementwise}
-
+class LLMTrain(LLMTrainSpec, Workload):
     # --- setup --------------------------------------------------------------------------
     def setup(self) -> None:
         v, p, dev = self.ctx.variants, self.p, self.device
@@ -263,4 +173,3 @@ class LLMTrain(Workload):
         step_s = result["latency"]["median"]
         if extra.get("comm_exposed_s") is not None and step_s:
             extra["comm_exposed_share"] = extra["comm_exposed_s"] / step_s
-

@@ -8,13 +8,11 @@ named recipe that composes with the others where that makes sense.
 
 from __future__ import annotations
 
-import torch
+from typing import Optional
 
+from gpuarena.store.figures import Figures, Name
 from gpuarena.workloads.facts import first_int
-from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
-                                     backward_and_step)
-from gpuarena.store.flags import nan_flag
-from gpuarena.store.workload_figures import ResNet50TrainFigures
+from gpuarena.workloads.spec import Param, WorkloadSpec, activation_traffic
 
 # ResNet-50 forward at 224x224: 4.089 GMAC (torchvision's documented 4.09 GFLOPS,
 # counted as multiply-adds; torch.utils.flop_counter agrees, see tests).  Training
@@ -31,8 +29,14 @@ RESNET50_ACT_ELEMENTS_224 = 32.0e6
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-class ResNet50Train(Workload):
+class ResNet50TrainFigures(Figures):
+    optimizer: Name = None
+    cudnn_benchmark: Optional[bool] = None
+
+
+class ResNet50TrainSpec(WorkloadSpec):
     name = "resnet50-train"
+    runner = "gpuarena.workloads.resnet50_train.run:ResNet50Train"
     figures = ResNet50TrainFigures
     version = 1
     description = "torchvision ResNet-50 training step, SGD lr 0.1, synthetic input, loss = output.sum()"
@@ -72,41 +76,6 @@ class ResNet50Train(Workload):
     default_warmup = 10
     default_steps = 10
 
-    def setup(self) -> None:
-        import torchvision
-
-        v = self.ctx.variants
-        apply_math_mode(v)
-        torch.backends.cudnn.benchmark = "cudnn-benchmark" in v
-        bs, size = self.p["batch_size"], self.p["image_size"]
-        model = torchvision.models.resnet50().to(self.device)
-        self.x = torch.randn(bs, 3, size, size, device=self.device)
-        self.labels = torch.randint(0, 1000, (bs,), device=self.device)
-        if "channels-last" in v:
-            model = model.to(memory_format=torch.channels_last)
-            self.x = self.x.contiguous(memory_format=torch.channels_last)
-        model.train()
-        self.opt = torch.optim.SGD(model.parameters(), lr=self.p["lr"],
-                                   **({"fused": True} if "fused-sgd" in v else {}))
-        self.amp = autocast_dtype(v)
-        self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
-        if "compile" in v:
-            mode = self.p["compile_mode"]
-            model = torch.compile(model, mode=None if mode == "default" else mode)
-        self.model = model
-        self.loss = None
-
-    def step(self) -> None:
-        self.opt.zero_grad(set_to_none=True)
-        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
-            out = self.model(self.x)
-            if self.p["loss"] == "sum":
-                loss = out.float().sum()
-            else:
-                loss = torch.nn.functional.cross_entropy(out.float(), self.labels)
-        backward_and_step(loss, self.opt, self.scaler)
-        self.loss = loss
-
     @classmethod
     def flops(cls, params: dict) -> float:
         scale = (params["image_size"] / 224) ** 2
@@ -124,13 +93,3 @@ class ResNet50Train(Workload):
     def bytes_per_item(cls, params: dict, element_bytes: int) -> float:
         return activation_traffic(RESNET50_ACT_ELEMENTS_224 * (params["image_size"] / 224) ** 2, element_bytes,
                                   True, RESNET50_PARAMS, params["batch_size"])
-
-    def extra(self) -> dict:
-        group = self.opt.param_groups[0]
-        return {"optimizer": "SGD fused" if group.get("fused") else "SGD (PyTorch's default implementation)",
-                "cudnn_benchmark": torch.backends.cudnn.benchmark}
-
-    def check(self) -> list:
-        if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
-            return [nan_flag("output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)")]
-        return []

@@ -1,79 +1,27 @@
-"""Collective bandwidth: all-reduce, all-gather, reduce-scatter, broadcast.
-
-The articles' "AllReduce 40-60% slower on 8 GPUs" (A800 vs A100, DIGEST.md) is
-this measurement.  Figures follow nccl-tests (doc/PERFORMANCE.md):
-
-* size: the bytes of the operation -- the all-reduce and broadcast buffer, the
-  all-gather's whole output, the reduce-scatter's whole input;
-* algorithm bandwidth algbw = size / time per call (GB = 1e9 bytes);
-* bus bandwidth busbw = algbw x factor, the factor that makes busbw comparable
-  with the link's hardware bandwidth: all-reduce 2(n-1)/n, all-gather and
-  reduce-scatter (n-1)/n, broadcast 1.
-
-One item is a GB of ``size`` (unit GB/s), so the stored throughput *is* algbw;
-a collective is as fast as its slowest rank (``rank_aggregate = "min"``).  The
-timed calls move zeros (sums stay exact however many calls run); after timing
-one call on known values is checked, and a wrong result fails the case.
-"""
+"""The collectives' bodies: setup, step and the result check (their facts are in spec.py)."""
 
 from __future__ import annotations
-
-from typing import ClassVar
 
 from abc import abstractmethod
 
 import torch
 
-from gpuarena.store.workload_figures import CollectiveFigures
-from gpuarena.workloads.base import Param, Workload
+from gpuarena.workloads.base import Workload
+from gpuarena.workloads.collectives.spec import (
+    MIB,
+    AllGatherSpec,
+    AllReduceSpec,
+    BroadcastSpec,
+    ReduceScatterSpec,
+    _CollectiveSpec,
+    bandwidths,
+    bus_factor,
+)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-MIB = 2**20
 
 
-def bus_factor(op: str, n: int) -> float:
-    """nccl-tests' busbw / algbw factor for n ranks."""
-    if n < 1:
-        raise ValueError(f"n={n}: need at least one rank")
-    if op == "allreduce":
-        return 2 * (n - 1) / n
-    if op in ("allgather", "reducescatter"):
-        return (n - 1) / n
-    if op == "broadcast":
-        return 1.0
-    raise ValueError(f"unknown collective {op!r}")
-
-
-def bandwidths(size_bytes: float, time_per_call_s: float, op: str, n: int) -> tuple[float, float]:
-    """(algbw, busbw) in GB/s (1e9 bytes), nccl-tests' definitions."""
-    algbw = size_bytes / time_per_call_s / 1e9
-    return algbw, algbw * bus_factor(op, n)
-
-
-class _Collective(Workload):
-    op: ClassVar[str]
-    figures = CollectiveFigures
-    version = 1
-    item = "GB"
-    unit = "GB/s"
-    source = "articles 000/001 (AllReduce on 8 GPUs); formulas from nccl-tests doc/PERFORMANCE.md"
-    launcher = "torchrun"
-    kind = "collective"
-    axis = "size_mb"
-    dominant_op = "copy"
-    rank_aggregate = "min"
-    rank_extra = ("result_check",)
-    params = (
-        Param("size_mb", float, 64.0, "message size in MiB (2^20 bytes), as nccl-tests counts it",
-              tiny=0.25, min=1 / 1024, max=65536.0),
-        Param("dtype", str, "float32", "element type", choices=tuple(DTYPES)),
-    )
-    variants = {"seed": "torch.distributed with the device's backend (NCCL on cuda, gloo on cpu)"}
-    default_warmup = 5
-    default_steps = 20
-    tiny_warmup = 1
-    tiny_steps = 3
-
+class _Collective(_CollectiveSpec, Workload):
     def setup(self) -> None:
         import torch.distributed as dist
 
@@ -103,10 +51,6 @@ class _Collective(Workload):
                                f"{got.flatten()[bad].item()}, expected {want.flatten()[bad].item()}")
         return []
 
-    @classmethod
-    def executed_precision(cls, variants, arch, params=None) -> dict[str, str]:
-        return {}   # moving bytes; the reduction's adds are not what bounds it
-
     def extra(self) -> dict:
         return {"op": self.op, "size_bytes": self.size_bytes, "dtype": self.p["dtype"],
                 "bus_factor": bus_factor(self.op, self.n), "result_check": "passed"}
@@ -122,12 +66,7 @@ class _Collective(Workload):
             (r.get("extra") or {}).get("result_check") == "passed" for r in per_rank) else "failed"
 
 
-class AllReduce(_Collective):
-    name = "allreduce"
-    op = "allreduce"
-    device_figure = "allreduce-busbw"
-    description = "all_reduce (sum) of size_mb in place; busbw = algbw x 2(n-1)/n"
-
+class AllReduce(AllReduceSpec, _Collective):
     def buffers(self, count):
         self.buf = torch.zeros(count, dtype=self.dtype, device=self.device)
 
@@ -143,12 +82,7 @@ class AllReduce(_Collective):
         return got, torch.full_like(got, self.n * (self.n + 1) / 2)
 
 
-class AllGather(_Collective):
-    name = "allgather"
-    op = "allgather"
-    report_order = 2
-    description = "all_gather_into_tensor: size_mb is the gathered output; busbw = algbw x (n-1)/n"
-
+class AllGather(AllGatherSpec, _Collective):
     def buffers(self, count):
         self.out = torch.zeros(count, dtype=self.dtype, device=self.device)
         self.inp = torch.zeros(count // self.n, dtype=self.dtype, device=self.device)
@@ -164,12 +98,7 @@ class AllGather(_Collective):
         return self.out.clone(), want
 
 
-class ReduceScatter(_Collective):
-    name = "reducescatter"
-    op = "reducescatter"
-    report_order = 1
-    description = "reduce_scatter_tensor (sum): size_mb is the whole input; busbw = algbw x (n-1)/n"
-
+class ReduceScatter(ReduceScatterSpec, _Collective):
     def buffers(self, count):
         self.inp = torch.zeros(count, dtype=self.dtype, device=self.device)
         self.out = torch.zeros(count // self.n, dtype=self.dtype, device=self.device)
@@ -188,12 +117,7 @@ class ReduceScatter(_Collective):
         return got, torch.full_like(got, value * self.n * (self.n + 1) / 2)
 
 
-class Broadcast(_Collective):
-    name = "broadcast"
-    op = "broadcast"
-    report_order = 3
-    description = "broadcast of size_mb from rank 0; busbw = algbw"
-
+class Broadcast(BroadcastSpec, _Collective):
     def buffers(self, count):
         self.buf = torch.zeros(count, dtype=self.dtype, device=self.device)
 

@@ -11,15 +11,12 @@ transformers 4.x and 5.x both accept ``attn_implementation`` through
 
 from __future__ import annotations
 
-import torch
-
-from gpuarena.workloads import quant
+from gpuarena.store.figures import Name, Text
+from gpuarena.workloads import quant_rungs
 from gpuarena.workloads.facts import first_int
-from gpuarena.workloads.base import (Param, Workload, activation_traffic, apply_math_mode, autocast_dtype,
-                                     backward_and_step)
-from gpuarena.workloads.resnet50 import COMPILE_MODES
-from gpuarena.store.flags import nan_flag
-from gpuarena.store.workload_figures import BertFigures
+from gpuarena.workloads.figures import Quantized
+from gpuarena.workloads.resnet50_train.spec import COMPILE_MODES
+from gpuarena.workloads.spec import Param, WorkloadSpec, activation_traffic
 
 # bert-large-uncased's config.json (huggingface.co/google-bert/bert-large-uncased):
 # 24 layers, hidden 1024, 16 heads, intermediate 4096, vocab 30522, 512 positions.
@@ -83,30 +80,12 @@ def bert_param_count(p: dict, pretraining: bool) -> int:
     return total
 
 
-def build_config(p: dict):
-    from transformers import BertConfig
-
-    if p["hidden"] % p["heads"]:
-        raise ValueError(f"hidden={p['hidden']} is not a multiple of heads={p['heads']}")
-    return BertConfig(vocab_size=VOCAB, hidden_size=p["hidden"], num_hidden_layers=p["layers"],
-                      num_attention_heads=p["heads"], intermediate_size=p["ffn"],
-                      max_position_embeddings=MAX_POSITIONS)
+class BertFigures(Quantized):
+    attn_implementation: Name = None
+    flops_formula: Text = None
 
 
-def make_model(cls, p: dict, variants: frozenset[str]):
-    """The model as the recipe asks: library default attention for seed, else sdpa/eager."""
-    config = build_config(p)
-    for impl in ("sdpa", "eager"):
-        if impl in variants:
-            return cls._from_config(config, attn_implementation=impl)
-    return cls(config)
-
-
-def attn_impl(model) -> str:
-    return str(getattr(model.config, "_attn_implementation", None) or "unknown")
-
-
-class _Bert(Workload):
+class _BertSpec(WorkloadSpec):
     item = "sequence"
     figures = BertFigures
     # Lambda's DLE PyTorch runs (SQuAD at 384 tokens): one encoder arithmetic for training and inference
@@ -131,31 +110,10 @@ class _Bert(Workload):
         elements = p["layers"] * p["seq_len"] * 18 * p["hidden"]
         return activation_traffic(elements, element_bytes, cls.trains, cls.param_count(p), p["batch_size"])
 
-    def random_ids(self):
-        bs, s = self.p["batch_size"], self.p["seq_len"]
-        return torch.randint(0, VOCAB, (bs, s), device=self.device)
 
-    def compile_if_asked(self, model):
-        """torch.compile per the variant: the encoder in place (default scope) or the whole model."""
-        v = self.ctx.variants
-        if "compile-max-autotune" in v:
-            mode = "max-autotune"
-        elif "compile" in v:
-            mode = None if self.p["compile_mode"] == "default" else self.p["compile_mode"]
-        else:
-            return model
-        if self.p["compile_scope"] == "model":
-            return torch.compile(model, mode=mode)
-        base = getattr(model, "bert", model)   # BertForPreTraining wraps the BertModel as .bert
-        base.encoder = torch.compile(base.encoder, mode=mode)
-        return model
-
-    def extra(self) -> dict:
-        return {"attn_implementation": self.attn, "flops_formula": self.flops_formula}
-
-
-class BertLargeInfer(quant.QuantRungs, _Bert):
+class BertLargeInferSpec(quant_rungs.QuantRungs, _BertSpec):
     name = "bert-large-infer"
+    runner = "gpuarena.workloads.bert.run:BertLargeInfer"
     version = 3     # 3: check() flags an output far from the FP32 reference (quant.output_flags)
     description = "HF BertModel (bert-large-uncased config), random token ids, torch.inference_mode()"
     source = "article 000, section 3.2"
@@ -173,37 +131,11 @@ class BertLargeInfer(quant.QuantRungs, _Bert):
         "sdpa": "attn_implementation='sdpa' (flash / memory-efficient attention kernels)",
         "eager": "attn_implementation='eager' (explicit matmul-softmax-matmul)",
         "compile": "torch.compile (mode from compile_mode, scope from compile_scope); compile time recorded apart",
-        **{r: quant.VARIANT_DOCS[r] + "; BERT: every linear layer (attention stays in the model's dtype)"
-           for r in quant.RUNGS},
+        **{r: quant_rungs.VARIANT_DOCS[r] + "; BERT: every linear layer (attention stays in the model's dtype)"
+           for r in quant_rungs.RUNGS},
     }
-    exclusive = _Bert.exclusive + (frozenset(quant.RUNGS),)
+    exclusive = _BertSpec.exclusive + (frozenset(quant_rungs.RUNGS),)
     flops_formula = "encoder (see bert.encoder_flops) + pooler 2*H^2"
-
-    def setup(self) -> None:
-        from transformers import BertModel
-
-        v = self.ctx.variants
-        rung = quant.rung_of(v)
-        if rung:
-            quant.require(rung, self.device)
-        apply_math_mode(v)
-        model = make_model(BertModel, self.p, v).to(self.device).eval()
-        self.ids = self.random_ids()
-        self.ref = quant.fp32_reference(model, lambda m: m(input_ids=self.ids).last_hidden_state)
-        if "fp16" in v:
-            model = model.half()
-        elif "bf16" in v:
-            model = model.to(torch.bfloat16)
-        self.attn = attn_impl(model)
-        self.amp = autocast_dtype(v)
-        self.quant = quant.quantize(model, rung) if rung else None
-        self.model = self.compile_if_asked(model)
-        self.out = None
-
-    @torch.inference_mode()
-    def step(self) -> None:
-        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
-            self.out = self.model(input_ids=self.ids).last_hidden_state
 
     @classmethod
     def flops(cls, params: dict) -> float:
@@ -214,19 +146,10 @@ class BertLargeInfer(quant.QuantRungs, _Bert):
     def param_count(cls, params: dict) -> int:
         return bert_param_count(params, pretraining=False)
 
-    def check(self) -> list:
-        return quant.output_flags(self.ref, self.out, logits=False)
 
-    def extra(self) -> dict:
-        out = super().extra()
-        out.update(self.quant or {})
-        if self.out is not None:
-            out["accuracy"] = quant.agreement(self.ref, self.out, logits=False)
-        return out
-
-
-class BertLargeTrain(_Bert):
+class BertLargeTrainSpec(_BertSpec):
     name = "bert-large-train"
+    runner = "gpuarena.workloads.bert.run:BertLargeTrain"
     version = 2
     description = "HF BertForPreTraining (bert-large-uncased config), AdamW, synthetic MLM + NSP labels"
     source = "article 001, section 2.1"
@@ -253,32 +176,6 @@ class BertLargeTrain(_Bert):
     }
     flops_formula = "3 x (encoder + pooler 2H^2 + MLM transform 2SH^2 + MLM decoder 2SHV + NSP 4H)"
 
-    def setup(self) -> None:
-        from transformers import BertForPreTraining
-
-        v = self.ctx.variants
-        apply_math_mode(v)
-        model = make_model(BertForPreTraining, self.p, v).to(self.device).train()
-        if "grad-checkpointing" in v:
-            model.gradient_checkpointing_enable()
-        self.attn = attn_impl(model)
-        self.opt = torch.optim.AdamW(model.parameters(), lr=self.p["lr"], fused=True if "fused-adamw" in v else None)
-        self.amp = autocast_dtype(v)
-        self.scaler = torch.amp.GradScaler(self.device.type) if "amp-fp16" in v else None
-        self.ids = self.random_ids()
-        masked = torch.rand(self.ids.shape, device=self.device) < MLM_SHARE
-        self.mlm_labels = torch.where(masked, self.ids, torch.full_like(self.ids, -100))
-        self.nsp_labels = torch.randint(0, 2, (self.p["batch_size"],), device=self.device)
-        self.model = self.compile_if_asked(model)
-        self.loss = None
-
-    def step(self) -> None:
-        self.opt.zero_grad(set_to_none=True)
-        with torch.autocast(self.device.type, dtype=self.amp, enabled=self.amp is not None):
-            loss = self.model(input_ids=self.ids, labels=self.mlm_labels, next_sentence_label=self.nsp_labels).loss
-        backward_and_step(loss, self.opt, self.scaler)
-        self.loss = loss
-
     @classmethod
     def flops(cls, params: dict) -> float:
         # Pretraining heads (BertForPreTraining): pooler H x H on [CLS]; the MLM head's
@@ -291,8 +188,3 @@ class BertLargeTrain(_Bert):
     @classmethod
     def param_count(cls, params: dict) -> int:
         return bert_param_count(params, pretraining=True)
-
-    def check(self) -> list:
-        if self.loss is not None and not torch.isfinite(self.loss.detach()).item():
-            return [nan_flag("loss turned to NaN/inf")]
-        return []

@@ -1,15 +1,13 @@
-"""Stable Diffusion v1.5's component configurations and FLOP counts (sd15.py's workload uses them).
+"""Stable Diffusion v1.5's component configurations and FLOP counts (the sd15-generate workload uses them).
 
 The v1.5 shapes, their tiny CPU-test versions, and the FLOPs of one image: the counted v1.5
-constants at 512 px, or a count on the meta device for other sizes.  diffusers is imported
-inside functions only: it is not installed everywhere.
+constants at 512 px, or a count on the meta device for other sizes.  torch and diffusers are
+imported inside functions only: the spec reads this module without them.
 """
 
 from __future__ import annotations
 
 import functools
-
-import torch
 
 # Component configs of runwayml/stable-diffusion-v1-5 (unet/, vae/, text_encoder/ and
 # scheduler/ config.json of the model repository).
@@ -69,6 +67,7 @@ def flops_per_image(unet_fwd: float, vae_dec: float, text_enc: float, steps: int
 @functools.lru_cache(maxsize=16)
 def count_component_flops(arch: str, image_size: int) -> tuple[float, float, float]:
     """(UNet forward, VAE decode, text encoder) FLOPs for one image, counted on the meta device."""
+    import torch
     from diffusers import AutoencoderKL, UNet2DConditionModel
     from diffusers.models.attention_processor import AttnProcessor
     from torch.utils.flop_counter import FlopCounterMode

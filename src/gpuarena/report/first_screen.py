@@ -11,6 +11,7 @@ from gpuarena.store.flags import diverged
 from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.advise import SETTINGS, advise, candidates
 from gpuarena.analysis.rows.mfu import mfu
 from gpuarena.analysis.rows.precision import request_of_variants
@@ -67,7 +68,7 @@ def like_class(r: Result) -> tuple:
     variants = frozenset(r.variant.split("+"))
     params = r.params
     return (J.request_class(request_of_variants(variants, r.precision)),
-            "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+            engine_of(r),
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
 

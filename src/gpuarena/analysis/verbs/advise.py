@@ -3,7 +3,7 @@
 1. Candidates: finite single-GPU results in the database (never a diverged
    one) and published rows whose claim check passes (analysis.check), each
    with its precision class (the precision the arithmetic ran as), engine
-   class (PyTorch eager, compiled, TensorRT, MXNet, ...) and settings
+   class (rows/engine.py: PyTorch eager, compiled, TensorRT, MXNet, ...) and settings
    (sequence length, image size, steps).
 2. One class is ranked: the one of the fastest finite measurement here, else
    the published class covering the most GPUs (said in `fallback`).  Rows of
@@ -24,6 +24,7 @@ from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.advise_rows import explain, scale_and_price
 from gpuarena.analysis.physics.projection_bound import bounded
 from gpuarena.data import catalog
@@ -58,7 +59,6 @@ def candidates(store, workload: str) -> list[dict]:
         pub = r.source == "published"
         if pub:
             req = _request_of_published(r.precision)
-            engine = r.extra.engine or J.engine_class(r.extra.software or "")
             try:
                 verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
                                        "batch_size": params.get("batch_size") or 1,
@@ -72,7 +72,7 @@ def candidates(store, workload: str) -> list[dict]:
         else:
             variants = frozenset(r.variant.split("+"))
             req = P.request_of_variants(variants, r.precision)
-            engine = "PyTorch compiled" if "compile" in variants else "PyTorch eager"
+        engine = engine_of(r)
         settings = tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None)
         out.append({"gpu": g, "throughput": r.throughput_median, "basis": "published" if pub else "measured",
                     "request": req, "class": (J.request_class(req), engine, settings), "unit": r.unit,

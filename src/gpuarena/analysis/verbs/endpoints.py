@@ -13,6 +13,7 @@ batch B stands beside a served engine at concurrency B.
 from __future__ import annotations
 
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.cost import usd_per_million_tokens
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -83,7 +84,7 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]
         gpu = cat.get(R.gpu_of(r))
         gpus = e.server_gpus or 1
         out.append({
-            "setting": setting(r), "gpu": R.gpu_of(r), "engine": R.engine_of(r), "server_gpus": gpus,
+            "setting": setting(r), "gpu": R.gpu_of(r), "engine": engine_of(r), "server_gpus": gpus,
             "rate": e.rate_requests_per_s, "concurrency": e.concurrency, "output_tokens_per_s": e.output_tokens_per_s,
             "goodput_requests_per_s": e.goodput_requests_per_s, "slo_attainment": e.slo_attainment,
             "ttft_ms_p50": _p(e.ttft_ms, "p50"), "ttft_ms_p99": _p(e.ttft_ms, "p99"),

@@ -5,7 +5,7 @@ one GPU or several), from one model, the first of:
   same GPU model in other runs: other hosts, other days, imported bundles (the median);
 - **published**: the best like-for-like published figure (data/published_results.csv;
   analysis/physics/expected_refs.py) for the same GPU and workload, at the same executed precision,
-  the same settings other than batch, the same engine class (rows.engine_of), then the
+  the same settings other than batch, the same engine class (rows/engine.py), then the
   nearest batch, then the newest; shown with its source and date;
 - **catalog** (device checks: matmul, copy, host links, collectives): the card's physical
   bound x the share healthy cards reach (analysis/verbs/expected_device.py); a device check is

@@ -13,6 +13,7 @@ SLO attainment (TTFT and TPOT of the stated share of requests), which keeps it r
 from __future__ import annotations
 
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.endpoints import _ok_as, lengths_text, mix_text
 from gpuarena.store.result import Result
 
@@ -61,7 +62,7 @@ def curves(results: list[Result]) -> list[dict]:
     for r in results:
         if not _ok_as(r, "endpoint"):
             continue
-        key = (R.engine_of(r), R.gpu_of(r), _setting(r))
+        key = (engine_of(r), R.gpu_of(r), _setting(r))
         c = groups.setdefault(key, {"engine": key[0], "gpu": key[1], "setting": key[2], "points": [],
                                     "slo_tpot_ms": r.params.get("slo_tpot_ms"), "results": []})
         c["points"] += points(r)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from gpuarena.analysis.physics.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
+from gpuarena.analysis.physics.interconnect import is_pcie_card, pcie_link
 from gpuarena.analysis.physics.training_network import GPUS_PER_NODE, resolve as resolve_network
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -171,7 +171,7 @@ def _links(gpu, lay: Layout, network_gbs: float | None) -> tuple[float, float]:
     if nvlink_spans(gpu, min(lay.n, GPUS_PER_NODE)):
         intra = gpu.nvlink_gbs / 2
     else:
-        intra = PCIE_PER_DIRECTION_GBS.get(int(gpu.pcie_gen or 4), 32.0)
+        intra = pcie_link(gpu)[1]
     return intra, net
 
 

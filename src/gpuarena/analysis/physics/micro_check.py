@@ -63,17 +63,9 @@ class MicroEvidence:
         return P.arch_of(catalog.match(self.gpu))
 
 
-@functools.lru_cache(maxsize=1)
-def pcie_links() -> dict[int, tuple[float, str]]:
-    """PCIe generation -> (x16 GB/s per direction after encoding, source), from data/pcie_links.csv."""
-    return {link.gen: (link.x16_gbs_per_direction, link.source) for link in evidence.pcie_links()}
-
-
 def _pcie(g: catalog.GPU) -> tuple[float, str]:
-    gen = int(g.pcie_gen or 0)
-    if gen not in pcie_links():
-        raise UserError(f"{g.name}: no PCIe generation in the catalog to bound its host link")
-    return pcie_links()[gen][0], f"the {g.short}'s PCIe gen{gen} x16 link per direction after 128b/130b encoding"
+    gen, bw = I.pcie_link(g)
+    return bw, f"the {g.short}'s PCIe gen{gen} x16 link per direction after 128b/130b encoding"
 
 
 def bound(figure: str, g: catalog.GPU, prec: str = "", n: int = 1) -> tuple[float, str]:

@@ -35,9 +35,9 @@ from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
 from gpuarena.store.flags import Flag, nan_flag, wrong_cosine
+from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 
 RUNGS = ("int8-weights", "int8-dynamic", "fp8-dynamic")
-FP8_MIN_CAPABILITY = (8, 9)     # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards
 TORCHAO_ACCURACY = ("pytorch/ao docs/source/workflows/inference.md (commit 03706c1e), Llama-3.1-8B, "
                     "lm-eval wikitext perplexity, bf16 7.3315")
 ACCURACY_NOTES = {

@@ -6,7 +6,8 @@ and the bus bandwidth it runs at, measured or derived from the catalog.
 - catalog: NVIDIA's NVLink figure is the total of both directions, and nccl-tests all-reduce
   busbw reaches about 80% of one direction (e.g. ~230-240 GB/s of A100's 300 GB/s), so
   busbw = NVLINK_EFF x nvlink / 2; without NVLink, the card's PCIe x16 link per direction after
-  128b/130b encoding (data/pcie_links.csv, each generation's rate with its source) x the same factor.  A card whose generation the catalog does not give, or that file does not hold, is an
+  128b/130b encoding (data/pcie_links.csv, each generation's rate with its source) x the same
+  factor.  A card whose generation the catalog does not give, or that file does not hold, is an
   error, never taken as another generation.
 - one node: NVLink (and a server's PCIe) joins NODE_GPUS cards; beyond them the ring crosses the network
   between nodes, which the catalog has no figure for (it names GPUs, not NICs), so a count above

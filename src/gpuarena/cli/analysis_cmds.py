@@ -17,7 +17,6 @@ from gpuarena.cli.common import DbOption, check_format, gpu_counts, open_store, 
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
-from gpuarena.workloads import registry
 
 FMT = typer.Option("table", "--format", "-f", metavar="FORMAT", help="table, md or json")
 PRICES = typer.Option(None, "--prices", metavar="FILE", help="YAML file of price overrides (see data/article_prices.yaml)")
@@ -111,17 +110,18 @@ def check(gpu: Optional[str] = typer.Option(None, "--gpu", metavar="GPU", help="
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
+    from gpuarena.analysis.physics import models
     from gpuarena.analysis.verbs import check as C
     from gpuarena.report.text.check import render
 
     check_format(fmt, ("table", "md", "json"))
-    if registry.has(workload, physics="decoder-training") and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
+    if models.DECODER_TRAINING.judges(workload) and all(x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
         _out(_article_001_claims(fmt, {
             "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
             "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
-    serving = registry.has(workload, physics="serving")
+    serving = models.SERVING.judges(workload)
     if not serving and (replicas is not None or ttft is not None):
         raise UserError("--replicas and --ttft are for llm-serve claims (-w llm-serve)")
     store = _optional_store(db)
@@ -187,7 +187,7 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
            db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Predicted data-parallel scaling: compute + exposed ring all-reduce.
     `-w llm-train`: memory per GPU and training time of a large model (analysis/physics/llm_plan.py)."""
-    from gpuarena.analysis.physics import whatif as W
+    from gpuarena.analysis.physics import models, whatif as W
     from gpuarena.report.text.whatif import render
 
     check_format(fmt, ("table", "md", "json"))
@@ -199,10 +199,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = _optional_store(db, named_must_exist=False)   # a what-if needs no measurements
-    if registry.has(workload, physics="serving"):
+    plan = models.of(workload).plan     # the physics says which model plans (analysis/physics/models.py PLANS)
+    if plan == "serving":
         raise UserError(f"whatif -w {workload}: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
-    if registry.has(workload, physics="decoder-training"):    # the training plan (cli/llm_cmds.py)
+    if plan == "training":    # the training plan (cli/llm_cmds.py)
         from gpuarena.cli.llm_cmds import whatif_llm
         _out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt, seq_len, busbw, unused={
             "--overlap": overlap, "--batch-size": batch_size, "--throughput": throughput, "--bucket-mb": bucket_mb}))
@@ -229,6 +230,7 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
            basis: str = BASIS,
            prices: Optional[str] = PRICES, db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Rank the catalog's GPUs for a workload, like with like (measured, published or projected)."""
+    from gpuarena.analysis.physics import models
     from gpuarena.analysis.verbs import advise as A
     from gpuarena.report.text.advise import render
     from gpuarena.data.catalog import load_prices
@@ -250,10 +252,11 @@ def advise(workload: Optional[str] = typer.Option(None, "--workload", "-w", meta
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if registry.has(workload, physics="serving") or registry.has(workload, physics="decoder-training"):
+    plan = models.of(workload).plan     # the physics says which model plans (analysis/physics/models.py PLANS)
+    if plan != "catalog":
         from gpuarena.cli import llm_cmds   # the serving model (what fits, TTFT, tokens/s), or one training plan
 
-        llm = llm_cmds.advise_serving if registry.has(workload, physics="serving") else llm_cmds.advise_training
+        llm = {"serving": llm_cmds.advise_serving, "training": llm_cmds.advise_training}[plan]
         _out(llm(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt, include_consumer, basis))
         return
     if sets:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
@@ -116,7 +117,7 @@ def workloads_in(rows: list[Result]) -> list[str]:
 def multi_gpu_section(pool: Pool, rows: list[Result]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
-    ddp = [r for r in rows if registry.has(r.workload, physics="data-parallel") and ok(r)]
+    ddp = [r for r in rows if models.DATA_PARALLEL.judges(r.workload) and ok(r)]
     coll = [r for r in rows if _multi_gpu(r.workload) and registry.find(r.workload).kind == "collective" and ok(r)]
     if not ddp and not coll:
         return None

@@ -7,6 +7,7 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from gpuarena.analysis.physics import models
 from gpuarena.store.flags import diverged
 from gpuarena.analysis.physics import limits as X
 from gpuarena.analysis.physics import projection as J
@@ -48,7 +49,7 @@ def figure(r: Result) -> tuple[float, str]:
 
 def wrapper(workload: str) -> bool:
     """A multi-GPU wrapper of another workload (ddp-train): its figure is the scaling efficiency."""
-    return registry.has(workload, physics="data-parallel")
+    return models.DATA_PARALLEL.judges(workload)
 
 
 def best_finite(rows: list[Result]) -> Result | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
@@ -147,7 +148,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     rows = _checked(rows, workload, b.request, b.params, store, excluded)
     _guard(rows, workload, b.request)
     scale_and_price(rows, workload, gpus, budget, hours, excluded, b.batch_size, price_basis)
-    if registry.has(workload, physics="decoder-training"):   # cards too small for the model; measured multi-GPU efficiency
+    if models.DECODER_TRAINING.judges(workload):   # cards too small for the model; measured multi-GPU efficiency
         from gpuarena.analysis.physics.llm_advice import adjust
 
         rows, excluded = adjust(rows, excluded, store.results(workload=workload, status="ok"), gpus)

@@ -12,12 +12,12 @@ batch B stands beside a served engine at concurrency B.
 
 from __future__ import annotations
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.cost import usd_per_million_tokens
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 
 SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "concurrency", "slo_ttft_ms",
@@ -72,7 +72,7 @@ def _p(spread, q: str):
 def _ok_as(r: Result, physics: str) -> bool:
     """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
     engine), "serving" (gpuarena's own decode loop, shown beside them)."""
-    return r.status == "ok" and registry.has(r.workload, physics=physics)
+    return r.status == "ok" and models.PHYSICS[physics].judges(r.workload)
 
 
 def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]:

@@ -49,7 +49,7 @@ def test_llm_analyses_import_without_torch():
     code = ("import sys\n"
             + "".join(f"import {m}\n" for m in ANALYSES)
             + "from gpuarena.workloads.llm.shapes import SHAPES\n"
-            + "from gpuarena.analysis import llm_plan\n"
+            + "from gpuarena.analysis.physics import llm_plan\n"
             + "llm_plan.plan('llama3-8b', 1e9, 'H100 80GB SXM5', 8, 0.4)\n"
             + "print('torch' in sys.modules)\n")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))

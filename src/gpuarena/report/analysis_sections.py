@@ -5,7 +5,6 @@ its module is not installed or has nothing to say about these results."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from gpuarena.analysis.verbs import check
 from gpuarena.analysis.verbs.advise import advise
@@ -149,7 +148,7 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
 def claims(pool, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
-    path = csv_path or str(Path(check.__file__).parents[1] / "data" / "article_claims.csv")
+    path = csv_path or str(check.ARTICLE_CLAIMS)
     try:
         checked = check.check_claims(check.read_claims(path), pool)
     except UserError as exc:

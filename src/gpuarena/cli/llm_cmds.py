@@ -82,7 +82,8 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
 def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
     from gpuarena.analysis.physics import models
-    from gpuarena.analysis.physics.llm_claims import SERVE_KEYS, TRAIN_KEYS
+    from gpuarena.analysis.physics.llm_claims import TRAIN_KEYS
+    from gpuarena.analysis.physics.serving_claims import SERVE_KEYS
 
     keys = (SERVE_KEYS if models.SERVING.judges(workload) else
             TRAIN_KEYS if models.DECODER_TRAINING.judges(workload) else None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpuarena.analysis.physics import models
 from gpuarena.store.flags import diverged
-from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.roofline import is_finite_result
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.engine import engine_of
@@ -31,7 +31,7 @@ def short(gpu: str) -> str:
 
 def finite(r: Result) -> bool:
     """A measured result a headline may show: the decisions' own rule (physics.is_finite_result), no search."""
-    return X.is_finite_result(r) and not R.is_search(r) and r.source != "published"
+    return is_finite_result(r) and not R.is_search(r) and r.source != "published"
 
 
 def figure(r: Result) -> tuple[float, str]:

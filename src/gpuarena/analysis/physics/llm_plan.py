@@ -36,7 +36,7 @@ from gpuarena.analysis.physics.training_network import GPUS_PER_NODE, resolve as
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
-from gpuarena.analysis.physics.llm_shapes import PLAN_SHAPES, model_config  # noqa: F401  (the names callers know)
+from gpuarena.analysis.physics.llm_shapes import model_config
 from gpuarena.workloads.llm.shapes import LlamaConfig
 
 USABLE_MEMORY = 0.9          # allocator fragmentation, CUDA context, NCCL buffers: 10% kept free

@@ -218,10 +218,11 @@ def _deployed(workload: str, cls: str) -> list[dict]:
 @functools.lru_cache(maxsize=64)
 def _deployed_once(workload: str, cls: str) -> tuple[dict, ...]:
     from gpuarena.analysis.physics import limits as X
+    from gpuarena.analysis.physics.roofline import workload_params
 
     pts = family(workload, cls)
     ff = flops_tflop(workload, family_settings(workload))
-    params = X.workload_params(workload, {k: v for k, v in (family_settings(workload) or {}).items()
+    params = workload_params(workload, {k: v for k, v in (family_settings(workload) or {}).items()
                                           if k in ("image_size", "seq_len")})
     out = []
     for t in pts:

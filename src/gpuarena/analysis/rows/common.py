@@ -7,7 +7,7 @@ import math
 import re
 
 from gpuarena.data import catalog
-from gpuarena.store.flags import diverged, CV_WARN as CV_FLAG, FlagKind  # noqa: F401 (CV_FLAG: the report's notes)
+from gpuarena.store.flags import diverged, FlagKind
 from gpuarena.store.result import Result
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.credible import evidence
+from gpuarena.analysis.physics.roofline import is_finite_result, workload_params
 from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics import projection as J
@@ -51,7 +53,7 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if r.gpus != 1 or not X.is_finite_result(r) or R.is_search(r):
+        if r.gpus != 1 or not is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:
@@ -199,9 +201,9 @@ def _basis(store, workload: str, cands: list[dict], precision: str | None) -> _B
     abc, how = J.calibrate(refs, workload, top["request"], settings)
     band = J.band(workload, top["request"], refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
     batch = top["batch_size"] or 1
-    params = X.workload_params(workload, {**_conditions(settings), "batch_size": batch})
+    params = workload_params(workload, {**_conditions(settings), "batch_size": batch})
     return _Basis(workload, cls, fallback, top["request"], best, abc, how, band, batch, params,
-                  X.evidence(workload, store), next(iter(best.values()))["unit"])
+                  evidence(workload, store), next(iter(best.values()))["unit"])
 
 
 def _unfit(g: catalog.GPU, min_memory: float | None, need: float, include_consumer: bool) -> str:

@@ -19,6 +19,7 @@ import math
 
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.engine import engine_of
+from gpuarena.store.flags import diverged
 from gpuarena.store.result import Result
 from gpuarena.analysis.rows.common import natural_key
 from gpuarena.data import catalog
@@ -229,7 +230,7 @@ def _row(b: Result, o: Result, base_id: str) -> dict:
         "ratio": ratio, "ci95_low": lo, "ci95_high": hi,
         "verdict": verdict(ratio, lo, hi, b_pub or o_pub),
         "baseline_source": b.source, "source": o.source, "engine": engine_of(o),
-        "origin": o.origin, "result_id": o.id, "diverged": bool(R.diverged(b) or R.diverged(o)),
+        "origin": o.origin, "result_id": o.id, "diverged": bool(diverged(b) or diverged(o)),
         "flags": flags,
     }
 

@@ -19,8 +19,7 @@ import math
 
 from gpuarena.analysis.physics import models
 from gpuarena.analysis.physics import serving_model as M
-from gpuarena.analysis.verbs.serving_curves import curves, decode_share, membw_gbs  # noqa: F401  (re-exported)
-from gpuarena.analysis.physics.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
+from gpuarena.analysis.physics.serving_model import weights_bytes
 from gpuarena.data import catalog
 from gpuarena.errors import UserError, brief
 from gpuarena.workloads.llm.flops import flops_per_token, kv_cache_bytes

@@ -70,8 +70,8 @@ def test_group_overhead_from_the_group_size_and_untakeable_layers_stay_in_bf16()
 
 
 def test_the_table_is_torch_free_and_names_the_workloads_variants():
-    code = ("import sys; from gpuarena.workloads.llm import precisions; from gpuarena.analysis.physics import serving_model; "
-            "print('torch' in sys.modules)")
+    code = ("import sys; from gpuarena.workloads.llm import precisions; "
+            "from gpuarena.analysis.physics import serving_model; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")})
     assert out.stdout.strip() == "False"

@@ -16,11 +16,12 @@ from typing import Generic, Protocol, TypeVar
 
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.rows.engine import engine_of, engine_of_variants
-from gpuarena.analysis.physics.roofline import _workload, is_finite_result, precision_class, roof, workload_params
+from gpuarena.analysis.physics.roofline import is_finite_result, precision_class, roof, workload_params
 from gpuarena.data import catalog
 from gpuarena.data.evidence import CEILINGS_CSV, model_ceilings
 from gpuarena.data.published import EAGER
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 
 
@@ -83,8 +84,8 @@ def measured_evidence(store, workload: str) -> list[Evidence]:
         variants = frozenset(r.variant.split("+"))
         try:
             req = P.request_of_variants(variants, r.precision)
-            params = _workload(workload).resolve_params(
-                {k: v for k, v in r.params.items() if k in _workload(workload).param_map()})
+            cls = registry.get(workload)
+            params = cls.resolve_params({k: v for k, v in r.params.items() if k in cls.param_map()})
             rf = roof(workload, g, req, params)
         except (UserError, KeyError, TypeError, ValueError):
             continue

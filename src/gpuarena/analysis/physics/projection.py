@@ -78,7 +78,7 @@ def request_class(request: str) -> str:
     return "fp16" if request in ("bf16", "fp16") else ("tf32" if request in ("tf32", "default") else request)
 
 
-def _point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] | None:
+def peak_point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] | None:
     """(sustained peak TFLOP/s, bandwidth GB/s) of g for the workload's executed precision."""
     prec = P.peak_precision(workload, request, P.arch_of(g))
     peak, bw = power.sustained_peak(g, prec), g.memory_bandwidth_gbs
@@ -86,7 +86,7 @@ def _point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] |
 
 
 def _features(g: catalog.GPU, workload: str, request: str) -> tuple[float, float, float] | None:
-    pb = _point(g, workload, request)
+    pb = peak_point(g, workload, request)
     return (1 / pb[0], 1 / pb[1], 1.0) if pb else None
 
 
@@ -198,7 +198,7 @@ def rescale(shape: tuple[float, float, float], family_flops: float, flops: float
     a, b, c = shape
     eff = min(1.0, family_flops / a) if a > 0 else 1.0
     a_t = flops / eff
-    p0, bw0 = _point(g0, workload, request)
+    p0, bw0 = peak_point(g0, workload, request)
     rest, mem = 1.0 / thr0 - a_t / p0, b / bw0 + c
     if rest > 0 and mem > 0:
         k = rest / mem
@@ -281,5 +281,5 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
                                workload, request)
             return abc, (f"split from the published {family_prefix(workload).split(' (')[0]} family ({cls.upper()}), "
                          f"{how}, to {g0.short}")
-    return (_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
+    return (peak_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
         f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"

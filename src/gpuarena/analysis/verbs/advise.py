@@ -115,7 +115,7 @@ def _pick_class(cands: list[dict], precision: str | None, defaults: tuple) -> tu
 
 def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> bool:
     """a is at least as fast as b on paper: peak at the executed precision and bandwidth."""
-    pa, pb = J._point(a, workload, request), J._point(b, workload, request)
+    pa, pb = J.peak_point(a, workload, request), J.peak_point(b, workload, request)
     return bool(pa and pb) and pa[0] >= pb[0] and pa[1] >= pb[1]
 
 

@@ -69,7 +69,7 @@ def _p(spread, q: str):
     return getattr(spread, q) if spread is not None else None
 
 
-def _ok_as(r: Result, physics: str) -> bool:
+def ok_as(r: Result, physics: str) -> bool:
     """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
     engine), "serving" (gpuarena's own decode loop, shown beside them)."""
     return r.status == "ok" and models.PHYSICS[physics].judges(r.workload)
@@ -79,7 +79,7 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[dict]
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
-    for r in R.latest([r for r in results if _ok_as(r, "endpoint")]):
+    for r in R.latest([r for r in results if ok_as(r, "endpoint")]):
         e = r.extra
         gpu = cat.get(R.gpu_of(r))
         gpus = e.server_gpus or 1
@@ -112,9 +112,9 @@ def own_loop_rows(results: list[Result]) -> list[dict]:
     """The newest ok llm-serve results on a GPU and at the prompt/output lengths of an ok endpoint-serve
     result: generated tokens/s over whole requests (prefill included), TTFT (the prefill of the batch),
     TPOT median and p99 of the decode steps, joules per generated token."""
-    served = {(R.gpu_of(r), _lengths(r)) for r in results if _ok_as(r, "endpoint")}
+    served = {(R.gpu_of(r), _lengths(r)) for r in results if ok_as(r, "endpoint")}
     out = []
-    for r in R.latest([r for r in results if _ok_as(r, "serving") and not R.is_search(r)]):
+    for r in R.latest([r for r in results if ok_as(r, "serving") and not R.is_search(r)]):
         p, e = r.params, r.extra
         gpu, lengths = R.gpu_of(r), (p.get("prompt_len"), p.get("new_tokens"))
         if (gpu, lengths) not in served:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.engine import engine_of
-from gpuarena.analysis.verbs.endpoints import _ok_as, lengths_text, mix_text
+from gpuarena.analysis.verbs.endpoints import ok_as, lengths_text, mix_text
 from gpuarena.store.result import Result
 
 def _setting(r: Result) -> str:
@@ -60,7 +60,7 @@ def curves(results: list[Result]) -> list[dict]:
     """One curve per (engine, GPU, setting): its points, frontier, SLO line and best point under the SLO."""
     groups: dict[tuple, dict] = {}
     for r in results:
-        if not _ok_as(r, "endpoint"):
+        if not ok_as(r, "endpoint"):
             continue
         key = (engine_of(r), R.gpu_of(r), _setting(r))
         c = groups.setdefault(key, {"engine": key[0], "gpu": key[1], "setting": key[2], "points": [],

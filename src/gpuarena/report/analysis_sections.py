@@ -12,7 +12,8 @@ from gpuarena.analysis.verbs.cost import cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, fmt_num, slug
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, slug
+from gpuarena.numbers import fmt_num
 
 from gpuarena.report import headline as H
 from gpuarena.report.comparison import short

@@ -19,8 +19,7 @@ from gpuarena.report import endpoint_section, llm_section as _llm, serving
 from gpuarena.report.comparison import comparison
 from gpuarena.report.first_screen import answer
 from gpuarena.report.footnotes import footnote
-from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
-                                   ok, params_text, varying_params)
+from gpuarena.report.model import Report, Section, ok
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section

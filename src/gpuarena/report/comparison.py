@@ -14,8 +14,8 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import at_power_cap_only
-from gpuarena.report.model import (MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num,
-                                   prune)
+from gpuarena.report.model import MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, prune
+from gpuarena.numbers import fmt_num
 from gpuarena.store.result import Result
 
 

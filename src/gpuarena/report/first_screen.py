@@ -20,7 +20,8 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import caution_counts
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, ok, params_text, pct
+from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 

@@ -11,7 +11,7 @@ from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows.mfu import mfu as mfu_of
 from gpuarena.analysis.rows.mfu import mfu_vs_bf16
 from gpuarena.report.model import NUMERIC, TEXT, Section, Table, device_of, ok, pct
-from gpuarena.report.console import fmt_bytes, fmt_num
+from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.store.result import Result
 
 

@@ -9,7 +9,8 @@ from gpuarena.analysis.verbs.serving_curves import curves
 from gpuarena.analysis.physics.serving_model import PRECISIONS
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
+from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.workloads import registry
 
 

@@ -6,7 +6,7 @@ result never does.  Rows left out stay in the table, marked with the reason."""
 from __future__ import annotations
 
 from gpuarena.analysis.rows import common as R
-from gpuarena.analysis.verbs.advise import _request_of_published
+from gpuarena.analysis.verbs.advise import request_of_published
 from gpuarena.analysis.verbs.check import check_claim
 from gpuarena.analysis.verbs.compare import compare_rows, per_result_geomean
 from gpuarena.analysis.rows.common import natural_key
@@ -49,7 +49,7 @@ def published_verdict(pool, gpu: str, workload: str, precision: str | None, para
         return "not checked (GPU not in the catalog)"
     p = params or {}
     try:
-        return check_claim({"gpu": g.name, "workload": workload, "precision": _request_of_published(precision),
+        return check_claim({"gpu": g.name, "workload": workload, "precision": request_of_published(precision),
                             "batch_size": p.get("batch_size") or 1, "throughput": value,
                             **{k: p.get(k) for k in ("seq_len", "image_size")},
                             "steps": p.get("inference_steps")}, pool)["verdict"]

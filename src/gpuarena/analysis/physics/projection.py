@@ -176,7 +176,7 @@ def _family(workload: str, want: str) -> tuple[dict, ...]:
     return tuple(best.values())
 
 
-def _pctl(v: list[float], q: float) -> float:
+def percentile(v: list[float], q: float) -> float:
     s = sorted(v)
     return s[min(len(s) - 1, max(0, int(math.ceil(q * len(s))) - 1))]
 
@@ -207,7 +207,7 @@ def rescale(shape: tuple[float, float, float], family_flops: float, flops: float
     return (max(a_ref, flops), 0.0, 0.0), "the reference is faster than the family's compute efficiency: compute-bound"
 
 
-def _deployed(workload: str, cls: str) -> list[dict]:
+def deployed_path(workload: str, cls: str) -> list[dict]:
     """The path advise runs with one measured GPU: shape from the family with the target's die left out,
     scale from one reference on another die, cap at physics' limit; every (reference, target) pair.
     It reads the shipped evidence alone, so it is worked out once per (workload, class) in a process (the
@@ -255,13 +255,13 @@ def consumer(g: catalog.GPU) -> bool:
 def band(workload: str, request: str, reference: catalog.GPU | None = None) -> float:
     """The 80th percentile of the deployed path's held-out error for the family, as a fraction; from the
     pairs whose reference is on the same die as ``reference`` where there are enough of them."""
-    rows = _deployed(workload, request_class(request)) if family_prefix(workload) else []
+    rows = deployed_path(workload, request_class(request)) if family_prefix(workload) else []
     if reference is not None:
         mine = [r for r in rows if chip(catalog.match(r["reference"])) == chip(reference)]
         rows = mine if len(mine) >= 3 else rows
     if len(rows) < 3:
         return DEFAULT_BAND
-    return _pctl([abs(r["pct_error"]) / 100 for r in rows], 0.8)
+    return percentile([abs(r["pct_error"]) / 100 for r in rows], 0.8)
 
 
 def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str,

@@ -38,7 +38,7 @@ BASES = ("measured", "published", "projected")
 SETTINGS = ("seq_len", "image_size", "inference_steps")
 
 
-def _request_of_published(text: str) -> str:
+def request_of_published(text: str) -> str:
     p = (text or "").lower()
     for key, req in (("bf16", "bf16"), ("fp16", "fp16"), ("amp", "fp16"), ("mixed", "fp16"), ("tf32", "tf32"),
                      ("fp8", "fp8"), ("int8", "int8")):
@@ -61,7 +61,7 @@ def candidates(store, workload: str) -> list[dict]:
         params = r.params
         pub = r.source == "published"
         if pub:
-            req = _request_of_published(r.precision)
+            req = request_of_published(r.precision)
             try:
                 verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
                                        "batch_size": params.get("batch_size") or 1,

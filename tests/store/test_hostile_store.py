@@ -299,7 +299,8 @@ def test_flags_have_a_kind_and_keep_their_message():
     """Code asks a flag's kind (store/flags.py) instead of matching the warning's text: NaN comes
     from extra.nan (set where the workload's check() returned nan_flag), noise from the CV; the
     warnings that restate them are not counted twice."""
-    from gpuarena.store.result import FlagKind, Result
+    from gpuarena.store.flags import FlagKind
+    from gpuarena.store.result import Result
 
     row = make_bundle(1)["results"][0]
     r = Result.model_validate(row | {"extra": {**row["extra"], "nan": True},

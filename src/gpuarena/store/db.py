@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "gpuarena.db"
 
-from gpuarena.store import postgres  # noqa: E402
-from gpuarena.store.lock import DatabaseLocked, _live_owner, _owner, _Tx  # noqa: E402,F401 (DatabaseLocked: callers')
+from gpuarena.store import pg_connection, postgres  # noqa: E402
+from gpuarena.store.lock import _live_owner, _owner, _Tx  # noqa: E402
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 from gpuarena.store.pool import select  # noqa: E402
-from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
+from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402
 
 
 def new_run_id() -> str:
@@ -66,7 +66,7 @@ class Store:
     def __init__(self, path: str | os.PathLike | None = None, timeout_s: float | None = None, readonly: bool = False):
         from gpuarena.store import opening
 
-        timeout_s = postgres.timeout_default() if timeout_s is None else timeout_s
+        timeout_s = pg_connection.timeout_default() if timeout_s is None else timeout_s
         self.timeout_s = timeout_s
         self.path = str(path or default_path())
         self.readonly = readonly
@@ -78,7 +78,7 @@ class Store:
         self.folder = os.getcwd() if self.is_postgres else os.path.dirname(os.path.abspath(self.path))
         if self.is_postgres:
             url, self.path = self.path, postgres.redact(self.path)
-            self.conn = postgres.connect(url, timeout_s, readonly)
+            self.conn = pg_connection.connect(url, timeout_s, readonly)
             try:
                 postgres.check_schema(self.conn, self.path, len(MIGRATIONS), readonly)
                 if not readonly:

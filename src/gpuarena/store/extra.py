@@ -8,8 +8,8 @@ and noted (``Result.undeclared``)."""
 
 from __future__ import annotations
 
-from gpuarena.store.figures import Figures, Imported, ProcessMean, compose  # noqa: F401 (result.py's)
-from gpuarena.store.workload_figures import BUILT_IN, Spread, _params  # noqa: F401 (result.py's)
+from gpuarena.store.figures import Imported, compose
+from gpuarena.store.workload_figures import BUILT_IN
 
 Extra = compose("Extra", Imported, *BUILT_IN)
 Extra.__doc__ = ("``extra`` as stored: the keys of every built-in workload's figures, the runner's and "

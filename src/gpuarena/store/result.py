@@ -28,13 +28,12 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
-from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERPRINT_CHARS,  # noqa: F401
-                                   MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT, STATUSES,
-                                   WORKLOAD_NAME, _bounded, _name, _no_nul, _number, _text)
+from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT,
+                                   STATUSES, WORKLOAD_NAME, _bounded, _name, _no_nul, _number, _text)
 from gpuarena.store.derived import Derived
-from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
-from gpuarena.store.extra import Extra, ProcessMean, _params  # noqa: F401
-from gpuarena.store.flags import Flag, FlagKind, flag_of, flags_of  # noqa: F401
+from gpuarena.store.extra import Extra
+from gpuarena.store.flags import Flag, flags_of
+from gpuarena.store.workload_figures import valid_params
 
 
 class Summary(BaseModel):
@@ -183,7 +182,7 @@ class Result(BaseModel):
     @field_validator("params")
     @classmethod
     def _params(cls, v):
-        return _params(v)
+        return valid_params(v)
 
     @field_validator("samples")
     @classmethod

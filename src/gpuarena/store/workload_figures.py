@@ -15,7 +15,7 @@ from gpuarena.store.figures import (Bytes, Count, Figures, Ms, Name, Ranks, Rate
                                     Share, Text, TFlops, _within)
 
 
-def _params(v: Optional[dict]) -> Optional[dict]:
+def valid_params(v: Optional[dict]) -> Optional[dict]:
     """A case's params: bounded, names without control characters, numbers finite and >= 0."""
     if v is None:
         return v
@@ -34,7 +34,7 @@ def _params(v: Optional[dict]) -> Optional[dict]:
     return v
 
 
-Params = Annotated[Optional[dict[str, Any]], AfterValidator(_params)]
+Params = Annotated[Optional[dict[str, Any]], AfterValidator(valid_params)]
 Batch = Annotated[Optional[int], Field(ge=1, le=1 << 40)]
 
 

@@ -342,7 +342,7 @@ def test_a_refused_database_is_not_checkpointed(tmp_path, cli):
 
 def test_a_full_disk_is_told_as_one(tmp_path):
     """The failing write's own error is said, never the rollback's ("no transaction is active", which
-    read as "not a gpuarena database"): store/lock.py's _Tx keeps the first error."""
+    read as "not a gpuarena database"): store/lock.py's LockTx keeps the first error."""
     import resource
 
     from gpuarena.store.db import Store

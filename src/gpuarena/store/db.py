@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 DEFAULT_DB = "gpuarena.db"
 
 from gpuarena.store import pg_connection, postgres  # noqa: E402
-from gpuarena.store.lock import _live_owner, _owner, _Tx  # noqa: E402
+from gpuarena.store.lock import LockTx, live_lock_owner, lock_owner  # noqa: E402
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 from gpuarena.store.pool import select  # noqa: E402
 from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402
@@ -54,7 +54,7 @@ def _status(status: str | None, owner: str | None) -> str | None:
     """A run's status as it is: 'running' only while its owner lives.  A process that could not mark
     its run (the store stopped answering, or stayed locked, when the run ended) left 'running'
     behind; its run is interrupted, and --resume takes it."""
-    if status == "running" and owner and _live_owner(owner, status) is None:
+    if status == "running" and owner and live_lock_owner(owner, status) is None:
         return "interrupted"
     return status
 
@@ -126,7 +126,7 @@ class Store:
 
     def transaction(self):
         self._rows = None     # a write: the rows read so far are read again on the next results()
-        return _Tx(self.conn)
+        return LockTx(self.conn)
 
     def replace_published(self, rows: list[dict]) -> None:
         """Swap every published row for ``rows``, in one transaction."""
@@ -230,10 +230,10 @@ class Store:
     # --- the run lock: one process measures a run at a time (--resume) ----------
     def claim_run(self, run_id: str) -> None:
         """Make this process the run's owner; UserError if a live process owns it."""
-        me = _owner()
+        me = lock_owner()
         with self.transaction():
             row = self.conn.execute("SELECT owner, status FROM runs WHERE id=?", (run_id,)).fetchone()
-            holder = _live_owner(row["owner"], row["status"]) if row else None
+            holder = live_lock_owner(row["owner"], row["status"]) if row else None
             if holder:
                 raise UserError(f"run {run_id} is being measured by process {holder} now; "
                                 "wait for it to end (or stop it) before resuming")

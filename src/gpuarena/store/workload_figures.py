@@ -10,27 +10,28 @@ from typing import Annotated, Any, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from gpuarena.store.checks import MAX_DEPTH_PARAMS, MAX_PARAM_STR, MAX_PARAMS_CHARS, _bounded, _name, _number
+from gpuarena.store.checks import (MAX_DEPTH_PARAMS, MAX_PARAM_STR, MAX_PARAMS_CHARS, valid_bounded, valid_name,
+                                   valid_number)
 from gpuarena.store.figures import (Bytes, Count, Figures, Ms, Name, Ranks, Rate, Ratio, Record, Records, Seconds,
-                                    Share, Text, TFlops, _within)
+                                    Share, Text, TFlops, within)
 
 
 def valid_params(v: Optional[dict]) -> Optional[dict]:
     """A case's params: bounded, names without control characters, numbers finite and >= 0."""
     if v is None:
         return v
-    _bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
+    valid_bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
     for k, x in v.items():
-        _name(k)
+        valid_name(k)
         if isinstance(x, str):
             if len(x) > MAX_PARAM_STR:
                 raise ValueError(f"params.{k} is longer than {MAX_PARAM_STR} characters")
             try:
-                _name(x)
+                valid_name(x)
             except ValueError:
                 raise ValueError(f"params.{k} contains a control character") from None
         elif isinstance(x, (int, float)) and not isinstance(x, bool):
-            _number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
+            valid_number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
     return v
 
 
@@ -166,7 +167,7 @@ class LLMServeFigures(Capacity):
     dtype: Name = None
     quantization: Text = None
     matvec: Text = None        # the gemv variant: which layers llm/gemv.py's kernel took
-    params: Annotated[Optional[float], _within(0.0, 1e15)] = None     # the model's parameter count
+    params: Annotated[Optional[float], within(0.0, 1e15)] = None     # the model's parameter count
     weights_bytes: Bytes = None
     kv_cache_bytes: Bytes = None
     requests_measured: Count = None

@@ -16,12 +16,7 @@ Price API (prices.py holds the model: markets, confidence, the sanity check):
   only among these) and ``label`` (source, date, market, confidence in one).
   ``g.purchase`` and ``g.cloud`` are ``g.price("purchase")``/``g.price("cloud")``.
 - ``g.segment``: "datacenter" or "consumer" (GeForce); ``g.consumer``.
-- Architecture capabilities, one column each with their ``capability_source``: ``g.tf32``,
-  ``g.fp8`` (tensor cores of that precision; a card with one has its peak), ``g.sparsity_2_4``
-  (2:4 structured sparsity doubles the tensor peaks), ``g.nvlink_sharp`` (its NVSwitch reduces
-  in the switch, where one joins the cards); ``g.pcie_gen`` (its rate: data/pcie_links.csv).
-  ``g.family`` is the architecture's family in lower case ("ampere", "ada", "hopper" ...);
-  ``has_tf32(family)`` answers for a family where no card is at hand (workloads/precision.py).
+- ``g.tf32``, ``g.fp8``, ``g.sparsity_2_4``, ``g.nvlink_sharp``, ``g.family``: data/capabilities.py.
 - ``priced(overrides, basis=None, include_consumer=True) -> tuple[GPU]``: the
   catalog with a ``--prices`` file applied (``load_prices``).  With a basis, the
   table is held to one market: where the file prices that basis in another
@@ -46,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuarena.data import prices as P
+from gpuarena.data.capabilities import capabilities
 from gpuarena.data.prices import Price
 from gpuarena.errors import UserError
 
@@ -104,8 +100,7 @@ class GPU:
         return self.segment == "consumer"
 
     @property
-    def family(self) -> str:
-        """The architecture's family in lower case: "Ada Lovelace (AD102)" -> "ada"."""
+    def family(self) -> str:   # the architecture's family in lower case: "Ada Lovelace (AD102)" -> "ada"
         return self.architecture.split()[0].lower()
 
     @property
@@ -137,26 +132,6 @@ def _price(row: dict, basis: str, usd_column: str) -> Price:
     return Price(usd, row[f"{pre}_source"], row[f"{pre}_date"], market, row[f"{pre}_confidence"])
 
 
-CAPABILITY_COLUMNS = ("tf32", "fp8", "sparsity_2_4", "nvlink_sharp")
-
-
-def _capabilities(row: dict, peaks: dict[str, float]) -> dict[str, bool]:
-    """The yes/no capability columns; a card with TF32 or FP8 tensor cores has that peak, and one
-    without them has none (the columns and the peaks are one fact)."""
-    out = {}
-    for c in CAPABILITY_COLUMNS:
-        v = (row.get(c) or "").strip().lower()
-        if v not in ("yes", "no"):
-            raise ValueError(f"gpu_specs.csv {row['name']}: {c} is {v!r}, not yes or no")
-        out[c] = v == "yes"
-    for c in ("tf32", "fp8"):
-        if out[c] != bool(peaks.get(c)):
-            raise ValueError(f"gpu_specs.csv {row['name']}: {c}={row[c]} but {'no' if out[c] else 'a'} {c} peak")
-    if any(out.values()) and not row.get("capability_source"):
-        raise ValueError(f"gpu_specs.csv {row['name']}: the capability columns need a capability_source")
-    return out
-
-
 def _record(row: dict) -> GPU:
     peaks = {p: _num(row[c]) for p, c in PEAK_COLUMNS.items() if _num(row.get(c, ""))}
     return GPU(
@@ -166,7 +141,7 @@ def _record(row: dict) -> GPU:
         tdp_w=_num(row["tdp_w"]), sm_count=int(_num(row["sm_count"]) or 0) or None, peaks=peaks,
         purchase=_price(row, "purchase", "purchase_usd"), cloud=_price(row, "cloud", "cloud_usd_per_gpu_hr"),
         source=row["source"], note=row["note"], segment=row.get("segment") or "datacenter",
-        **_capabilities(row, peaks), raw=dict(row))
+        **capabilities(row, peaks), raw=dict(row))
 
 
 @functools.lru_cache(maxsize=4)
@@ -175,14 +150,10 @@ def load(path: str | None = None) -> tuple[GPU, ...]:
         return tuple(_record(r) for r in csv.DictReader(f))
 
 
-@functools.lru_cache(maxsize=64)   # executed precision asks per result
+@functools.lru_cache(maxsize=64)   # workloads/precision.py asks per result; None: a CUDA GPU not named (Ampere on)
 def has_tf32(family: str | None) -> bool:
-    """Whether an architecture family runs TF32 on tensor cores, for code that has a family and no card
-    (workloads/precision.py): None (a CUDA GPU not named) is taken as Ampere or newer, as the workloads'
-    docs say; a family no catalog card has (a CPU, Turing) has no TF32 on record."""
-    if family is None:
-        return True
-    return any(g.tf32 for g in load() if g.family == family.lower())
+    """Whether a family has TF32 tensor cores; one no catalog card has (a CPU, Turing) has none on record."""
+    return family is None or any(g.tf32 for g in load() if g.family == family.lower())
 
 
 # --- loose matching ----------------------------------------------------------
@@ -327,20 +298,3 @@ def consumer_excluded() -> list[dict]:
     return [{"gpu": g.name, "reason": "consumer card (GeForce), not for the data centre: --include-consumer ranks it"}
             for g in load() if g.consumer]
 
-
-def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:
-    """The catalog as flat rows, every figure with its source (`gpuarena gpus`)."""
-    out = []
-    for g in gpus or load():
-        out.append({
-            "name": g.name, "short": g.short, "architecture": g.architecture, "memory_gb": g.memory_gb,
-            "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
-            **{f"{p}_peak": g.peaks.get(p) for p in PEAK_COLUMNS},
-            "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
-            "segment": g.segment,
-            **{f"{b}_{k}": getattr(g.price(b), k) for b in ("purchase", "cloud")
-               for k in ("usd", "market", "date", "confidence", "source")},
-            "cloud_usd_per_hr": g.cloud.usd,
-            "spec_source": g.source, "note": g.note,
-        })
-    return out

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics import limits as X, models, projection as J
 from gpuarena.analysis.physics.credible import evidence
 from gpuarena.analysis.physics.roofline import is_finite_result, workload_params
-from gpuarena.analysis.physics import models
-from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.physics import projection as J
-from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows import common as R, precision as P
 from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.advise_rows import explain, scale_and_price
 from gpuarena.analysis.physics.projection_bound import bounded

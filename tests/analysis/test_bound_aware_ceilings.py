@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.roofline import workload_params
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.verbs.check import check_claim
 from gpuarena.data import catalog
@@ -74,7 +75,7 @@ def test_the_two_ceilings_carry_to_the_claims_conditions():
     differently, and the credible figure is the tighter side there (never above the peak)."""
     g = catalog.match("H20")
     for size in (160, 224, 320):
-        lim = X.limit("resnet50-train", g, P.request_of("bf16"), X.workload_params(
+        lim = X.limit("resnet50-train", g, P.request_of("bf16"), workload_params(
             "resnet50-train", {"batch_size": 256, "image_size": size}))
         sides = {b.side: lim.allows(b) for b in lim.bounds}
         assert lim.credible == pytest.approx(min(sides.values())) and lim.credible <= lim.peak

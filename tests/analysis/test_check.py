@@ -3,7 +3,9 @@
 import pytest
 
 from gpuarena.analysis.rows import precision
-from gpuarena.analysis.physics import limits as physics, ratio
+from gpuarena.analysis.physics import ratio
+from gpuarena.analysis.physics.credible import DEFAULT_SPREAD
+from gpuarena.analysis.physics.roofline import roof, workload_params
 from gpuarena.analysis.verbs import check
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -26,7 +28,7 @@ def test_a100_fp32_resnet_runs_tf32_convs_so_900_is_plausible():
 
 def test_v100_has_no_tf32_so_above_fp32_peak_is_impossible():
     v100 = catalog.match("V100 32GB")
-    thr = 1.9 * v100.peaks["fp32"] * 1e12 / physics.roof("resnet50-train", v100, "default", physics.workload_params("resnet50-train", {})).flops
+    thr = 1.9 * v100.peaks["fp32"] * 1e12 / roof("resnet50-train", v100, "default", workload_params("resnet50-train", {})).flops
     r = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
     assert r.verdict == "impossible"
     assert "would need FP16 tensor cores" in r.reason
@@ -175,12 +177,12 @@ def test_importing_the_shipped_bundles_never_narrows_a_ratio_below_the_projects_
     implausible.  Two cards in two servers differ by more than one card run twice: the project's own
     session-to-session spread (DEFAULT_SPREAD, 2.4%) is the least tolerance; the article's 0.878 stays out."""
     r = ratio.check_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 0.99, "default", everything)
-    assert r["verdict"] == "plausible" and r["spread"] >= physics.DEFAULT_SPREAD
+    assert r["verdict"] == "plausible" and r["spread"] >= DEFAULT_SPREAD
     assert ratio.check_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 0.878, "default",
                              everything)["verdict"] == "implausible"
     m = ratio.check_multi_gpu_ratio("resnet50-train", "A800 40GB SXM4", "A100 40GB SXM4", 8, 1.4, 1.6,
                                     "allreduce", 2410, 256, everything)
-    assert m["spread"] >= physics.DEFAULT_SPREAD
+    assert m["spread"] >= DEFAULT_SPREAD
 
 
 def _csv(tmp_path, text):

@@ -21,6 +21,7 @@ import pytest
 from gpuarena.analysis.verbs import check as C
 from gpuarena.analysis.physics import llm_advice
 from gpuarena.analysis.physics import llm_plan as P
+from gpuarena.analysis.physics.llm_shapes import model_config
 from gpuarena.analysis.verbs import serving as S
 from gpuarena.analysis.physics import serving_model as M
 from gpuarena.data import catalog
@@ -145,7 +146,7 @@ def test_megatron_175b_breakdown_within_15_percent_of_34_days():
 
 
 def test_llama3_405b_flops_and_breakdown_mfu():
-    cfg = P.model_config("llama3-405b")
+    cfg = model_config("llama3-405b")
     assert 15.6e12 * flops_per_token(cfg, 8192, True) == pytest.approx(3.8e25, rel=0.1)
     row = P.plan("llama3-405b", 15.6e12, "H100 80GB SXM5", 16384, None, seq_len=8192, global_batch=2048).rows[1]
     assert row.fits and row.layout["tp"] == 8 and 0.38 * 0.75 <= row.mfu <= 0.43 * 1.25
@@ -249,11 +250,11 @@ def _train(gpu: str, shape: str, n: int, tokens_per_gpu: float, seq: int) -> dic
 def test_published_training_figures_are_plausible_claims():
     assert _train("A100 80GB SXM4", "llama3-8b", 64, 2904, 8192).verdict == "plausible"     # torchtitan
     assert _train("A100 80GB SXM4", "llama3-70b", 64, 331, 8192).verdict == "plausible"
-    fpt = flops_per_token(P.model_config("llama3-405b"), 8192, True)
+    fpt = flops_per_token(model_config("llama3-405b"), 8192, True)
     for n, tflops in ((8192, 430), (16384, 400), (16384, 380)):                                # Llama 3 405B
         row = _train("H100 80GB SXM5", "llama3-405b", n, tflops * 1e12 / fpt, 8192)
         assert row.verdict == "plausible" and row.share_of_peak == pytest.approx(tflops / 989.4, rel=1e-6)
-    gpt3 = flops_per_token(P.model_config("gpt3-175b"), 2048, True)                           # Megatron-LM
+    gpt3 = flops_per_token(model_config("gpt3-175b"), 2048, True)                           # Megatron-LM
     row = _train("A100 80GB SXM4", "gpt3-175b", 1024, 140e12 * 6 / 8 / gpt3, 2048)
     assert row.verdict == "plausible" and row.share_of_peak == pytest.approx(140 * 6 / 8 / 312, rel=0.01)
     assert _train("H100 80GB SXM5", "llama3-8b", 8, 18000, 8192).verdict == "impossible"   # MFU 1.05
@@ -264,7 +265,7 @@ def test_published_training_figures_are_plausible_claims():
 
 
 def test_serving_ratio_claims_judged_by_the_serving_model(cli):
-    from gpuarena.analysis.physics.llm_claims import check_serving_ratio
+    from gpuarena.analysis.physics.serving_claims import check_serving_ratio
 
     long = {"precision": "bf16", "batch_size": 32, "prompt_len": 8000, "new_tokens": 128}
     row = check_serving_ratio("H20", "H100 80GB SXM5", 1.1, 1.1, long)

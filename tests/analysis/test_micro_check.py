@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuarena.analysis.physics import micro_check
+from gpuarena.analysis.physics import interconnect, micro_check
 from gpuarena.analysis.verbs import check
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -92,7 +92,7 @@ def test_every_evidence_row_has_a_source_and_lies_under_its_bound():
     assert {e.figure for e in rows} == {"compute-peak", "memory-bandwidth", "host-link", "allreduce-busbw"}
     # a share is of the bound, or for an all-reduce of the link per direction, which NVLink SHARP exceeds
     assert all(e.source and 0 < e.share <= (2 if e.regime == "nvls" else 1) for e in rows)
-    assert all(src for _, src in micro_check.pcie_links().values())
+    assert all(src for _, src in interconnect.pcie_links().values())
 
 
 @pytest.mark.parametrize("claim,match", [

@@ -44,3 +44,45 @@ def test_a_claim_reaches_its_physics_object():
     assert train.verdict == "plausible" and "MFU" in train.reason
     with pytest.raises(UserError, match="workload"):
         models.of("no-such-workload")
+
+
+# The physics implementations models.py itself imports (to build its objects) select their own physics' rows
+# through the registry: importing models.py from them would close an import circle.
+BELOW_MODELS = {"analysis/physics/serving_model.py", "analysis/physics/serving_claims.py",
+                "analysis/physics/llm_efficiency.py"}
+
+
+def test_only_the_physics_objects_read_a_workloads_physics():
+    """`grep -rn 'physics=' src` finds analysis/physics/models.py (Physics.judges, Physics.workloads) and only
+    the physics implementations below it; advise, whatif, check, the report and the verbs ask the objects."""
+    import sys
+
+    pattern = re.compile(r"physics=|fact\([^)]*[\"']physics[\"']|\.physics\s*!=")
+    hits = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+            if any(pattern.search(line) for line in p.read_text(encoding="utf-8").splitlines())}
+    assert hits == {"analysis/physics/models.py"} | BELOW_MODELS
+    for path in BELOW_MODELS:     # each really is below models.py (imported while it builds its objects)
+        assert "gpuarena." + path[:-3].replace("/", ".") in sys.modules
+
+
+def test_advise_and_whatif_plan_by_the_physics_object():
+    assert {p.plan for p in models.PHYSICS.values()} <= set(models.PLANS)
+    plans = {name: models.of(name).plan for name in registry.REGISTRY}
+    assert plans["llm-serve"] == "serving" and plans["llm-train"] == "training"
+    assert {n for n, p in plans.items() if p == "catalog"} == set(registry.REGISTRY) - {"llm-serve", "llm-train"}
+    for p in models.PHYSICS.values():
+        assert all(models.of(w) is p for w in p.workloads())
+        assert all(p.judges(w) == (models.of(w) is p) for w in registry.REGISTRY)
+    assert not models.SERVING.judges(None) and not models.SERVING.judges("no-such-workload")
+
+
+@pytest.mark.parametrize("args,code,text", [
+    (("whatif", "-w", "llm-serve", "--gpu", "H200", "--n", "2"), 2, "tensor parallel"),
+    (("whatif", "-w", "no-such-workload", "--gpu", "H200", "--n", "2"), 2, "no-such-workload"),
+    (("advise", "-w", "no-such-workload"), 2, "no-such-workload"),
+])
+def test_advise_and_whatif_refuse_through_the_physics_object(tmp_path, args, code, text):
+    from tests.conftest import gpuarena
+
+    r = gpuarena(*args, "--db", str(tmp_path / "none.db"))
+    assert r.returncode == code and text in r.stdout + r.stderr

@@ -16,6 +16,7 @@ import pytest
 from gpuarena.analysis.verbs import advise as A
 from gpuarena.analysis.verbs import check as C
 from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.roofline import workload_params
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.verbs import projection_check
 from gpuarena.data import catalog
@@ -65,7 +66,7 @@ def test_every_projected_row_passes_check(shipped, workload, kw):
 def test_bert_infer_h20_is_never_projected_above_its_peak(shipped):
     res = A.advise(shipped, "bert-large-infer")
     h20 = next(r for r in res.rows if r.gpu == catalog.match("H20").name)
-    lim = X.limit("bert-large-infer", catalog.match("H20"), "bf16", X.workload_params("bert-large-infer", {}))
+    lim = X.limit("bert-large-infer", catalog.match("H20"), "bf16", workload_params("bert-large-infer", {}))
     assert h20.throughput <= lim.credible < lim.peak
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.verbs import serving_curves
 from gpuarena.report.serving import versions_text
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store
@@ -26,7 +26,7 @@ def curves(tmp_path_factory):
     store = Store(str(tmp_path_factory.mktemp("serve") / "h200.db"))
     for b in BUNDLES:
         import_bundle(store, os.path.join(ROOT, "docs", "data", f"{b}.json"))
-    yield S.curves(store.results(workload="llm-serve"))
+    yield serving_curves.curves(store.results(workload="llm-serve"))
     store.close()
 
 

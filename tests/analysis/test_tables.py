@@ -73,7 +73,7 @@ def test_cost_tco_arithmetic():
 
 
 def test_check_golden(store):
-    claims = check.read_claims(str(check.Path(check.__file__).parents[2] / "data" / "article_claims.csv"))
+    claims = check.read_claims(str(check.ARTICLE_CLAIMS))
     rn = [c for c in claims if c["workload"] == "resnet50-train"]
     rows = check.check_claims(rn, store)
     top = next(r for r in rows if r.throughput == 2876)

@@ -175,7 +175,8 @@ def _typed(cv: float = 0.01, **kw):
 
 
 def test_report_explains_a_flag_where_it_first_appears():
-    from gpuarena.report.build import Section, Table, explain_flags
+    from gpuarena.report.build import explain_flags
+    from gpuarena.report.model import Section, Table
     from gpuarena.report.notes import NAN
 
     first = Section("a", "A", tables=[Table("t", [("flags", "p")], [["-"]])])

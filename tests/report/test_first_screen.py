@@ -14,7 +14,8 @@ from gpuarena.analysis.verbs.compare import ComparisonRow
 from gpuarena.report.comparison import counted, published_verdict
 from gpuarena.report.analysis_sections import in_unit
 from gpuarena.report.footnotes import footnote
-from gpuarena.report.model import Report, Section, Table, fmt_num
+from gpuarena.report.model import Report, Section, Table
+from gpuarena.numbers import fmt_num
 from gpuarena.report.run_sections import collapse
 from gpuarena.spec.suite import load_suite
 from gpuarena.store.db import Store

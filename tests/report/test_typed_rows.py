@@ -57,7 +57,7 @@ def test_flags_have_a_kind_where_they_arise():
     """A workload's check() says NaN with a kind; text is never read for one."""
     assert nan_flag("loss turned to NaN/inf").kind is FlagKind.nan
     assert as_flag("output is fine, no NaN here").kind is FlagKind.other   # plain text: no guessed kind
-    from gpuarena.analysis.physics.limits import is_finite_result
+    from gpuarena.analysis.physics.roofline import is_finite_result
     from gpuarena.store.rows import validated
 
     row = {"id": 1, "case_key": "k", "workload": "matmul", "variant": "seed", "params": {}, "status": "ok",

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from gpuarena.cli import main
 from gpuarena.errors import UserError
 from gpuarena.store import bundle as B
+from gpuarena.store.checks import MAX_THROUGHPUT
 from gpuarena.store.db import Store
 
 
@@ -174,7 +175,7 @@ def test_random_bundles_import_whole_or_not_at_all(mutations):
         for row in Store(db).results():
             assert row.source == "imported"
             thr = row.throughput_median
-            assert thr is None or (math.isfinite(thr) and 0 <= thr <= B.MAX_THROUGHPUT)
+            assert thr is None or (math.isfinite(thr) and 0 <= thr <= MAX_THROUGHPUT)
             assert row.status in ("ok", "oom", "timeout", "crashed", "failed")
 
 

@@ -299,7 +299,8 @@ def test_flags_have_a_kind_and_keep_their_message():
     """Code asks a flag's kind (store/flags.py) instead of matching the warning's text: NaN comes
     from extra.nan (set where the workload's check() returned nan_flag), noise from the CV; the
     warnings that restate them are not counted twice."""
-    from gpuarena.store.result import FlagKind, Result
+    from gpuarena.store.flags import FlagKind
+    from gpuarena.store.result import Result
 
     row = make_bundle(1)["results"][0]
     r = Result.model_validate(row | {"extra": {**row["extra"], "nan": True},
@@ -341,7 +342,7 @@ def test_a_refused_database_is_not_checkpointed(tmp_path, cli):
 
 def test_a_full_disk_is_told_as_one(tmp_path):
     """The failing write's own error is said, never the rollback's ("no transaction is active", which
-    read as "not a gpuarena database"): store/lock.py's _Tx keeps the first error."""
+    read as "not a gpuarena database"): store/lock.py's LockTx keeps the first error."""
     import resource
 
     from gpuarena.store.db import Store

@@ -166,7 +166,7 @@ def test_a_killed_postgres_server_loses_no_measurement(cluster, tmp_path):
 def test_a_postgres_store_locked_past_its_timeout_loses_no_measurement(cluster, tmp_path):
     import psycopg
 
-    from gpuarena.store.postgres import LOCK_KEY
+    from gpuarena.store.pg_connection import LOCK_KEY
 
     db = _new_db(cluster)
     proc = _start(tmp_path, db)

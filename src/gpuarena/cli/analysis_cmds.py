@@ -15,7 +15,6 @@ from gpuarena.cli.claim_input import check_claim_input, claims_of
 from gpuarena.cli.common import (BASIS, FMT, PRICES, WORKLOAD, DbOption, check_format, open_store, optional_store,
                                  out, refuse_ignored)
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
 
 app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
@@ -123,18 +122,19 @@ def check(gpu: Optional[str] = CLAIM_GPU,
           db: Optional[str] = DbOption, fmt: str = FMT) -> None:
     """Is a published figure physically possible, judged as stated, at the precision it executed as?
     `-w llm-train` alone: article 001's 175B claims against the memory and time model."""
+    from gpuarena.analysis.physics import models
     from gpuarena.analysis.verbs import check as C
     from gpuarena.report.text.check import render
 
     check_format(fmt, ("table", "md", "json"))
-    if registry.has(workload, physics="decoder-training") and all(
+    if models.DECODER_TRAINING.judges(workload) and all(
             x is None for x in (gpu, precision, batch_size, throughput, csv_path)):
         out(_article_001_claims(fmt, {
             "--vs": vs is not None, "--ratio": ratio is not None, "--latency": latency is not None,
             "--seq-len": seq_len is not None, "--image-size": image_size is not None, "--steps": steps is not None,
             "--gpus": gpus is not None, "--scaling": scaling is not None, "--what": what != "allreduce"}))
         return
-    serving = registry.has(workload, physics="serving")
+    serving = models.SERVING.judges(workload)
     if not serving and (replicas is not None or ttft is not None):
         raise UserError("--replicas and --ttft are for llm-serve claims (-w llm-serve)")
     store = optional_store(db)

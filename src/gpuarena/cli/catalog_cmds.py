@@ -17,9 +17,8 @@ def gpus(fmt: str = typer.Option("table", "--format", "-f", metavar="FORMAT", he
                                         "($ per GPU)")) -> None:
     """The GPU catalog: memory, bandwidth, dense peaks by precision, NVLink, TDP and prices, each with its
     source."""
-    from gpuarena.data.catalog import catalog_rows
     from gpuarena.data.prices import check_basis
-    from gpuarena.report.catalog import render
+    from gpuarena.report.catalog import catalog_rows, render
 
     check_format(fmt, ("table", "json", "csv", "md"))
     check_basis(basis)

@@ -13,11 +13,12 @@ from gpuarena.workloads import registry
 def check_claim_input(c: dict) -> None:
     """A claim's numbers, precision and workload, refused up front as one line (never a
     traceback, never an Infinity in the output)."""
+    from gpuarena.analysis.physics import models
     from gpuarena.analysis.rows.precision import request_of
 
     if registry.fact(c.get("workload"), "device_figure"):
         return     # a micro-benchmark's figure: analysis/physics/micro_check.py refuses what it cannot judge
-    if registry.has(c.get("workload"), physics="serving") and c.get("batch_size") in (None, ""):
+    if models.SERVING.judges(c.get("workload")) and c.get("batch_size") in (None, ""):
         c = {**c, "batch_size": 1}     # an engine-chosen batch: check_serving bounds it at the largest that fits
     try:
         bs = int(str(c.get("batch_size")).strip())
@@ -30,11 +31,12 @@ def check_claim_input(c: dict) -> None:
         finite(v, k, cap=MAX_THROUGHPUT)
     if not 1 <= bs <= 1_000_000:
         raise UserError(f"batch_size {bs}: must be between 1 and 1000000")
-    if registry.has(c.get("workload"), physics="serving"):     # the weights' precision: bf16 ... int4
+    if models.SERVING.judges(c.get("workload")):     # the weights' precision: bf16 ... int4
         from gpuarena.analysis.physics.serving_claims import serving_precision as request_of
     request_of(c.get("precision") or "")
     wl = registry.get(str(c.get("workload")))
-    if wl.launcher == "torchrun" and wl.physics != "decoder-training":   # LLM training claims: tokens/s over all GPUs
+    # LLM training claims: tokens/s over all GPUs
+    if wl.launcher == "torchrun" and not models.DECODER_TRAINING.judges(wl.name):
         raise UserError(f"{wl.name} is a multi-GPU workload; check the claim of the model it trains "
                         "(e.g. resnet50-train) per GPU")
 
@@ -48,7 +50,9 @@ def claims_of(one: dict, csv_path: str | None) -> list[dict]:
         if any(x is not None for x in one.values()):
             raise UserError("give either --csv or a single claim (--gpu ... --throughput), not both")
         return read_claims(csv_path)
-    if registry.has(one["workload"], physics="serving"):
+    from gpuarena.analysis.physics import models
+
+    if models.SERVING.judges(one["workload"]):
         if any(one[k] is None for k in ("gpu", "precision")) or all(
                 one[k] is None for k in ("throughput", "latency", "ttft")):
             raise UserError("an llm-serve claim needs --gpu, --precision and --throughput, --latency or --ttft "

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpuarena.errors import UserError, brief
-from gpuarena.workloads import registry
 
 if TYPE_CHECKING:
     from gpuarena.store.result import Result
@@ -82,9 +81,12 @@ def advise_training(sets: list[str], gpus: int, min_memory: float | None, precis
 
 def llm_claim_sets(sets: list[str], workload: str | None) -> dict:
     """check --set KEY=VALUE: the conditions of an LLM claim (the model; for serving, the lengths)."""
-    from gpuarena.analysis.physics.llm_claims import SERVE_KEYS, TRAIN_KEYS
+    from gpuarena.analysis.physics import models
+    from gpuarena.analysis.physics.llm_claims import TRAIN_KEYS
+    from gpuarena.analysis.physics.serving_claims import SERVE_KEYS
 
-    keys = {"serving": SERVE_KEYS, "decoder-training": TRAIN_KEYS}.get(registry.fact(workload, "physics"))
+    keys = (SERVE_KEYS if models.SERVING.judges(workload) else
+            TRAIN_KEYS if models.DECODER_TRAINING.judges(workload) else None)
     if keys is None:
         raise UserError("--set is for llm-serve claims (shape=, hf_config=, prompt_len=, new_tokens=) and "
                         "llm-train claims (shape=, hf_config=)")
@@ -127,11 +129,12 @@ def refuse_unused(**given) -> None:
 
 def _precision(variant: str | None) -> tuple[str, bool | None]:
     """The precision and checkpointing a llm-train variant names; unknown components refused."""
+    from gpuarena.analysis.physics import models
     from gpuarena.workloads import registry
 
     if not variant:
         return "bf16", None
-    known = registry.get(registry.named(physics="decoder-training")[0]).variants
+    known = registry.get(models.DECODER_TRAINING.workloads()[0]).variants
     parts = [p.strip() for p in variant.split("+") if p.strip()]
     bad = [p for p in parts if p not in known]
     if bad:

@@ -12,7 +12,7 @@ from gpuarena.cli.common import (BASIS, FMT, PRICES, WORKLOAD, DbOption, check_f
 from gpuarena.errors import UserError
 from gpuarena.safeio import finite
 from gpuarena.store.result import MAX_THROUGHPUT
-from gpuarena.workloads import registry
+from gpuarena.analysis.physics import models
 
 app = typer.Typer()   # this module's verbs; cli/app.py puts them on the root, at the top level
 
@@ -59,10 +59,11 @@ def whatif(workload: str = typer.Option(..., "--workload", "-w", metavar="WORKLO
     if batch_size is not None and not 1 <= batch_size <= 1_000_000:
         raise UserError(f"--batch-size {batch_size}: must be between 1 and 1000000")
     store = optional_store(db, named_must_exist=False)   # a what-if needs no measurements
-    if registry.has(workload, physics="serving"):
+    plan = models.of(workload).plan     # the physics says which model plans (analysis/physics/models.py PLANS)
+    if plan == "serving":
         raise UserError(f"whatif -w {workload}: serving on N GPUs is tensor parallel, modelled by "
                         "`gpuarena advise -w llm-serve --gpus N` (and `check -w llm-serve --gpus N`)")
-    if registry.has(workload, physics="decoder-training"):    # the training plan (cli/llm_cmds.py)
+    if plan == "training":    # the training plan (cli/llm_cmds.py)
         from gpuarena.cli.llm_cmds import whatif_llm
         out(whatif_llm(model, tokens, gpu, gpu_counts(n), mfu, variant, store, fmt, seq_len, busbw, unused={
             "--overlap": overlap, "--batch-size": batch_size, "--throughput": throughput, "--bucket-mb": bucket_mb}))
@@ -113,10 +114,11 @@ def advise(workload: Optional[str] = WORKLOAD,
         return
     if not workload:
         raise UserError("advise needs --workload (or --validate)")
-    if registry.has(workload, physics="serving") or registry.has(workload, physics="decoder-training"):
+    plan = models.of(workload).plan     # the physics says which model plans (analysis/physics/models.py PLANS)
+    if plan != "catalog":
         from gpuarena.cli import llm_cmds   # the serving model (what fits, TTFT, tokens/s), or one training plan
 
-        llm = llm_cmds.advise_serving if registry.has(workload, physics="serving") else llm_cmds.advise_training
+        llm = {"serving": llm_cmds.advise_serving, "training": llm_cmds.advise_training}[plan]
         out(llm(sets, gpus, min_memory, precision, budget, hours, prices, db, fmt, include_consumer, basis))
         return
     if sets:

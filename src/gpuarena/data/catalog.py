@@ -16,6 +16,7 @@ Price API (prices.py holds the model: markets, confidence, the sanity check):
   only among these) and ``label`` (source, date, market, confidence in one).
   ``g.purchase`` and ``g.cloud`` are ``g.price("purchase")``/``g.price("cloud")``.
 - ``g.segment``: "datacenter" or "consumer" (GeForce); ``g.consumer``.
+- ``g.tf32``, ``g.fp8``, ``g.sparsity_2_4``, ``g.nvlink_sharp``, ``g.family``: data/capabilities.py.
 - ``priced(overrides, basis=None, include_consumer=True) -> tuple[GPU]``: the
   catalog with a ``--prices`` file applied (``load_prices``).  With a basis, the
   table is held to one market: where the file prices that basis in another
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuarena.data import prices as P
+from gpuarena.data.capabilities import capabilities
 from gpuarena.data.prices import Price
 from gpuarena.errors import UserError
 
@@ -80,6 +82,10 @@ class GPU:
     source: str
     note: str
     segment: str = "datacenter"   # or "consumer" (GeForce): left out of data-centre advice unless asked
+    tf32: bool = False            # TF32 tensor cores (gpu_specs.csv capability columns, capability_source)
+    fp8: bool = False             # FP8 tensor cores
+    sparsity_2_4: bool = False    # 2:4 structured sparsity (twice the dense tensor peaks)
+    nvlink_sharp: bool = False    # the architecture's NVSwitch reduces in the switch (NVLink SHARP)
     raw: dict = field(default_factory=dict, repr=False)
 
     def peak(self, precision: str) -> float | None:
@@ -92,6 +98,10 @@ class GPU:
     @property
     def consumer(self) -> bool:
         return self.segment == "consumer"
+
+    @property
+    def family(self) -> str:   # the architecture's family in lower case: "Ada Lovelace (AD102)" -> "ada"
+        return self.architecture.split()[0].lower()
 
     @property
     def short(self) -> str:
@@ -130,13 +140,20 @@ def _record(row: dict) -> GPU:
         nvlink_gbs=_num(row["nvlink_bandwidth_gbs"]), pcie_gen=_num(row["pcie_gen"]),
         tdp_w=_num(row["tdp_w"]), sm_count=int(_num(row["sm_count"]) or 0) or None, peaks=peaks,
         purchase=_price(row, "purchase", "purchase_usd"), cloud=_price(row, "cloud", "cloud_usd_per_gpu_hr"),
-        source=row["source"], note=row["note"], segment=row.get("segment") or "datacenter", raw=dict(row))
+        source=row["source"], note=row["note"], segment=row.get("segment") or "datacenter",
+        **capabilities(row, peaks), raw=dict(row))
 
 
 @functools.lru_cache(maxsize=4)
 def load(path: str | None = None) -> tuple[GPU, ...]:
     with open(path or SPECS_CSV, newline="", encoding="utf-8") as f:
         return tuple(_record(r) for r in csv.DictReader(f))
+
+
+@functools.lru_cache(maxsize=64)   # workloads/precision.py asks per result; None: a CUDA GPU not named (Ampere on)
+def has_tf32(family: str | None) -> bool:
+    """Whether a family has TF32 tensor cores; one no catalog card has (a CPU, Turing) has none on record."""
+    return family is None or any(g.tf32 for g in load() if g.family == family.lower())
 
 
 # --- loose matching ----------------------------------------------------------
@@ -281,20 +298,3 @@ def consumer_excluded() -> list[dict]:
     return [{"gpu": g.name, "reason": "consumer card (GeForce), not for the data centre: --include-consumer ranks it"}
             for g in load() if g.consumer]
 
-
-def catalog_rows(gpus: tuple[GPU, ...] | None = None) -> list[dict]:
-    """The catalog as flat rows, every figure with its source (`gpuarena gpus`)."""
-    out = []
-    for g in gpus or load():
-        out.append({
-            "name": g.name, "short": g.short, "architecture": g.architecture, "memory_gb": g.memory_gb,
-            "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
-            **{f"{p}_peak": g.peaks.get(p) for p in PEAK_COLUMNS},
-            "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
-            "segment": g.segment,
-            **{f"{b}_{k}": getattr(g.price(b), k) for b in ("purchase", "cloud")
-               for k in ("usd", "market", "date", "confidence", "source")},
-            "cloud_usd_per_hr": g.cloud.usd,
-            "spec_source": g.source, "note": g.note,
-        })
-    return out

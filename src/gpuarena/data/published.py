@@ -31,15 +31,18 @@ from gpuarena.workloads import registry
 
 PUBLISHED_CSV = Path(__file__).parent / "published_results.csv"
 
+# The engine classes figures are compared within (analysis/rows/engine.py classes a measured result by them).
+EAGER, COMPILED, TENSORRT = "PyTorch eager", "PyTorch compiled", "TensorRT"
+
 
 def engine_class(software: str) -> str:
     """The engine a published figure ran on, as a class: figures of different classes are not compared."""
     s = (software or "").lower()
-    for key, name in (("tensorrt", "TensorRT"), ("mxnet", "MXNet"), ("tensorflow", "TensorFlow"),
-                      ("paddle", "PaddlePaddle"), ("compile", "PyTorch compiled")):
+    for key, name in (("tensorrt", TENSORRT), ("mxnet", "MXNet"), ("tensorflow", "TensorFlow"),
+                      ("paddle", "PaddlePaddle"), ("compile", COMPILED)):
         if key in s:
             return name
-    return "PyTorch eager" if ("pytorch" in s or "diffusers" in s or "torch" in s) else "other"
+    return EAGER if ("pytorch" in s or "diffusers" in s or "torch" in s) else "other"
 
 
 def _date(row: dict) -> str:

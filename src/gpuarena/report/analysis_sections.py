@@ -5,7 +5,6 @@ its module is not installed or has nothing to say about these results."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 from gpuarena.analysis.verbs import check
@@ -14,7 +13,8 @@ from gpuarena.analysis.verbs.cost import CostRow, cost_table
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, fmt_num, slug
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Section, Table, brief_params, slug
+from gpuarena.numbers import fmt_num
 
 from gpuarena.report import headline as H
 from gpuarena.report.comparison import short
@@ -149,7 +149,7 @@ def cost(pool, rows: list[Result], baseline: str | None) -> Section | None:
 def claims(pool, csv_path: str | None = None) -> Section | None:
     """The articles' claims checked against peak FLOP/s (analysis.check), with the share of
     peak measured in this database in each reason."""
-    path = csv_path or str(Path(catalog.__file__).parent / "article_claims.csv")
+    path = csv_path or str(check.ARTICLE_CLAIMS)
     try:
         checked = check.check_claims(check.read_claims(path), pool)
     except UserError as exc:

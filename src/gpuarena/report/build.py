@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.errors import UserError
 from gpuarena.report import analysis_sections as an
@@ -18,8 +19,7 @@ from gpuarena.report import endpoint_section, llm_section as _llm, serving
 from gpuarena.report.comparison import comparison
 from gpuarena.report.first_screen import answer
 from gpuarena.report.footnotes import footnote
-from gpuarena.report.model import (Report, Section, Table, brief_params, device_of, fmt_num,  # noqa: F401
-                                   ok, params_text, varying_params)
+from gpuarena.report.model import Report, Section, ok
 from gpuarena.report.notes import NAN, NOISY_TINY, results_notes
 from gpuarena.report.run_sections import telemetry_section, warnings_section, what_was_run
 from gpuarena.report.workload_sections import workload_section
@@ -116,7 +116,7 @@ def workloads_in(rows: list[Result]) -> list[str]:
 def multi_gpu_section(pool: Pool, rows: list[Result]) -> Section | None:
     """Scaling efficiency of data-parallel training against N, and collective bus bandwidth against
     message size.  Both read the fields the multi-GPU workloads store, defensively."""
-    ddp = [r for r in rows if registry.has(r.workload, physics="data-parallel") and ok(r)]
+    ddp = [r for r in rows if models.DATA_PARALLEL.judges(r.workload) and ok(r)]
     coll = [r for r in rows if _multi_gpu(r.workload) and registry.find(r.workload).kind == "collective" and ok(r)]
     if not ddp and not coll:
         return None

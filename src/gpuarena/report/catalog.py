@@ -11,6 +11,7 @@ import io
 import json
 
 from gpuarena.report.text.table import render as table
+from gpuarena.data import catalog
 from gpuarena.data import prices as P
 from gpuarena.data.prices import Price
 
@@ -69,3 +70,21 @@ def render(rows: list[dict], fmt: str, basis: str = "cloud") -> str:
                                             r[f"{basis}_market"], r[f"{basis}_confidence"])) for r in rows])
     return table(cols, shown, "table", title="GPU catalog (`--format md` or json for every field and source)",
                  notes=[note, *sources], compact=True)
+
+
+def catalog_rows(gpus: tuple[catalog.GPU, ...] | None = None) -> list[dict]:
+    """The catalog as flat rows, every figure with its source (`gpuarena gpus`)."""
+    out = []
+    for g in gpus or catalog.load():
+        out.append({
+            "name": g.name, "short": g.short, "architecture": g.architecture, "memory_gb": g.memory_gb,
+            "memory_type": g.memory_type, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
+            **{f"{p}_peak": g.peaks.get(p) for p in catalog.PEAK_COLUMNS},
+            "nvlink_gbs": g.nvlink_gbs, "pcie_gen": g.pcie_gen, "tdp_w": g.tdp_w,
+            "segment": g.segment,
+            **{f"{b}_{k}": getattr(g.price(b), k) for b in ("purchase", "cloud")
+               for k in ("usd", "market", "date", "confidence", "source")},
+            "cloud_usd_per_hr": g.cloud.usd,
+            "spec_source": g.source, "note": g.note,
+        })
+    return out

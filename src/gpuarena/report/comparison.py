@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from gpuarena.analysis.rows import common as R
-from gpuarena.analysis.verbs.advise import _request_of_published
+from gpuarena.analysis.verbs.advise import request_of_published
 from gpuarena.analysis.verbs.check import check_claim
 from gpuarena.analysis.rows.verdict import CompareVerdict
 from gpuarena.analysis.verbs.compare import ComparisonRow, compare_rows, per_result_geomean
@@ -17,8 +17,8 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import at_power_cap_only
-from gpuarena.report.model import (MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, fmt_num,
-                                   prune)
+from gpuarena.report.model import MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, prune
+from gpuarena.numbers import fmt_num
 from gpuarena.store.result import Result
 
 
@@ -69,7 +69,7 @@ def published_verdict(pool, gpu: str, workload: str, precision: str | None, para
         return "not checked (GPU not in the catalog)"
     p = params or {}
     try:
-        return check_claim({"gpu": g.name, "workload": workload, "precision": _request_of_published(precision),
+        return check_claim({"gpu": g.name, "workload": workload, "precision": request_of_published(precision),
                             "batch_size": p.get("batch_size") or 1, "throughput": value,
                             **{k: p.get(k) for k in ("seq_len", "image_size")},
                             "steps": p.get("inference_steps")}, pool).verdict

@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gpuarena.numbers import fmt_bytes, fmt_num  # noqa: F401 - re-exported for the report
-from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, plain, records,  # noqa: F401
+from gpuarena.numbers import fmt_bytes, fmt_num
+from gpuarena.textfit import (LONG_TABLE, column_widths, draw, natural_width, plain, records,
                               terminal_width)
 from gpuarena.numbers import MIN_SAMPLES
 from gpuarena.store.flags import FlagKind

@@ -7,7 +7,8 @@ from gpuarena.analysis.verbs import frontier as F
 from gpuarena.analysis.verbs.endpoints import engine_rows, own_loop_rows
 from gpuarena.analysis.verbs.frontier import Curve
 from gpuarena.report.text.endpoints import OWN_NOTE, OWN_TITLE
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, pct
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, pct
+from gpuarena.numbers import fmt_num
 
 
 def _n(x) -> str:

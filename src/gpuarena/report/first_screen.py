@@ -7,10 +7,12 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from gpuarena.analysis.physics import models
 from gpuarena.store.flags import diverged
-from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.roofline import is_finite_result
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.advise import SETTINGS, Advice, AdviceRow, advise, candidates
 from gpuarena.analysis.rows.mfu import mfu
 from gpuarena.analysis.rows.precision import request_of_variants
@@ -18,7 +20,8 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import caution_counts
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, fmt_num, ok, params_text, pct
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, ok, params_text, pct
+from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 
@@ -29,7 +32,7 @@ def short(gpu: str) -> str:
 
 def finite(r: Result) -> bool:
     """A measured result a headline may show: the decisions' own rule (physics.is_finite_result), no search."""
-    return X.is_finite_result(r) and not R.is_search(r) and r.source != "published"
+    return is_finite_result(r) and not R.is_search(r) and r.source != "published"
 
 
 def figure(r: Result) -> tuple[float, str]:
@@ -47,7 +50,7 @@ def figure(r: Result) -> tuple[float, str]:
 
 def wrapper(workload: str) -> bool:
     """A multi-GPU wrapper of another workload (ddp-train): its figure is the scaling efficiency."""
-    return registry.has(workload, physics="data-parallel")
+    return models.DATA_PARALLEL.judges(workload)
 
 
 def best_finite(rows: list[Result]) -> Result | None:
@@ -67,7 +70,7 @@ def like_class(r: Result) -> tuple:
     variants = frozenset(r.variant.split("+"))
     params = r.params
     return (J.request_class(request_of_variants(variants, r.precision)),
-            "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+            engine_of(r),
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
 

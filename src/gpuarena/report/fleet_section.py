@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from gpuarena.analysis.verbs import expected as E
 from gpuarena.analysis.verbs import fleet as F
-from gpuarena.report.model import MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num
+from gpuarena.report.model import MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of
+from gpuarena.numbers import fmt_num
 from gpuarena.report.text.fleet import case_label
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from gpuarena.analysis.rows.common import is_search  # one definition, shared with cost and advise
-from gpuarena.report.console import fmt_num
+from gpuarena.numbers import fmt_num
 from gpuarena.store.result import Result
 
 LATENCY = "latency_s_per_item"

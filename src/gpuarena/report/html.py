@@ -14,7 +14,8 @@ from importlib.metadata import PackageNotFoundError, version
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from gpuarena.report.build import Report, Section, gather
+from gpuarena.report.build import gather
+from gpuarena.report.model import Report, Section
 
 REPORTS_DIR = "reports"   # beside the database: ./gpuarena.db -> ./reports/<run id>.html
 

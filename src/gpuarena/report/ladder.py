@@ -11,7 +11,8 @@ from gpuarena.analysis.verbs.compare import verdict as compare_verdict
 from gpuarena.analysis.rows.common import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, fmt_num, params_text, pct, slug
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, params_text, pct, slug
+from gpuarena.numbers import fmt_num
 from gpuarena.workloads.facts import SCOPED_PARAMS, param_acts
 from gpuarena.store.result import Result
 

@@ -7,11 +7,11 @@ beside it, since FP8 MFU is often quoted that way.
 
 from __future__ import annotations
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows.mfu import mfu as mfu_of
 from gpuarena.analysis.rows.mfu import mfu_vs_bf16
 from gpuarena.report.model import NUMERIC, TEXT, Section, Table, device_of, ok, pct
-from gpuarena.report.console import fmt_bytes, fmt_num
-from gpuarena.workloads import registry
+from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.store.result import Result
 
 
@@ -20,7 +20,7 @@ def _ms(x) -> str:
 
 
 def llm_section(rows: list[Result]) -> Section | None:
-    mine = [r for r in rows if registry.has(r.workload, physics="decoder-training") and ok(r)]
+    mine = [r for r in rows if models.DECODER_TRAINING.judges(r.workload) and ok(r)]
     if not mine:
         return None
     s = Section("decoder-training", "LLM training: tokens/s, MFU and scaling")

@@ -6,7 +6,7 @@ cell and raw HTML would be rendered, so both become entities or escapes.
 
 from __future__ import annotations
 
-from gpuarena.report.build import Report, Section, Table
+from gpuarena.report.model import Report, Section, Table
 from gpuarena.report.mdtext import escape
 
 

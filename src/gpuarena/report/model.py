@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass, field
 
 from gpuarena.analysis.rows.derived import share_of_peak
-from gpuarena.report.console import fmt_bytes, fmt_num  # noqa: F401 - the one number format, re-exported
 from gpuarena.store.result import Result
 
 # A table of tens of thousands of rows is no page to read (50,000 rows made a 44 MB report): the report

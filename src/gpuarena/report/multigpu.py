@@ -13,7 +13,8 @@ from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics import whatif
 from gpuarena.analysis.physics.whatif import WhatIf
 from gpuarena.errors import UserError
-from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_num, pct
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
+from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from gpuarena.errors import UserError
 from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import cautions
-from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, fmt_num, params_text
+from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, params_text
+from gpuarena.numbers import fmt_num
 from gpuarena.store.result import Result
 
 

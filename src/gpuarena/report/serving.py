@@ -5,10 +5,12 @@ concurrency of the catalog's GPUs at the measured context (analysis/verbs/servin
 from __future__ import annotations
 
 from gpuarena.analysis.verbs import serving as S
+from gpuarena.analysis.verbs.serving_curves import curves
 from gpuarena.analysis.physics.serving_model import PRECISIONS
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, fmt_bytes, fmt_num, pct
+from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
+from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.workloads import registry
 
 
@@ -36,7 +38,7 @@ def section(rows: list[dict], pool=None) -> Section | None:
     copies = [r for r in (pool.results(status="ok") if pool is not None else [])
               if registry.has(r.workload, device_figure="memory-bandwidth")]
     ceilings = rows + copies
-    sets = S.curves(rows, ceilings)
+    sets = curves(rows, ceilings)
     if not sets:
         return None
     s = Section("serving", "Serving (llm-serve)")

@@ -8,7 +8,8 @@ from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
 from gpuarena.report.ladder import against_reference, tuning_ladder
 from gpuarena.report.model import (MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of,
-                                   fmt_bytes, fmt_num, ok, params_text, pct, prune, slug, varying_params)
+                                   ok, params_text, pct, prune, slug, varying_params)
+from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 

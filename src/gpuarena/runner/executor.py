@@ -26,7 +26,7 @@ from gpuarena.runner.torchrun import ELSEWHERE
 from gpuarena.spec.model import Case
 from gpuarena.store.db import Store
 from gpuarena.store.figures import check_written
-from gpuarena.store.pending import StoreFailed, refused, store_pending  # noqa: F401 (the CLI's resume)
+from gpuarena.store.pending import StoreFailed, refused
 from gpuarena.store.rows import ResultRefused, validated
 
 STDERR_TAIL = 2000

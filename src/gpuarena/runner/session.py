@@ -80,9 +80,9 @@ def open_session(plan: Plan, allow_busy: bool, store_or_opener) -> Session:
 
 
 def _raise_interrupt(signum, frame):
-    from gpuarena.store import postgres
+    from gpuarena.store import pg_connection
 
-    if postgres.interrupt():   # a statement waits on the server: it ends now and raises KeyboardInterrupt
+    if pg_connection.interrupt():   # a statement waits on the server: it ends now and raises KeyboardInterrupt
         return
     raise KeyboardInterrupt
 

@@ -34,8 +34,10 @@ from gpuarena.redact import redact, redact_tree
 from gpuarena.safeio import printable
 from gpuarena.store.bundle_rows import clash, existing, measured_content, stored_environment
 from gpuarena.store.db import new_run_id
-from gpuarena.store.rows import ResultRefused, finite, insert_result, legacy_uid, now, validated
-from gpuarena.store.result import MAX_THROUGHPUT, Result, fingerprint_ok  # noqa: F401 (the cap, for callers)
+from gpuarena.store.checks import finite
+from gpuarena.store.rows import ResultRefused, insert_result, legacy_uid, now, validated
+from gpuarena.store.environment import fingerprint_ok
+from gpuarena.store.result import Result
 
 FORMAT = "gpuarena-bundle"
 VERSION = 1

@@ -30,7 +30,7 @@ _CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
 _CONTROL_BUT_LINES = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
-def _number(v, what: str, lo: float = 0.0, hi: float = 1e30):
+def valid_number(v, what: str, lo: float = 0.0, hi: float = 1e30):
     if v is None:
         return v
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
@@ -38,19 +38,19 @@ def _number(v, what: str, lo: float = 0.0, hi: float = 1e30):
     return v
 
 
-def _name(v: Optional[str]) -> Optional[str]:
+def valid_name(v: Optional[str]) -> Optional[str]:
     if v is not None and _CONTROL.search(v):
         raise ValueError("contains a control character")
     return v
 
 
-def _text(v: Optional[str]) -> Optional[str]:
+def valid_text(v: Optional[str]) -> Optional[str]:
     if v is not None and _CONTROL_BUT_LINES.search(v):
         raise ValueError("contains a control character")
     return v
 
 
-def _no_nul(v: Optional[str]) -> Optional[str]:
+def valid_no_nul(v: Optional[str]) -> Optional[str]:
     """An identity (uid, case_key) may hold any printable text, but never NUL: PostgreSQL's text cannot
     store it, so SQLite and PostgreSQL would disagree on what was written."""
     if v is not None and "\x00" in v:
@@ -58,7 +58,7 @@ def _no_nul(v: Optional[str]) -> Optional[str]:
     return v
 
 
-def _bounded(v, what: str, max_chars: int, max_depth: int):
+def valid_bounded(v, what: str, max_chars: int, max_depth: int):
     if depth(v, max_depth) > max_depth:
         raise ValueError(f"{what} nests deeper than {max_depth} levels")
     size = len(json.dumps(v, default=str))

@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "gpuarena.db"
 
-from gpuarena.store import postgres  # noqa: E402
-from gpuarena.store.lock import DatabaseLocked, _live_owner, _owner, _Tx  # noqa: E402,F401 (DatabaseLocked: callers')
+from gpuarena.store import pg_connection, postgres  # noqa: E402
+from gpuarena.store.lock import LockTx, live_lock_owner, lock_owner  # noqa: E402
 from gpuarena.store.migrations import MIGRATIONS  # noqa: E402
 from gpuarena.store.pool import select  # noqa: E402
-from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402,F401
+from gpuarena.store.rows import ResultRefused, insert_result, now, row_to_result, validated  # noqa: E402
 
 
 def new_run_id() -> str:
@@ -54,7 +54,7 @@ def _status(status: str | None, owner: str | None) -> str | None:
     """A run's status as it is: 'running' only while its owner lives.  A process that could not mark
     its run (the store stopped answering, or stayed locked, when the run ended) left 'running'
     behind; its run is interrupted, and --resume takes it."""
-    if status == "running" and owner and _live_owner(owner, status) is None:
+    if status == "running" and owner and live_lock_owner(owner, status) is None:
         return "interrupted"
     return status
 
@@ -66,7 +66,7 @@ class Store:
     def __init__(self, path: str | os.PathLike | None = None, timeout_s: float | None = None, readonly: bool = False):
         from gpuarena.store import opening
 
-        timeout_s = postgres.timeout_default() if timeout_s is None else timeout_s
+        timeout_s = pg_connection.timeout_default() if timeout_s is None else timeout_s
         self.timeout_s = timeout_s
         self.path = str(path or default_path())
         self.readonly = readonly
@@ -78,7 +78,7 @@ class Store:
         self.folder = os.getcwd() if self.is_postgres else os.path.dirname(os.path.abspath(self.path))
         if self.is_postgres:
             url, self.path = self.path, postgres.redact(self.path)
-            self.conn = postgres.connect(url, timeout_s, readonly)
+            self.conn = pg_connection.connect(url, timeout_s, readonly)
             try:
                 postgres.check_schema(self.conn, self.path, len(MIGRATIONS), readonly)
                 if not readonly:
@@ -126,7 +126,7 @@ class Store:
 
     def transaction(self):
         self._rows = None     # a write: the rows read so far are read again on the next results()
-        return _Tx(self.conn)
+        return LockTx(self.conn)
 
     def replace_published(self, rows: list[dict]) -> None:
         """Swap every published row for ``rows``, in one transaction."""
@@ -230,10 +230,10 @@ class Store:
     # --- the run lock: one process measures a run at a time (--resume) ----------
     def claim_run(self, run_id: str) -> None:
         """Make this process the run's owner; UserError if a live process owns it."""
-        me = _owner()
+        me = lock_owner()
         with self.transaction():
             row = self.conn.execute("SELECT owner, status FROM runs WHERE id=?", (run_id,)).fetchone()
-            holder = _live_owner(row["owner"], row["status"]) if row else None
+            holder = live_lock_owner(row["owner"], row["status"]) if row else None
             if holder:
                 raise UserError(f"run {run_id} is being measured by process {holder} now; "
                                 "wait for it to end (or stop it) before resuming")

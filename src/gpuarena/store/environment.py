@@ -9,7 +9,7 @@ from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpuarena.store.checks import MAX_DEPTH_EXTRA, MAX_FINGERPRINT_CHARS, _bounded, _name
+from gpuarena.store.checks import MAX_DEPTH_EXTRA, MAX_FINGERPRINT_CHARS, valid_bounded, valid_name
 
 Name = Optional[str]
 
@@ -25,7 +25,7 @@ class Gpu(BaseModel):
     nvlink_links_active: Optional[int] = Field(None, ge=0, le=1000)
     nvlink_gbs_per_direction: Optional[float] = Field(None, ge=0, le=1e9)
 
-    _names = field_validator("name", "uuid")(_name)
+    _names = field_validator("name", "uuid")(valid_name)
 
 
 class CudaDevice(BaseModel):
@@ -35,7 +35,7 @@ class CudaDevice(BaseModel):
     memory_bytes: Optional[int] = Field(None, ge=0, le=1 << 60)
     sm_count: Optional[int] = Field(None, ge=0, le=1_000_000)
 
-    _names = field_validator("name", "capability")(_name)
+    _names = field_validator("name", "capability")(valid_name)
 
 
 class Fingerprint(BaseModel):
@@ -61,28 +61,28 @@ class Fingerprint(BaseModel):
     collected_at: Name = Field(None, max_length=40)
 
     _names = field_validator("hostname", "os", "python", "cpu", "torch_cuda", "gpu_name", "driver",
-                             "collected_at")(_name)
+                             "collected_at")(valid_name)
 
     @field_validator("libraries")
     @classmethod
     def _libraries(cls, v):
         for k, x in (v or {}).items():
-            _name(k)
+            valid_name(k)
             if x is not None and len(x) > 200:
                 raise ValueError(f"libraries.{k} is longer than 200 characters")
-            _name(x)
+            valid_name(x)
         return v
 
     @field_validator("cudnn")
     @classmethod
     def _cudnn(cls, v):
-        return _name(v) if isinstance(v, str) else v
+        return valid_name(v) if isinstance(v, str) else v
 
 
 def fingerprint_ok(fp: Any) -> dict:
     """An environment fingerprint: a typed mapping, bounded in size and depth (ValueError if not)."""
     if not isinstance(fp, dict):
         raise ValueError("fingerprint is not a mapping")
-    _bounded(fp, "fingerprint", MAX_FINGERPRINT_CHARS, MAX_DEPTH_EXTRA)
+    valid_bounded(fp, "fingerprint", MAX_FINGERPRINT_CHARS, MAX_DEPTH_EXTRA)
     Fingerprint.model_validate(fp)
     return fp

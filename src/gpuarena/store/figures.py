@@ -32,54 +32,54 @@ from typing import Annotated, Any, Callable, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpuarena.store.checks import (MAX_DEPTH_PARAMS, MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_THROUGHPUT, _bounded, _name,
-                                   _number, _text, finite)
+from gpuarena.store.checks import (MAX_DEPTH_PARAMS, MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_THROUGHPUT, finite,
+                                   valid_bounded, valid_name, valid_number, valid_text)
 
 
-def _within(lo: float, hi: float) -> AfterValidator:
+def within(lo: float, hi: float) -> AfterValidator:
     def check(v, info):
-        return _number(v, info.field_name or "figure", lo, hi)
+        return valid_number(v, info.field_name or "figure", lo, hi)
     return AfterValidator(check)
 
 
-Seconds = Annotated[Optional[float], _within(0.0, 1e9)]
+Seconds = Annotated[Optional[float], within(0.0, 1e9)]
 Ms = Seconds                                                   # a time in milliseconds
-Rate = Annotated[Optional[float], _within(0.0, MAX_THROUGHPUT)]    # items, tokens, requests or GB per second
-Share = Annotated[Optional[float], _within(0.0, 1e3)]          # may pass 1: a catalog peak below the executed one
-TFlops = Annotated[Optional[float], _within(0.0, 1e6)]
-Ratio = Annotated[Optional[float], _within(0.0, 1e30)]         # a non-negative quantity of its own unit
+Rate = Annotated[Optional[float], within(0.0, MAX_THROUGHPUT)]    # items, tokens, requests or GB per second
+Share = Annotated[Optional[float], within(0.0, 1e3)]          # may pass 1: a catalog peak below the executed one
+TFlops = Annotated[Optional[float], within(0.0, 1e6)]
+Ratio = Annotated[Optional[float], within(0.0, 1e30)]         # a non-negative quantity of its own unit
 Bytes = Annotated[Optional[int], Field(ge=0, le=1 << 60)]
 Count = Annotated[Optional[int], Field(ge=0, le=1 << 40)]
 Ranks = Annotated[Optional[int], Field(ge=1, le=1_000_000)]
-Name = Annotated[Optional[str], Field(max_length=200), AfterValidator(_name)]
-Text = Annotated[Optional[str], Field(max_length=20_000), AfterValidator(_text)]
+Name = Annotated[Optional[str], Field(max_length=200), AfterValidator(valid_name)]
+Text = Annotated[Optional[str], Field(max_length=20_000), AfterValidator(valid_text)]
 Record = Optional[dict[str, Any]]        # a nested record (bounded by the Result's size limits)
 Records = Optional[list[dict[str, Any]]]
 
 
-def _params(v: Optional[dict]) -> Optional[dict]:
+def valid_params(v: Optional[dict]) -> Optional[dict]:
     """A case's params: bounded, names without control characters, numbers finite and >= 0."""
     if v is None:
         return v
-    _bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
+    valid_bounded(v, "params", MAX_PARAMS_CHARS, MAX_DEPTH_PARAMS)
     for k, x in v.items():
-        _name(k)
+        valid_name(k)
         if isinstance(x, str):
             if len(x) > MAX_PARAM_STR:
                 raise ValueError(f"params.{k} is longer than {MAX_PARAM_STR} characters")
             try:
-                _name(x)
+                valid_name(x)
             except ValueError:
                 raise ValueError(f"params.{k} contains a control character") from None
         elif isinstance(x, (int, float)) and not isinstance(x, bool):
-            _number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
+            valid_number(x, f"params.{k}", 0.0, 1e18)   # sizes, counts, rates: none is negative
     return v
 
 
-Params = Annotated[Optional[dict[str, Any]], AfterValidator(_params)]
+Params = Annotated[Optional[dict[str, Any]], AfterValidator(valid_params)]
 
 
-Params = Annotated[Optional[dict[str, Any]], AfterValidator(_params)]
+Params = Annotated[Optional[dict[str, Any]], AfterValidator(valid_params)]
 # Every figure name a model declares (filled as models are defined): one a result lacks reads None.
 _DECLARED: set[str] = set()
 
@@ -146,7 +146,7 @@ class Imported(Figures):
     written by a measurement.  The derived figures were stored before they were computed when
     read (store/derived.py); analysis/rows/derived.py carries them into ``Result.derived``."""
 
-    bundle_key: Annotated[Optional[str], Field(max_length=2200), AfterValidator(_name)] = None
+    bundle_key: Annotated[Optional[str], Field(max_length=2200), AfterValidator(valid_name)] = None
     origin_run_id: Name = None
     origin_source: Name = None
     date: Name = None

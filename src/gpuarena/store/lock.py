@@ -11,7 +11,7 @@ from gpuarena.errors import UserError
 from gpuarena.store import postgres
 
 
-def _owner() -> dict:
+def lock_owner() -> dict:
     import socket
 
     import psutil
@@ -19,7 +19,7 @@ def _owner() -> dict:
     return {"pid": os.getpid(), "host": socket.gethostname(), "started": psutil.Process().create_time()}
 
 
-def _live_owner(owner: str | None, status: str) -> int | None:
+def live_lock_owner(owner: str | None, status: str) -> int | None:
     """The pid of the process that owns a run, if it still runs (same pid and start time)."""
     import socket
 
@@ -44,7 +44,7 @@ class DatabaseLocked(UserError, sqlite3.OperationalError):
     backs off and retries it); a UserError once it reaches the CLI: one line, exit 2."""
 
 
-class _Tx:
+class LockTx:
     """BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so writers queue instead of deadlocking."""
 
     def __init__(self, conn):

@@ -30,7 +30,7 @@ import re
 from gpuarena.errors import UserError
 from gpuarena.redact import passwords
 from gpuarena.redact import redact as _redact
-from gpuarena.store.pg_connection import LOCK_KEY, Connection, connect, interrupt, timeout_default  # noqa: F401
+from gpuarena.store.pg_connection import Connection
 
 SCHEMES = ("postgresql://", "postgres://")
 VERSION_TABLE = "gpuarena_schema"

@@ -28,13 +28,13 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
 
 from gpuarena.numbers import MIN_SAMPLES  # an interval from fewer repeats is low-confidence
-from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_FINGERPRINT_CHARS,  # noqa: F401
-                                   MAX_PARAM_STR, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT, STATUSES,
-                                   WORKLOAD_NAME, _bounded, _name, _no_nul, _number, _text)
+from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_PARAMS_CHARS, MAX_SAMPLES, MAX_THROUGHPUT,
+                                   STATUSES, WORKLOAD_NAME, valid_bounded, valid_name, valid_no_nul, valid_number,
+                                   valid_text)
 from gpuarena.store.derived import Derived
-from gpuarena.store.environment import fingerprint_ok  # noqa: F401 (bundle.py's)
-from gpuarena.store.extra import Extra, Figures, ProcessMean, _params, model_for  # noqa: F401
-from gpuarena.store.flags import Flag, FlagKind, flag_of, flags_of  # noqa: F401
+from gpuarena.store.extra import Extra, Figures, ProcessMean, model_for  # noqa: F401
+from gpuarena.store.figures import valid_params
+from gpuarena.store.flags import Flag, flags_of
 
 
 class Summary(BaseModel):
@@ -55,24 +55,24 @@ class Summary(BaseModel):
     @field_validator("median", "mean", "stdev", "min", "max")
     @classmethod
     def _values(cls, v, info):
-        return _number(v, info.field_name, 0.0, MAX_THROUGHPUT)
+        return valid_number(v, info.field_name, 0.0, MAX_THROUGHPUT)
 
     @field_validator("ci95_low", "ci95_high")
     @classmethod
     def _interval(cls, v, info):  # from 2 noisy repeats t=12.7 makes it huge; an old linear one went below 0
-        return _number(v, info.field_name, -math.inf, math.inf)
+        return valid_number(v, info.field_name, -math.inf, math.inf)
 
     @field_validator("cv")
     @classmethod
     def _cv(cls, v):
-        return _number(v, "cv", 0.0, 1e6)
+        return valid_number(v, "cv", 0.0, 1e6)
 
-    _unit = field_validator("unit")(_name)
+    _unit = field_validator("unit")(valid_name)
 
     @model_validator(mode="after")
     def _more(self):
         for k, v in (self.model_extra or {}).items():
-            _number(v, f"summary {k}", -1e30, 1e30)
+            valid_number(v, f"summary {k}", -1e30, 1e30)
         if self.ci95_low is not None and self.ci95_high is not None and self.ci95_low > self.ci95_high:
             raise ValueError(f"ci95_low {self.ci95_low:g} is above ci95_high {self.ci95_high:g}")
         return self
@@ -98,7 +98,7 @@ class Sample(BaseModel):
     @model_validator(mode="after")
     def _numbers(self):
         for k, v in (self.model_extra or {}).items():
-            _number(v, f"telemetry {k}", -1e30, 1e30)
+            valid_number(v, f"telemetry {k}", -1e30, 1e30)
         return self
 
 
@@ -156,9 +156,9 @@ class Result(BaseModel):
     _raw: Optional[dict] = PrivateAttr(None)    # the stored dict this was read from (Store.results)
 
     _names = field_validator("run_id", "variant", "size", "device", "device_name", "unit", "precision",
-                             "energy_source", "created_at")(_name)
-    _texts = field_validator("error", "origin")(_text)
-    _keys = field_validator("uid", "case_key")(_no_nul)
+                             "energy_source", "created_at")(valid_name)
+    _texts = field_validator("error", "origin")(valid_text)
+    _keys = field_validator("uid", "case_key")(valid_no_nul)
 
     @model_validator(mode="before")
     @classmethod
@@ -172,19 +172,19 @@ class Result(BaseModel):
     @field_validator("throughput_median")
     @classmethod
     def _thr(cls, v):
-        return _number(v, "throughput_median", 0.0, MAX_THROUGHPUT)
+        return valid_number(v, "throughput_median", 0.0, MAX_THROUGHPUT)
 
     @field_validator("items_per_step", "flops_per_item", "tflops", "compile_s", "power_w_mean",
                      "power_w_max", "energy_j_per_item")
     @classmethod
     def _nonneg(cls, v, info):
         caps = {"power_w_mean": 10_000, "power_w_max": 10_000, "tflops": 1e6}
-        return _number(v, info.field_name, 0.0, caps.get(info.field_name, 1e30))
+        return valid_number(v, info.field_name, 0.0, caps.get(info.field_name, 1e30))
 
     @field_validator("params")
     @classmethod
     def _params(cls, v):
-        return _params(v)
+        return valid_params(v)
 
     @field_validator("samples")
     @classmethod
@@ -200,7 +200,7 @@ class Result(BaseModel):
         for w in v:
             if len(w) > 2000:
                 raise ValueError("a warning is longer than 2000 characters")
-            _text(w)
+            valid_text(w)
         return v
 
     @field_validator("extra", mode="before")
@@ -209,7 +209,7 @@ class Result(BaseModel):
         """Bounded, then read with the model of the result's own workload (its figures, typed)."""
         if isinstance(v, Figures):
             return v
-        v = _bounded(v or {}, "extra", MAX_EXTRA_CHARS, MAX_DEPTH_EXTRA)
+        v = valid_bounded(v or {}, "extra", MAX_EXTRA_CHARS, MAX_DEPTH_EXTRA)
         return model_for(info.data.get("workload"), info.data.get("source"), info.data.get("params")).model_validate(v)
 
     @model_validator(mode="after")

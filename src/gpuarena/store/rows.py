@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuarena.errors import UserError
 from gpuarena.redact import redact_tree
-from gpuarena.store.checks import finite  # noqa: F401 (the store writes through it)
+from gpuarena.store.checks import finite
 
 if TYPE_CHECKING:
     from gpuarena.store.result import Result

@@ -16,13 +16,14 @@ reductions in FP32; casting the weights (bf16, fp16) runs everything in that pre
 
 from __future__ import annotations
 
+from gpuarena.data.catalog import has_tf32
+
 OP_CLASSES = ("matmul", "conv", "attention", "elementwise")
 # FP8 tensor cores arrived with Ada (sm_89) and Hopper (sm_90): torch._scaled_mm and torchao's FP8
-# recipes need them.  The one definition: micro/run.py's fp8 matmul, llm/fp8.py, analysis/physics/serving_model.py.
+# recipes need them.  The one definition, for the device a workload runs on (micro/run.py, quant.py, llm/fp8.py);
+# a catalog card says it in its fp8 column (data/catalog.py), which tests/data/test_capabilities.py holds to this.
 FP8_MIN_CAPABILITY = (8, 9)
 PRECISION_VARIANTS = ("fp32", "tf32", "amp-bf16", "amp-fp16", "bf16", "fp16")
-# Catalog architecture families (lower case) without TF32 tensor cores; "cpu" has none either.
-NO_TF32 = frozenset({"volta", "turing", "pascal", "cpu"})
 
 
 def precision_of(variants: frozenset[str], device=None) -> str:
@@ -48,9 +49,10 @@ def executed(variants: frozenset[str], arch: str | None) -> dict[str, str]:
     """Precision per op class for a recipe of the shared precision variants.
 
     ``arch``: the catalog's architecture family in lower case, "cpu" for a CPU result,
-    None when unknown (taken as a CUDA GPU of Ampere or newer).
+    None when unknown (taken as a CUDA GPU of Ampere or newer).  Which families have TF32 is the
+    catalog's tf32 column (data/catalog.py has_tf32); a family no catalog card has runs FP32.
     """
-    tf32 = "fp32" if (arch or "").lower() in NO_TF32 else "tf32"
+    tf32 = "tf32" if has_tf32(arch) else "fp32"
     for pure in ("bf16", "fp16"):
         if pure in variants:
             return dict.fromkeys(OP_CLASSES, pure)

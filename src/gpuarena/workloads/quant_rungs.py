@@ -6,7 +6,6 @@ from __future__ import annotations
 from gpuarena.errors import UserError
 
 RUNGS = ("int8-weights", "int8-dynamic", "fp8-dynamic")
-FP8_MIN_CAPABILITY = (8, 9)     # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards
 TORCHAO_ACCURACY = ("pytorch/ao docs/source/workflows/inference.md (commit 03706c1e), Llama-3.1-8B, "
                     "lm-eval wikitext perplexity, bf16 7.3315")
 ACCURACY_NOTES = {

@@ -203,8 +203,9 @@ def runnable(name: str):
 
 def has(name: str | None, **facts) -> bool:
     """Whether the workload of that name declares these class facts (workloads/facts.py), e.g.
-    ``has(r.workload, physics="serving")``; False for a name this installation lacks.  How
-    analysis and the report pick rows: by what a workload is, never by its name."""
+    ``has(r.workload, kind="collective")``; False for a name this installation lacks.  How
+    analysis and the report pick rows: by what a workload is, never by its name (by its physics: ask the
+    physics object, analysis/physics/models.py ``judges``)."""
     cls = find(name) if name else None
     return cls is not None and all(getattr(cls, k) == v for k, v in facts.items())
 

@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.physics.roofline import _workload, is_finite_result, precision_class, roof, workload_params
+from gpuarena.analysis.rows.engine import engine_of, engine_of_variants
+from gpuarena.analysis.physics.roofline import is_finite_result, precision_class, roof, workload_params
 from gpuarena.data import catalog
 from gpuarena.data.evidence import CEILINGS_CSV, model_ceilings
+from gpuarena.data.published import EAGER
 from gpuarena.errors import UserError
+from gpuarena.workloads import registry
 
 
 
@@ -81,15 +84,15 @@ def measured_evidence(store, workload: str) -> list[Evidence]:
         variants = frozenset(r.variant.split("+"))
         try:
             req = P.request_of_variants(variants, r.precision)
-            params = _workload(workload).resolve_params(
-                {k: v for k, v in r.params.items() if k in _workload(workload).param_map()})
+            cls = registry.get(workload)
+            params = cls.resolve_params({k: v for k, v in r.params.items() if k in cls.param_map()})
             rf = roof(workload, g, req, params)
         except (UserError, KeyError, TypeError, ValueError):
             continue
         thr = r.throughput_median
         if rf.share_of_peak(thr) > 1:
             continue     # a measurement above peak is a broken measurement, not evidence
-        out.append(_evidence(rf, workload, g, thr, "PyTorch compiled" if "compile" in variants else "PyTorch eager",
+        out.append(_evidence(rf, workload, g, thr, engine_of_variants(variants),
                              f"gpuarena measurement (run {r.run_id}, {r.variant})", True, False))
     return out
 
@@ -123,7 +126,7 @@ def spread(store, workload: str) -> tuple[float, str]:
         for r in store.results(workload=workload, status="ok"):
             if r.source == "published" or not is_finite_result(r):
                 continue
-            if "compile" in r.variant.split("+"):
+            if engine_of(r) != EAGER:
                 continue    # the claims are of eager code: CUDA graphs make compiled runs far steadier
             # one case timed by one code (a changed workload is another case: the doctor's ResNet-50 step
             # ran 2,669 images/s on 2026-12-01 and 3,997 on 2026-12-04 under another code hash)

@@ -68,18 +68,18 @@ def _attainment(q: Result) -> tuple[float, str] | None:
 
 
 def _attained(q: Result) -> tuple[float, str] | None:
-    from gpuarena.analysis.physics import limits as X
+    from gpuarena.analysis.physics.roofline import precision_class, roof
     from gpuarena.analysis.rows.common import gpu_of
 
     g, request = catalog.find(gpu_of(q)), request_of(q)
     if g is None or request is None or q.gpus != 1 or q.source == "published" or q.size == "tiny":
         return None
     try:
-        rf = X.roof(q.workload, g, request, settings_of(q.workload, q.params))
+        rf = roof(q.workload, g, request, settings_of(q.workload, q.params))
     except (UserError, KeyError, ValueError, TypeError):
         return None
     att = rf.attainment(q.throughput_median)
-    return (att, X.precision_class(rf.executed)) if 0 < att <= 1 else None
+    return (att, precision_class(rf.executed)) if 0 < att <= 1 else None
 
 
 def best_attainment(r: Result, gpu: catalog.GPU, request: str, params: dict,
@@ -89,13 +89,14 @@ def best_attainment(r: Result, gpu: catalog.GPU, request: str, params: dict,
     generation, else the published evidence (physics.limit: data/ceilings.csv, borrowed from another
     generation where this one has none)."""
     from gpuarena.analysis.physics import limits as X
+    from gpuarena.analysis.physics.roofline import precision_class
     from gpuarena.analysis.rows.common import gpu_of
 
     try:
         lim = X.limit(r.workload, gpu, request, params)
     except (UserError, KeyError, ValueError, TypeError):
         return None
-    cls, arch = X.precision_class(lim.roof.executed), P.arch_of(gpu)
+    cls, arch = precision_class(lim.roof.executed), P.arch_of(gpu)
     mine = _conditions(r.params)
     measured = [(a[0], q) for q in _others(r, pool) if q.workload == r.workload and q.status == "ok"
                 and q.throughput_median and _arch(gpu_of(q)) == arch and (a := _attainment(q)) and a[1] == cls]
@@ -135,12 +136,12 @@ def _conditions(params: dict) -> tuple:
 def roofline(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:
     """The best attainment at the result's precision class (else a tensor-core class's, unverified) on this
     card's roofline at the result's settings and precision."""
-    from gpuarena.analysis.physics import limits as X
+    from gpuarena.analysis.physics.roofline import roof
 
     request = request_of(r)
     try:
         params = settings_of(r.workload, r.params)
-        rf = X.roof(r.workload, gpu, request or "", params)
+        rf = roof(r.workload, gpu, request or "", params)
     except (UserError, KeyError, ValueError, TypeError):
         return None
     for cand in dict.fromkeys((request, "bf16", "tf32", "fp16")):

@@ -1,7 +1,7 @@
 """The references a result's expected figure is taken from (analysis/verbs/expected.py): the same recipe
 stored on the same GPU, the best like-for-like published figure, and the figures the model is
 calibrated on.  Like for like: the same workload and settings, the same executed precision, the same
-engine class (rows.engine_of, the one rule: compiled with compiled, eager with eager, never TensorRT for
+engine class (rows/engine.py engine_of, the one rule: compiled with compiled, eager with eager, never TensorRT for
 PyTorch)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import re
 import statistics
 
 from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.rows.common import engine_of
+from gpuarena.analysis.rows.engine import engine_of
+from gpuarena.data.published import COMPILED, EAGER
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.flags import diverged
@@ -76,8 +77,8 @@ def _like(r: Result, pub: Result, gpu: catalog.GPU) -> bool:
     MXNet ... run other kernels) of the same kind (compiled with compiled, eager with eager); never an
     article's figure (those are the claims gpuarena checks)."""
     return (pub.workload == r.workload and not str(pub.origin or "").startswith("article-")
-            and engine_of(pub).startswith("PyTorch")
-            and ("compiled" in engine_of(pub)) == ("compiled" in engine_of(r))   # eager does not bound compiled
+            and engine_of(pub) in (EAGER, COMPILED)
+            and (engine_of(pub) == COMPILED) == (engine_of(r) == COMPILED)   # eager does not bound compiled
             and _same_settings(r.params, pub.params)
             and _cls(r.workload, published_request(pub), gpu) == _cls(r.workload, request_of(r), gpu)
             and _cls(r.workload, request_of(r), gpu) is not None and not _same_row(pub, r))

@@ -5,8 +5,10 @@ and the bus bandwidth it runs at, measured or derived from the catalog.
   nearest measured, interpolated in log(size) at the size of the messages sent.
 - catalog: NVIDIA's NVLink figure is the total of both directions, and nccl-tests all-reduce
   busbw reaches about 80% of one direction (e.g. ~230-240 GB/s of A100's 300 GB/s), so
-  busbw = NVLINK_EFF x nvlink / 2; without NVLink, PCIe x16 per direction (16/32/64 GB/s for
-  gen 3/4/5) x the same factor.
+  busbw = NVLINK_EFF x nvlink / 2; without NVLink, the card's PCIe x16 link per direction after
+  128b/130b encoding (data/pcie_links.csv, each generation's rate with its source) x the same
+  factor.  A card whose generation the catalog does not give, or that file does not hold, is an
+  error, never taken as another generation.
 - one node: NVLink (and a server's PCIe) joins NODE_GPUS cards; beyond them the ring crosses the network
   between nodes, which the catalog has no figure for (it names GPUs, not NICs), so a count above
   NODE_GPUS runs at a given busbw or at one measured across nodes, never at one node's.
@@ -14,15 +16,15 @@ and the bus bandwidth it runs at, measured or derived from the catalog.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from gpuarena.analysis.rows import common as R
-from gpuarena.data import catalog
+from gpuarena.data import catalog, evidence
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
 NVLINK_EFF = 0.8
-PCIE_PER_DIRECTION_GBS = {3: 16.0, 4: 32.0, 5: 64.0}
 # GPUs one node's NVLink joins: an HGX board's 8 (the catalog's own sources: AWS p5.48xlarge and p5en.48xlarge
 # carry 8 H100s / H200s, MLPerf's H200-SXM-141GBx8 system), and the 8 GPUs of the 8-GPU servers
 NODE_GPUS = 8
@@ -35,6 +37,29 @@ def ring_allreduce_s(nbytes: float, n: int, busbw_gbs: float) -> float:
     return 2 * (n - 1) / n * nbytes / (busbw_gbs * 1e9)
 
 
+@functools.lru_cache(maxsize=1)
+def pcie_links() -> dict[int, tuple[float, str]]:
+    """PCIe generation -> (x16 GB/s per direction after encoding, source), from data/pcie_links.csv."""
+    return {link.gen: (link.x16_gbs_per_direction, link.source) for link in evidence.pcie_links()}
+
+
+def pcie_rate(gen: int) -> float:
+    """x16 GB/s per direction of a PCIe generation; UserError for one data/pcie_links.csv does not hold."""
+    if gen not in pcie_links():
+        raise UserError(f"PCIe gen{gen}: not in data/pcie_links.csv (it holds gen "
+                        f"{', '.join(str(k) for k in sorted(pcie_links()))})")
+    return pcie_links()[gen][0]
+
+
+def pcie_link(g: catalog.GPU) -> tuple[int, float]:
+    """(the card's PCIe generation, its x16 GB/s per direction); UserError when the catalog gives no
+    generation or data/pcie_links.csv has no rate for it (never another generation's rate)."""
+    if not g.pcie_gen:
+        raise UserError(f"{g.name}: no PCIe generation in the catalog (gpu_specs.csv pcie_gen) to bound its host link")
+    gen = int(g.pcie_gen)
+    return gen, pcie_rate(gen)
+
+
 def is_pcie_card(g: catalog.GPU) -> bool:
     """A PCIe card's NVLink is a bridge that pairs two cards; beyond two they talk over PCIe."""
     return "pcie" in g.name.lower() or (not g.nvlink_gbs)
@@ -44,8 +69,7 @@ def catalog_busbw(g: catalog.GPU, n: int = 2) -> tuple[float, str]:
     if g.nvlink_gbs and (not is_pcie_card(g) or n <= 2):
         bridge = " (bridged pair)" if is_pcie_card(g) else ""
         return NVLINK_EFF * g.nvlink_gbs / 2, f"catalog NVLink{bridge} {g.nvlink_gbs:g} GB/s / 2 x {NVLINK_EFF}"
-    gen = int(g.pcie_gen or 4)
-    bw = PCIE_PER_DIRECTION_GBS.get(gen, 32.0)
+    gen, bw = pcie_link(g)
     why = " (NVLink bridges pair only two cards)" if g.nvlink_gbs else ""
     return NVLINK_EFF * bw, f"catalog PCIe gen{gen} x16 {bw:g} GB/s per direction x {NVLINK_EFF}{why}"
 

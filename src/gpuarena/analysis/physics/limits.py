@@ -42,11 +42,8 @@ from dataclasses import dataclass
 
 from gpuarena.analysis.rows import power
 from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.physics.credible import (CEILINGS_CSV, DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE,  # noqa: F401 - API
-                                        Bound, Ceiling, Evidence, bounds, ceiling, evidence, measured_evidence,
-                                        published_evidence, spread)
-from gpuarena.analysis.physics.roofline import (CONDITIONS, ELEMENT_BYTES, Roof, claim_gpus, claim_number,  # noqa: F401 - API
-                                        is_finite_result, precision_class, roof, workload_params)
+from gpuarena.analysis.physics.credible import DEFAULT_SPREAD, Bound, Ceiling, Evidence, bounds, spread
+from gpuarena.analysis.physics.roofline import Roof, roof
 from gpuarena.data import catalog
 from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.analysis.physics.llm_efficiency import size_of as _size_of, stored_llm_train as _llm_train
-from gpuarena.analysis.physics.llm_plan import DEFAULT_COMPUTE_EFF, model_config
+from gpuarena.analysis.physics.llm_plan import DEFAULT_COMPUTE_EFF
+from gpuarena.analysis.physics.llm_shapes import model_config
 from gpuarena.analysis.rows.mfu import mfu
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import param_counts

@@ -15,11 +15,10 @@ from pydantic import BaseModel, RootModel
 
 from gpuarena.analysis.physics import llm_plan as P
 from gpuarena.analysis.physics.llm_efficiency import bf16_ceiling, fp8_ceiling
+from gpuarena.analysis.physics.llm_shapes import PLAN_SHAPES, model_config
 from gpuarena.analysis.rows.mfu import mfu as measured_mfu
-from gpuarena.analysis.physics.limits import claim_gpus, claim_number as _num
-from gpuarena.analysis.physics.limits import spread as run_spread
-from gpuarena.analysis.physics.serving_claims import (SERVE_KEYS, check_serving, check_serving_ratio,  # noqa: F401
-                                              serving_precision)   # (re-exported: the serving side moved)
+from gpuarena.analysis.physics.roofline import claim_gpus, claim_number as _num
+from gpuarena.analysis.physics.credible import spread as run_spread
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token
@@ -76,7 +75,7 @@ def h100_saves_40() -> ArticleClaim:
 
 
 def a800_23_longer() -> ArticleClaim:
-    cfg = P.model_config(MODEL)
+    cfg = model_config(MODEL)
     g100, g800 = catalog.match("A100 80GB SXM4"), catalog.match("A800 80GB SXM4")
     lay = P.choose_layout(cfg, 8, g100.memory_gb, 2048, P.GPT3_BATCH)
     mem = P.memory_per_gpu(cfg, lay)["total"]
@@ -94,7 +93,7 @@ def a800_23_longer() -> ArticleClaim:
 
 
 def h100_batch_18() -> ArticleClaim:
-    cfg = P.model_config(MODEL)
+    cfg = model_config(MODEL)
     # the layout the smallest card needs, so that every card holds a micro-batch at it
     lay = P.choose_layout(cfg, N_LARGE, 40, 2048, P.GPT3_BATCH)
     b = {name: P.largest_micro_batch(cfg, lay, catalog.match(name).memory_gb)
@@ -148,7 +147,7 @@ def check_training(claim: dict, store=None) -> dict:
     if prec is None:
         raise UserError(f"llm-train claim precision {claim.get('precision')!r}: bf16, fp16 or fp8 (MFU at that peak)")
     shape = claim.get("shape") or claim.get("model") or ""
-    cfg = P.PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
+    cfg = PLAN_SHAPES.get(shape) if not claim.get("hf_config") else None
     cfg = cfg or resolve_shape(shape or "llama-1b", claim.get("hf_config") or "")
     seq = int(_num(claim, "seq_len") or 2048)
     n = claim_gpus(claim)

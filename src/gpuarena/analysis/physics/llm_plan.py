@@ -34,12 +34,12 @@ from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuarena.analysis.physics.interconnect import PCIE_PER_DIRECTION_GBS, is_pcie_card
+from gpuarena.analysis.physics.interconnect import is_pcie_card, pcie_link
 from gpuarena.analysis.physics.training_network import GPUS_PER_NODE, resolve as resolve_network
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
-from gpuarena.analysis.physics.llm_shapes import PLAN_SHAPES, model_config  # noqa: F401  (the names callers know)
+from gpuarena.analysis.physics.llm_shapes import model_config
 from gpuarena.workloads.llm.shapes import LlamaConfig
 
 USABLE_MEMORY = 0.9          # allocator fragmentation, CUDA context, NCCL buffers: 10% kept free
@@ -174,7 +174,7 @@ def _links(gpu, lay: Layout, network_gbs: float | None) -> tuple[float, float]:
     if nvlink_spans(gpu, min(lay.n, GPUS_PER_NODE)):
         intra = gpu.nvlink_gbs / 2
     else:
-        intra = PCIE_PER_DIRECTION_GBS.get(int(gpu.pcie_gen or 4), 32.0)
+        intra = pcie_link(gpu)[1]
     return intra, net
 
 

@@ -41,7 +41,6 @@ from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 # stas00/ml-engineering compute/accelerator/README.md, 'Not all accelerators are created equal').
 MICRO_SPREAD = 0.05
 SPARSE_MATCH = 0.02          # a figure within 2% of twice the dense peak is the sparse peak
-NO_SPARSITY = ("volta", "turing")
 UNITS = {"compute-peak": "TFLOP/s", "memory-bandwidth": "GB/s", "host-link": "GB/s", "allreduce-busbw": "GB/s"}
 NOT_USED = ("batch_size", "latency", "scaling", "seq_len", "image_size", "steps", "ratio")
 
@@ -64,17 +63,9 @@ class MicroEvidence:
         return P.arch_of(catalog.match(self.gpu))
 
 
-@functools.lru_cache(maxsize=1)
-def pcie_links() -> dict[int, tuple[float, str]]:
-    """PCIe generation -> (x16 GB/s per direction after encoding, source), from data/pcie_links.csv."""
-    return {link.gen: (link.x16_gbs_per_direction, link.source) for link in evidence.pcie_links()}
-
-
 def _pcie(g: catalog.GPU) -> tuple[float, str]:
-    gen = int(g.pcie_gen or 0)
-    if gen not in pcie_links():
-        raise UserError(f"{g.name}: no PCIe generation in the catalog to bound its host link")
-    return pcie_links()[gen][0], f"the {g.short}'s PCIe gen{gen} x16 link per direction after 128b/130b encoding"
+    gen, bw = I.pcie_link(g)
+    return bw, f"the {g.short}'s PCIe gen{gen} x16 link per direction after 128b/130b encoding"
 
 
 def bound(figure: str, g: catalog.GPU, prec: str = "", n: int = 1) -> tuple[float, str]:
@@ -94,8 +85,9 @@ def bound(figure: str, g: catalog.GPU, prec: str = "", n: int = 1) -> tuple[floa
 
 
 def nvls(g: catalog.GPU, n: int) -> bool:
-    """Whether an all-reduce over n of these GPUs may reduce in the NVSwitch (NVLink SHARP: Hopper on)."""
-    return bool(g.nvlink_gbs) and not I.is_pcie_card(g) and n > 2 and P.arch_of(g) in ("hopper", "blackwell")
+    """Whether an all-reduce over n of these GPUs may reduce in the NVSwitch (the catalog's nvlink_sharp: Hopper
+    on), which joins more than two cards that are not PCIe ones (a bridge pairs two)."""
+    return bool(g.nvlink_gbs) and not I.is_pcie_card(g) and n > 2 and g.nvlink_sharp
 
 
 def _link(g: catalog.GPU, n: int) -> tuple[float, str, float]:
@@ -274,7 +266,7 @@ def _above(figure: str, g: catalog.GPU, prec: str, value: float, top: float) -> 
         return "; a link at another generation or width, or a host-to-host copy, would explain it"
     if figure != "compute-peak":
         return ""
-    sparse = P.arch_of(g) not in NO_SPARSITY and prec not in ("fp32", "fp64")
+    sparse = g.sparsity_2_4 and prec not in ("fp32", "fp64")
     if sparse and abs(value / (2 * top) - 1) <= SPARSE_MATCH:
         return (f"; it matches the 2:4 structured-sparsity peak (2 x {top:g} = {2 * top:g}): "
                 "a sparsity figure quoted as dense")

@@ -12,7 +12,10 @@
 - ``endpoint``: a served engine measured over HTTP, expected from the serving model at its concurrency.
 
 Each object answers ``check`` (a claim -> a verdict row) and ``expected`` (a stored result -> the
-physics' figure with its band, analysis/physics/expected_physics.py).  A micro-benchmark or collective is
+physics' figure with its band, analysis/physics/expected_physics.py), says which plan ``advise`` and
+``whatif`` make for its workloads (``plan``: the catalog ranking and the data-parallel model, the
+serving model, or the training plan) and which workloads it judges (``judges``, ``workloads``): the one
+place that reads a workload's declared physics.  A micro-benchmark or collective is
 judged by the device figure it measures (analysis/physics/micro_check.py), whatever its physics.
 """
 
@@ -35,20 +38,43 @@ class Physics:
     what: str                                  # one line: what bounds a workload under this physics
     check: Callable[[dict, object], dict]      # (claim, store) -> verdict row
     expected: Callable | None                  # (result, gpu, pool) -> {"value", "band", "how"} | None
+    plan: str = "catalog"                      # what advise and whatif plan with: one of PLANS
+
+    def judges(self, workload: str | None) -> bool:
+        """Whether this physics judges the workload of that name (False for a name this installation lacks,
+        or none): how rows are picked by what a workload is, never by its name."""
+        return registry.has(workload, physics=self.name)
+
+    def workloads(self) -> list[str]:
+        """The workloads this physics judges, built-ins first."""
+        return registry.named(physics=self.name)
+
+
+# What `advise` and `whatif` do for a physics' workloads:
+#  catalog: advise ranks the catalog like for like (analysis/verbs/advise.py), whatif runs the
+#           data-parallel model (analysis/physics/whatif.py);
+#  serving: advise runs the serving model (what fits, TTFT, tokens/s); whatif refuses: serving on N GPUs
+#           is tensor parallel, which advise and check model;
+#  training: advise and whatif make the LLM training plan (analysis/physics/llm_plan.py).
+PLANS = ("catalog", "serving", "training")
 
 
 PHYSICS: dict[str, Physics] = {p.name: p for p in (
     Physics("roofline", "FLOPs at the executed precision's peak and bytes at bandwidth, at credible shares",
             check_roofline, E.roofline),
     Physics("serving", "weights and KV cache read per token, prefill FLOPs; capacity sets the largest batch",
-            check_serving, E.serving),
+            check_serving, E.serving, "serving"),
     Physics("decoder-training", "model FLOPs per token at an MFU from evidence by model size, GPU and layout",
-            check_training, E.decoder_training),
+            check_training, E.decoder_training, "training"),
     Physics("data-parallel", "one GPU's step plus the all-reduce the step cannot hide",
             check_roofline, E.data_parallel),
     Physics("endpoint", "the serving model at the concurrency measured over HTTP",
             check_roofline, E.endpoint),
 )}
+
+
+ROOFLINE, SERVING, DECODER_TRAINING, DATA_PARALLEL, ENDPOINT = (PHYSICS[n] for n in (
+    "roofline", "serving", "decoder-training", "data-parallel", "endpoint"))
 
 
 def of(workload: str | None) -> Physics:

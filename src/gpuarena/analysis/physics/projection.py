@@ -78,7 +78,7 @@ def request_class(request: str) -> str:
     return "fp16" if request in ("bf16", "fp16") else ("tf32" if request in ("tf32", "default") else request)
 
 
-def _point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] | None:
+def peak_point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] | None:
     """(sustained peak TFLOP/s, bandwidth GB/s) of g for the workload's executed precision."""
     prec = P.peak_precision(workload, request, P.arch_of(g))
     peak, bw = power.sustained_peak(g, prec), g.memory_bandwidth_gbs
@@ -86,7 +86,7 @@ def _point(g: catalog.GPU, workload: str, request: str) -> tuple[float, float] |
 
 
 def _features(g: catalog.GPU, workload: str, request: str) -> tuple[float, float, float] | None:
-    pb = _point(g, workload, request)
+    pb = peak_point(g, workload, request)
     return (1 / pb[0], 1 / pb[1], 1.0) if pb else None
 
 
@@ -176,7 +176,7 @@ def _family(workload: str, want: str) -> tuple[dict, ...]:
     return tuple(best.values())
 
 
-def _pctl(v: list[float], q: float) -> float:
+def percentile(v: list[float], q: float) -> float:
     s = sorted(v)
     return s[min(len(s) - 1, max(0, int(math.ceil(q * len(s))) - 1))]
 
@@ -198,7 +198,7 @@ def rescale(shape: tuple[float, float, float], family_flops: float, flops: float
     a, b, c = shape
     eff = min(1.0, family_flops / a) if a > 0 else 1.0
     a_t = flops / eff
-    p0, bw0 = _point(g0, workload, request)
+    p0, bw0 = peak_point(g0, workload, request)
     rest, mem = 1.0 / thr0 - a_t / p0, b / bw0 + c
     if rest > 0 and mem > 0:
         k = rest / mem
@@ -207,7 +207,7 @@ def rescale(shape: tuple[float, float, float], family_flops: float, flops: float
     return (max(a_ref, flops), 0.0, 0.0), "the reference is faster than the family's compute efficiency: compute-bound"
 
 
-def _deployed(workload: str, cls: str) -> list[dict]:
+def deployed_path(workload: str, cls: str) -> list[dict]:
     """The path advise runs with one measured GPU: shape from the family with the target's die left out,
     scale from one reference on another die, cap at physics' limit; every (reference, target) pair.
     It reads the shipped evidence alone, so it is worked out once per (workload, class) in a process (the
@@ -218,10 +218,11 @@ def _deployed(workload: str, cls: str) -> list[dict]:
 @functools.lru_cache(maxsize=64)
 def _deployed_once(workload: str, cls: str) -> tuple[dict, ...]:
     from gpuarena.analysis.physics import limits as X
+    from gpuarena.analysis.physics.roofline import workload_params
 
     pts = family(workload, cls)
     ff = flops_tflop(workload, family_settings(workload))
-    params = X.workload_params(workload, {k: v for k, v in (family_settings(workload) or {}).items()
+    params = workload_params(workload, {k: v for k, v in (family_settings(workload) or {}).items()
                                           if k in ("image_size", "seq_len")})
     out = []
     for t in pts:
@@ -254,13 +255,13 @@ def consumer(g: catalog.GPU) -> bool:
 def band(workload: str, request: str, reference: catalog.GPU | None = None) -> float:
     """The 80th percentile of the deployed path's held-out error for the family, as a fraction; from the
     pairs whose reference is on the same die as ``reference`` where there are enough of them."""
-    rows = _deployed(workload, request_class(request)) if family_prefix(workload) else []
+    rows = deployed_path(workload, request_class(request)) if family_prefix(workload) else []
     if reference is not None:
         mine = [r for r in rows if chip(catalog.match(r["reference"])) == chip(reference)]
         rows = mine if len(mine) >= 3 else rows
     if len(rows) < 3:
         return DEFAULT_BAND
-    return _pctl([abs(r["pct_error"]) / 100 for r in rows], 0.8)
+    return percentile([abs(r["pct_error"]) / 100 for r in rows], 0.8)
 
 
 def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str,
@@ -280,5 +281,5 @@ def calibrate(refs: list[tuple[catalog.GPU, float]], workload: str, request: str
                                workload, request)
             return abc, (f"split from the published {family_prefix(workload).split(' (')[0]} family ({cls.upper()}), "
                          f"{how}, to {g0.short}")
-    return (_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
+    return (peak_point(g0, workload, request)[0] / thr0, 0.0, 0.0), \
         f"compute-bound scaling from {g0.short} (no published family to split compute and memory)"

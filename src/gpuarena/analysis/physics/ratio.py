@@ -35,7 +35,7 @@ from gpuarena.analysis.rows import precision as P
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-from gpuarena.analysis.physics.limits import DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE, spread  # noqa: F401  (one spread)
+from gpuarena.analysis.physics.credible import DEFAULT_SPREAD, DEFAULT_SPREAD_SOURCE, spread
 from gpuarena.analysis.rows.verdict import ClaimVerdict as V
 
 

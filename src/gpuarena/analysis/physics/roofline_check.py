@@ -5,8 +5,9 @@ roofline physics' ``check`` (analysis/physics/models.py); analysis/verbs/check.p
 from __future__ import annotations
 
 from gpuarena.analysis.physics import limits as X
+from gpuarena.analysis.physics.roofline import claim_gpus, workload_params
 from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.physics.limits import claim_number as _num
+from gpuarena.analysis.physics.roofline import claim_number as _num
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.analysis.rows.verdict import ClaimVerdict as V
@@ -20,9 +21,9 @@ def check_roofline(claim: dict, store=None) -> dict:
     request = P.request_of(claim["precision"])
     if claim.get("batch_size") in (None, ""):
         raise UserError(f"claim {claim.get('gpu')} {workload}: give its batch size")
-    params = X.workload_params(workload, claim)
+    params = workload_params(workload, claim)
     thr, lat = _num(claim, "throughput"), _num(claim, "latency")
-    n = X.claim_gpus(claim)
+    n = claim_gpus(claim)
     scaling = _num(claim, "scaling")
     if thr is not None and lat is not None:
         raise UserError(f"claim {claim.get('gpu')} {workload}: give a throughput or a latency, not both")

@@ -23,8 +23,8 @@ from __future__ import annotations
 from gpuarena.analysis.physics import serving_model as M
 from gpuarena.analysis.physics import serving_evidence as SE
 from gpuarena.analysis.physics.serving_layout import Layout, layout
-from gpuarena.analysis.physics.limits import claim_gpus, claim_number as _num
-from gpuarena.analysis.physics.limits import spread as run_spread
+from gpuarena.analysis.physics.roofline import claim_gpus, claim_number as _num
+from gpuarena.analysis.physics.credible import spread as run_spread
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry

@@ -32,7 +32,6 @@ from gpuarena.workloads import registry
 from gpuarena.workloads.llm import precisions as W
 from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts, prefill_flops
 from gpuarena.workloads.llm.shapes import resolve_shape
-from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 from gpuarena.store.result import Result
 
 # gpt-fast (github.com/pytorch-labs/gpt-fast, README "Benchmarks"): Llama-2-7B in bf16 at batch 1
@@ -57,7 +56,7 @@ DEFAULT_PREFILL_MFU = (0.497, "default: gpuarena's eager prefill, llama3-8b batc
                        "(2026-11-30, run 20261130-210020-dd57ec; BENCHMARKS.md)")
 # BENCHMARKS.md, two NVLinked H200s: an all-reduce of up to 512 KiB costs a fixed 30-60 us a call.
 ALLREDUCE_LATENCY_S = 30e-6
-FP8_MIN_CC, BF16_MIN_CC = float("%d.%d" % FP8_MIN_CAPABILITY), 8.0
+BF16_MIN_CC = 8.0
 PRECISIONS = W.SERVING_PRECISIONS      # the weights' precision: workloads/llm/precisions.py
 MAX_TP = 8                     # one node's NVLink domain; beyond it TP is not modelled
 
@@ -89,7 +88,7 @@ def refusal(g: catalog.GPU, precision: str, cfg=None, tp: int = 1) -> str | None
     cc = capability(g)
     if precision not in PRECISIONS:
         return f"precision {precision!r}: llm-serve serves {', '.join(PRECISIONS)} weights"
-    if precision == "fp8" and cc < FP8_MIN_CC:
+    if precision == "fp8" and not g.fp8:
         return (f"FP8 weights need FP8 tensor cores (compute capability 8.9+: Ada, Hopper, Blackwell); "
                 f"the {g.short} is {cc:g} ({g.architecture})")
     if precision in ("int8", "int4") and cc < BF16_MIN_CC:

@@ -7,7 +7,7 @@ import math
 import re
 
 from gpuarena.data import catalog
-from gpuarena.store.flags import diverged, CV_WARN as CV_FLAG, FlagKind  # noqa: F401 (CV_FLAG: the report's notes)
+from gpuarena.store.flags import diverged, FlagKind
 from gpuarena.store.result import Result
 
 
@@ -148,13 +148,3 @@ def message_bytes(r: Result) -> float | None:
     mb = r.params.get("size_mb")
     return float(mb) * 2**20 if isinstance(mb, (int, float)) and mb > 0 else None
 
-
-def engine_of(r: Result) -> str:
-    """The engine class a result ran on: a published row says so (PyTorch eager or compiled, TensorRT,
-    MXNet, ...); a measured one is PyTorch, compiled or not.  Figures of two classes are not compared."""
-    if r.source == "published":
-        return r.extra.engine or "as published"
-    if r.extra.engine:   # endpoint-serve: the server's engine and version
-        return r.extra.engine
-    compiled = any(part.startswith("compile") for part in r.variant.split("+"))   # compile, compile-max-autotune
-    return "PyTorch compiled" if compiled else "PyTorch eager"

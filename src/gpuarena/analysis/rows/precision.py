@@ -9,7 +9,7 @@ a workload is the one its dominant op class ran at.
 
 The workload facts (dominant op class, executed precision per op class) belong
 to the workload classes (workloads.base, workloads.precision); this module only
-names the precisions a claim may state and the GPU generations of the catalog.
+names the precisions a claim may state; which generations have TF32 is the catalog's tf32 column.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from __future__ import annotations
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
-TENSOR_TF32_ARCHS = ("ampere", "ada", "hopper", "blackwell")
-ARCHS = ("volta", "turing", *TENSOR_TF32_ARCHS)
 PEAK_ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")   # the catalog's peaks, slowest first
 NAMES = {"default": "FP32 (PyTorch defaults)", "fp32-ieee": "FP32 (IEEE)", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
 
@@ -33,11 +31,9 @@ REQUESTS = {"default": "default", "fp32": "default", "float32": "default", "seed
 
 
 def arch_of(gpu: catalog.GPU) -> str:
-    a = gpu.architecture.lower()
-    for name in ARCHS:
-        if name in a:
-            return name
-    raise UserError(f"{gpu.name}: architecture {gpu.architecture!r} unknown to gpuarena")
+    """The card's architecture family ("ampere", "ada", "hopper" ...): what a workload's executed precision
+    is asked for; its capabilities are the catalog's columns (data/catalog.py)."""
+    return gpu.family
 
 
 def request_of(text: str) -> str:
@@ -93,7 +89,7 @@ def describe(workload: str, request: str, arch: str) -> str:
     dom = dominant_op(workload)
     if ex.get("conv") == ex.get("matmul") == ex.get("elementwise"):
         return f"{NAMES.get(ex[dom], ex[dom])} throughout"
-    if request in ("default", "tf32") and arch not in TENSOR_TF32_ARCHS:
+    if request in ("default", "tf32") and not catalog.has_tf32(arch):
         return f"FP32 on CUDA cores ({arch.capitalize()} has no TF32)"
     if request == "default" and dom == "matmul":
         return "FP32 tensors: IEEE FP32 matmuls (PyTorch's default since 1.12)"

@@ -33,7 +33,7 @@ import re
 
 from gpuarena.analysis.rows.verdict import Health
 from gpuarena.analysis.verbs import fleet as F
-from gpuarena.analysis.physics.micro_check import pcie_links
+from gpuarena.analysis.physics.interconnect import pcie_links
 
 # sustained/burst: a healthy H200 holds 0.88 under dense BF16 GEMMs at its power cap (677.4 TFLOP/s sustained
 # at 687 W against a 773.3 burst: runs 20261129-151415-f3a8c6, 20261129-181742-380252, BENCHMARKS.md

@@ -3,7 +3,7 @@
 1. Candidates: finite single-GPU results in the database (never a diverged
    one) and published rows whose claim check passes (analysis.check), each
    with its precision class (the precision the arithmetic ran as), engine
-   class (PyTorch eager, compiled, TensorRT, MXNet, ...) and settings
+   class (rows/engine.py: PyTorch eager, compiled, TensorRT, MXNet, ...) and settings
    (sequence length, image size, steps).
 2. One class is ranked: the one of the fastest finite measurement here, else
    the published class covering the most GPUs (said in `fallback`).  Rows of
@@ -22,10 +22,11 @@ from typing import Any, Literal, NamedTuple, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuarena.analysis.physics import limits as X
-from gpuarena.analysis.rows import precision as P
-from gpuarena.analysis.physics import projection as J
-from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.physics import limits as X, models, projection as J
+from gpuarena.analysis.physics.credible import evidence
+from gpuarena.analysis.physics.roofline import is_finite_result, workload_params
+from gpuarena.analysis.rows import common as R, precision as P
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.rows.verdict import ClaimVerdict
 from gpuarena.analysis.verbs.advise_rows import explain, scale_and_price
 from gpuarena.analysis.physics.projection_bound import bounded
@@ -37,7 +38,7 @@ BASES = ("measured", "published", "projected")
 SETTINGS = ("seq_len", "image_size", "inference_steps")
 
 
-def _request_of_published(text: str) -> str:
+def request_of_published(text: str) -> str:
     p = (text or "").lower()
     for key, req in (("bf16", "bf16"), ("fp16", "fp16"), ("amp", "fp16"), ("mixed", "fp16"), ("tf32", "tf32"),
                      ("fp8", "fp8"), ("int8", "int8")):
@@ -52,7 +53,7 @@ def candidates(store, workload: str) -> list[dict]:
 
     out = []
     for r in store.results(workload=workload, status="ok"):
-        if r.gpus != 1 or not X.is_finite_result(r) or R.is_search(r):
+        if r.gpus != 1 or not is_finite_result(r) or R.is_search(r):
             continue
         g = catalog.find(R.gpu_of(r))
         if g is None:
@@ -60,8 +61,7 @@ def candidates(store, workload: str) -> list[dict]:
         params = r.params
         pub = r.source == "published"
         if pub:
-            req = _request_of_published(r.precision)
-            engine = r.extra.engine or J.engine_class(r.extra.software or "")
+            req = request_of_published(r.precision)
             try:
                 verdict = check_claim({"gpu": g.name, "workload": workload, "precision": req,
                                        "batch_size": params.get("batch_size") or 1,
@@ -75,7 +75,7 @@ def candidates(store, workload: str) -> list[dict]:
         else:
             variants = frozenset(r.variant.split("+"))
             req = P.request_of_variants(variants, r.precision)
-            engine = "PyTorch compiled" if "compile" in variants else "PyTorch eager"
+        engine = engine_of(r)
         settings = tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None)
         out.append({"gpu": g, "throughput": r.throughput_median, "basis": "published" if pub else "measured",
                     "request": req, "class": (J.request_class(req), engine, settings), "unit": r.unit,
@@ -176,7 +176,7 @@ def _pick_class(cands: list[dict], precision: str | None, defaults: tuple) -> tu
 
 def _dominates(a: catalog.GPU, b: catalog.GPU, workload: str, request: str) -> bool:
     """a is at least as fast as b on paper: peak at the executed precision and bandwidth."""
-    pa, pb = J._point(a, workload, request), J._point(b, workload, request)
+    pa, pb = J.peak_point(a, workload, request), J.peak_point(b, workload, request)
     return bool(pa and pb) and pa[0] >= pb[0] and pa[1] >= pb[1]
 
 
@@ -209,7 +209,7 @@ def advise(store, workload: str, gpus: int = 1, budget: float | None = None, hou
     rows = _checked(rows, workload, b.request, b.params, store, excluded)
     _guard(rows, workload, b.request)
     scale_and_price(rows, workload, gpus, budget, hours, excluded, b.batch_size, price_basis)
-    if registry.has(workload, physics="decoder-training"):   # cards too small for the model; measured multi-GPU efficiency
+    if models.DECODER_TRAINING.judges(workload):   # cards too small for the model; measured multi-GPU efficiency
         from gpuarena.analysis.physics.llm_advice import adjust
 
         rows, excluded = adjust(rows, excluded, store.results(workload=workload, status="ok"), gpus)
@@ -260,9 +260,9 @@ def _basis(store, workload: str, cands: list[dict], precision: str | None) -> _B
     abc, how = J.calibrate(refs, workload, top["request"], settings)
     band = J.band(workload, top["request"], refs[0][0] if len({g.name for g, _ in refs}) == 1 else None)
     batch = top["batch_size"] or 1
-    params = X.workload_params(workload, {**_conditions(settings), "batch_size": batch})
+    params = workload_params(workload, {**_conditions(settings), "batch_size": batch})
     return _Basis(workload, cls, fallback, top["request"], best, abc, how, band, batch, params,
-                  X.evidence(workload, store), next(iter(best.values()))["unit"])
+                  evidence(workload, store), next(iter(best.values()))["unit"])
 
 
 def _unfit(g: catalog.GPU, min_memory: float | None, need: float, include_consumer: bool) -> str:

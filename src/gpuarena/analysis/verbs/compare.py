@@ -21,6 +21,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field, computed_field
 
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
+from gpuarena.store.flags import diverged
 from gpuarena.store.result import Result
 from gpuarena.analysis.rows.common import natural_key
 from gpuarena.analysis.rows.verdict import CompareVerdict
@@ -176,8 +178,8 @@ def compare_rows(results: list[Result], baseline: str, workload: str | None = No
             if not _same_config(b, o):
                 continue
             why = why_not_comparable(b, o)
-            if not why and R.engine_of(b) != R.engine_of(o):
-                why = f"different engines ({R.engine_of(o)} against {R.engine_of(b)})"
+            if not why and engine_of(b) != engine_of(o):
+                why = f"different engines ({engine_of(o)} against {engine_of(b)})"
             if why:
                 skipped.append(ComparisonSkip(workload=o.workload, variant=o.variant, params=dict(o.params),
                                               gpu=R.gpu_of(o), reason=why))
@@ -293,8 +295,8 @@ def _row(b: Result, o: Result, base_id: str) -> ComparisonRow:
         size=o.size, gpus=o.gpus, gpu=R.gpu_of(o), baseline_gpu=base_id,
         unit=b.unit, baseline_value=b.throughput_median, value=o.throughput_median,
         ratio=ratio, ci95_low=lo, ci95_high=hi, outcome=said,
-        baseline_source=b.source, source=o.source, engine=R.engine_of(o),
-        origin=o.origin, result_id=o.id, diverged=bool(R.diverged(b) or R.diverged(o)),
+        baseline_source=b.source, source=o.source, engine=engine_of(o),
+        origin=o.origin, result_id=o.id, diverged=bool(diverged(b) or diverged(o)),
         flags=flags)
 
 

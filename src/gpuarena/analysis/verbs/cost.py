@@ -27,6 +27,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, model_serializer
 
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.rows.common import natural_key
 from gpuarena.data import catalog
 from gpuarena.data import prices as P
@@ -283,7 +284,7 @@ def _row(r: Result, g: catalog.GPU, basis: str, years: float, gpus: int, kwh_pri
         "gpu": g.name, "segment": g.segment, "workload": r.workload, "variant": r.variant,
         "params": dict(r.params), "ran_on_gpus": n_dev, "source": r.source, "throughput": thr,
         "origin": r.origin or (f"gpuarena run {r.run_id}" if r.run_id else None),
-        "engine": R.engine_of(r), "unit": r.unit,
+        "engine": engine_of(r), "unit": r.unit,
         "price_basis": basis, "price_usd": usd, "price_unit": P.UNIT[basis], "price_market": price.market,
         "price_confidence": price.confidence if usd is not None else None, "price_label": price.label,
         "per_dollar": per_dollar(thr, price), "rel_perf_per_price": None, "rel_items_per_joule": None,

@@ -16,11 +16,12 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import common as R
+from gpuarena.analysis.rows.engine import engine_of
 from gpuarena.analysis.verbs.cost import usd_per_million_tokens
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
 from gpuarena.store.result import Result
 
 SETTING = ("model", "api", "prompt_len", "output_len", "prompts_file", "rate", "concurrency", "slo_ttft_ms",
@@ -72,10 +73,10 @@ def _p(spread, q: str):
     return getattr(spread, q) if spread is not None else None
 
 
-def _ok_as(r: Result, physics: str) -> bool:
+def ok_as(r: Result, physics: str) -> bool:
     """An ok result of a workload the class says is judged by ``physics``: "endpoint" (a served
     engine), "serving" (gpuarena's own decode loop, shown beside them)."""
-    return r.status == "ok" and registry.has(r.workload, physics=physics)
+    return r.status == "ok" and models.PHYSICS[physics].judges(r.workload)
 
 
 class EngineRow(BaseModel):
@@ -123,12 +124,12 @@ def engine_rows(results: list[Result], prices: dict | None = None) -> list[Engin
     """One row per newest ok endpoint-serve result, sorted by setting then goodput (best first)."""
     cat = {g.name: g for g in catalog.priced(prices)}
     out = []
-    for r in R.latest([r for r in results if _ok_as(r, "endpoint")]):
+    for r in R.latest([r for r in results if ok_as(r, "endpoint")]):
         e = r.extra
         gpu = cat.get(R.gpu_of(r))
         gpus = e.server_gpus or 1
         out.append(EngineRow(
-            setting=setting(r), gpu=R.gpu_of(r), engine=R.engine_of(r), server_gpus=gpus,
+            setting=setting(r), gpu=R.gpu_of(r), engine=engine_of(r), server_gpus=gpus,
             rate=e.rate_requests_per_s, concurrency=e.concurrency, output_tokens_per_s=e.output_tokens_per_s,
             goodput_requests_per_s=e.goodput_requests_per_s, slo_attainment=e.slo_attainment,
             ttft_ms_p50=_p(e.ttft_ms, "p50"), ttft_ms_p99=_p(e.ttft_ms, "p99"),
@@ -155,9 +156,9 @@ def own_loop_rows(results: list[Result]) -> list[OwnLoopRow]:
     """The newest ok llm-serve results on a GPU and at the prompt/output lengths of an ok endpoint-serve
     result: generated tokens/s over whole requests (prefill included), TTFT (the prefill of the batch),
     TPOT median and p99 of the decode steps, joules per generated token."""
-    served = {(R.gpu_of(r), _lengths(r)) for r in results if _ok_as(r, "endpoint")}
+    served = {(R.gpu_of(r), _lengths(r)) for r in results if ok_as(r, "endpoint")}
     out = []
-    for r in R.latest([r for r in results if _ok_as(r, "serving") and not R.is_search(r)]):
+    for r in R.latest([r for r in results if ok_as(r, "serving") and not R.is_search(r)]):
         p, e = r.params, r.extra
         gpu, lengths = R.gpu_of(r), (p.get("prompt_len"), p.get("new_tokens"))
         if (gpu, lengths) not in served:

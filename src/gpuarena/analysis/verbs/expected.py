@@ -5,7 +5,7 @@ one GPU or several), from one model, the first of:
   same GPU model in other runs: other hosts, other days, imported bundles (the median);
 - **published**: the best like-for-like published figure (data/published_results.csv;
   analysis/physics/expected_refs.py) for the same GPU and workload, at the same executed precision,
-  the same settings other than batch, the same engine class (rows.engine_of), then the
+  the same settings other than batch, the same engine class (rows/engine.py), then the
   nearest batch, then the newest; shown with its source and date;
 - **catalog** (device checks: matmul, copy, host links, collectives): the card's physical
   bound x the share healthy cards reach (analysis/verbs/expected_device.py); a device check is
@@ -29,7 +29,6 @@ from __future__ import annotations
 from gpuarena.analysis.rows import causes as C
 from gpuarena.analysis.verbs import expected_device as D
 from gpuarena.analysis.physics import models
-from gpuarena.analysis.verbs.expected_device import expected_device  # noqa: F401  (the device checks' API, here too)
 from gpuarena.analysis.physics.expected_refs import model_refs, published_reference, request_of, stored_reference
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -57,8 +56,9 @@ def model_expectation(gpu: catalog.GPU, workload: str, request: str, refs: list[
         return {"value": None, "band": band, "how": "the model has no peak for this GPU and precision"}
     try:    # never above what check accepts for this card (analysis/physics/limits.py)
         from gpuarena.analysis.physics import limits as X
+        from gpuarena.analysis.physics.roofline import workload_params
 
-        lim = X.limit(workload, gpu, request, X.workload_params(workload, {}))
+        lim = X.limit(workload, gpu, request, workload_params(workload, {}))
         if value and value > lim.highest:
             value, how = lim.highest, f"{how}; capped at what physics and evidence allow the {gpu.short}"
     except (UserError, KeyError, ValueError):

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpuarena.analysis.physics import micro_check as M
+from gpuarena.analysis.physics import interconnect as I
 from gpuarena.analysis.rows import power
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.physics.roofline import precision_class
@@ -86,9 +87,7 @@ def _link_gen(g: catalog.GPU, link) -> tuple[float, str, list[str]]:
         return bw, what, []
     gen, width = int(link[0] or card), int(link[1] or 16)
     gen = min(gen, card) if card else gen
-    if gen not in M.pcie_links():
-        raise UserError(f"PCIe gen{gen}: not in data/pcie_links.csv")
-    bw = M.pcie_links()[gen][0] * min(width, 16) / 16
+    bw = I.pcie_rate(gen) * min(width, 16) / 16
     why = [] if (gen, width) == (card, 16) else [
         f"the slot trains the link at PCIe gen{gen} x{width} (the {g.short} is gen{card} x16): "
         f"the figure is at the slot's rate"]

@@ -17,7 +17,8 @@ from typing import Optional
 from pydantic import BaseModel, Field
 
 from gpuarena.analysis.rows import common as R
-from gpuarena.analysis.verbs.endpoints import _ok_as, lengths_text, mix_text
+from gpuarena.analysis.rows.engine import engine_of
+from gpuarena.analysis.verbs.endpoints import ok_as, lengths_text, mix_text
 from gpuarena.store.result import Result
 
 
@@ -87,9 +88,9 @@ def curves(results: list[Result]) -> list[Curve]:
     """One curve per (engine, GPU, setting): its points, frontier, SLO line and best point under the SLO."""
     groups: dict[tuple, Curve] = {}
     for r in results:
-        if not _ok_as(r, "endpoint"):
+        if not ok_as(r, "endpoint"):
             continue
-        key = (R.engine_of(r), R.gpu_of(r), _setting(r))
+        key = (engine_of(r), R.gpu_of(r), _setting(r))
         c = groups.setdefault(key, Curve(engine=key[0], gpu=key[1], setting=key[2],
                                          slo_tpot_ms=r.params.get("slo_tpot_ms")))
         c.points += points(r)

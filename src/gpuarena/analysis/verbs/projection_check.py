@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuarena.analysis.physics.projection import (_deployed, _pctl, chip, consumer, family, family_prefix,
+from gpuarena.analysis.physics.projection import (deployed_path, percentile, chip, consumer, family, family_prefix,
                                           family_settings, family_shape, fit, flops_tflop, predict, request_class)
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
@@ -127,7 +127,8 @@ class Validation(BaseModel):
 def _summary(rows: list[dict]) -> dict:
     errs = [abs(r["pct_error"]) for r in rows]
     return {"n": len(rows), "median_abs_pct_error": _median(errs) if errs else None,
-            "p80_abs_pct_error": _pctl(errs, 0.8) if errs else None, "max_abs_pct_error": max(errs) if errs else None}
+            "p80_abs_pct_error": percentile(errs, 0.8) if errs else None,
+            "max_abs_pct_error": max(errs) if errs else None}
 
 
 def holdout(groups=None) -> list[dict]:
@@ -193,7 +194,7 @@ def validate(groups=None) -> Validation:
     the bandwidth-only baseline; cross-GPU ratios from independent sources."""
     rows, per_group, rhos, base = [], {}, {}, {}
     for w, req in groups or validated():
-        fitted, deployed = _leave_chip_out(w, req), _deployed(w, req)
+        fitted, deployed = _leave_chip_out(w, req), deployed_path(w, req)
         per_group[f"{w} {req}"] = {"fitted": _summary(fitted), "deployed": _summary(deployed)}
         if len(fitted) >= 3:
             rhos[f"{w} {req}"] = spearman([r["predicted"] for r in fitted], [r["published"] for r in fitted])

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.physics import serving_model as M
-from gpuarena.analysis.verbs.serving_curves import curves, decode_share, membw_gbs  # noqa: F401  (re-exported)
-from gpuarena.analysis.physics.serving_model import prefill_mfu, weights_bytes  # noqa: F401  (re-exported)
+from gpuarena.analysis.physics.serving_model import weights_bytes
 from gpuarena.data import catalog
 from gpuarena.errors import UserError, brief
-from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import flops_per_token, kv_cache_bytes
 from gpuarena.workloads.llm.precisions import normalise
 from gpuarena.workloads.llm.shapes import SHAPES, resolve_shape
@@ -169,7 +168,7 @@ def advise(results: list[Result], sets: list[str], min_memory: float | None = No
     rows.sort(key=lambda x: -x["tokens_per_s"])
     for i, x in enumerate(rows, 1):
         x["rank"] = i
-    return {"workload": registry.named(physics="serving")[0], "model": s["hf_config"] or s["shape"],
+    return {"workload": models.SERVING.workloads()[0], "model": s["hf_config"] or s["shape"],
             "context": s["context"],
             "prompt": s["prompt"], "output": s["output"], "gpus": gpus,
             "precision": s["precision"], "slo_ms": s["slo_ms"] or None, "overhead_fraction": s["overhead"],

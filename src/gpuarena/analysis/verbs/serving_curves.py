@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics import serving_model as M
 from gpuarena.analysis.physics.serving_model import prefill_mfu
@@ -23,7 +24,7 @@ CURRENT = "current"      # the last element of a current curve's key; a supersed
 def _ok(results: list[Result]) -> list[Result]:
     """Measured serving results with decode figures (typed in store/extra.py, which keeps them
     together with ttft_s and batch) and the prompt and output lengths they were timed at."""
-    return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
+    return [r for r in results if models.SERVING.judges(r.workload) and r.status == "ok"
             and r.extra.tpot_ms_median
             and all(type(r.params.get(k)) is int for k in ("prompt_len", "new_tokens"))]
 
@@ -108,7 +109,7 @@ def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[
     groups: dict[tuple, dict[int, Result]] = {}
     for r in _ok(results):
         groups.setdefault(_setting(r), {})[_batch(r)] = r
-    ooms = [r for r in results if r.status == "oom" and registry.has(r.workload, physics="serving")]
+    ooms = [r for r in results if r.status == "oom" and models.SERVING.judges(r.workload)]
     out = []
     for key, by_batch in groups.items():
         gpu, variant, attention, prefill, model, prompt, new, _ = key

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 from pydantic import model_validator
 
 from gpuarena.errors import UserError
-from gpuarena.store.figures import Bytes, Count, Ms, Name, Rate, Ratio, Record, Seconds, Text, TFlops, _within
+from gpuarena.store.figures import Bytes, Count, Ms, Name, Rate, Ratio, Record, Seconds, Text, TFlops, within
 from gpuarena.workloads.figures import Batch, Capacity
 from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION, require_compile
 from gpuarena.workloads.llm.flops import param_counts, request_flops
@@ -29,7 +29,7 @@ class LLMServeFigures(Capacity):
     dtype: Name = None
     quantization: Text = None
     matvec: Text = None        # the gemv variant: which layers llm/gemv.py's kernel took
-    params: Annotated[Optional[float], _within(0.0, 1e15)] = None     # the model's parameter count
+    params: Annotated[Optional[float], within(0.0, 1e15)] = None     # the model's parameter count
     weights_bytes: Bytes = None
     kv_cache_bytes: Bytes = None
     requests_measured: Count = None

@@ -19,7 +19,7 @@ def everything(tmp_path_factory):
     """Every shipped H200 bundle in docs/data and the shipped published results, in one store."""
     import glob
 
-    from gpuarena.data.published import load_into
+    from gpuarena.analysis.rows.published import load_into
     from gpuarena.store import bundle
 
     s = Store(str(tmp_path_factory.mktemp("all") / "all.db"))

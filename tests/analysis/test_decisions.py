@@ -97,7 +97,7 @@ def test_guard_puts_a_contradicted_projection_below_the_measurement():
 
 
 def test_published_rows_keep_their_origin_and_never_mix_engines(tmp_path):
-    from gpuarena.data.published import load_into, published_rows
+    from gpuarena.analysis.rows.published import load_into, published_rows
 
     rows = published_rows()
     assert len({r["case_key"] for r in rows}) == len(rows)

@@ -10,7 +10,7 @@ import pytest
 
 from gpuarena.analysis.physics import credible
 from gpuarena.analysis.rows.engine import engine_of, engine_of_variants
-from gpuarena.data.published import COMPILED, EAGER, TENSORRT, engine_class
+from gpuarena.analysis.rows.published import COMPILED, EAGER, TENSORRT, engine_class
 from gpuarena.report.first_screen import like_class
 from gpuarena.store.result import Result
 from gpuarena.workloads import registry
@@ -69,8 +69,8 @@ def test_the_spread_of_eager_runs_leaves_every_compiled_engine_out(tmp_path):
 
 
 def test_no_module_keeps_its_own_engine_rule():
-    """The class names are written once (data/published.py) and only rows/engine.py classes a variant."""
+    """The class names are written once (analysis/rows/published.py) and only rows/engine.py classes a variant."""
     names = re.compile(r'"PyTorch (eager|compiled)"|"compile" in variants|"compile" in r\.variant')
     hits = [f"{p.relative_to(SRC)}:{i}" for p in SRC.rglob("*.py")
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if names.search(line)]
-    assert hits == ["data/published.py:35"]
+    assert hits == ["analysis/rows/published.py:35"]

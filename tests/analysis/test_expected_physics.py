@@ -13,7 +13,7 @@ import pytest
 from gpuarena.analysis.rows.derived import with_derived
 from gpuarena.analysis.verbs.expected import annotate
 from gpuarena.analysis.physics.roofline import is_finite_result
-from gpuarena.data.published import load_into
+from gpuarena.analysis.rows.published import load_into
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store
 from gpuarena.store.flags import diverged

@@ -48,19 +48,19 @@ def test_a_claim_reaches_its_physics_object():
 
 # The physics implementations models.py itself imports (to build its objects) select their own physics' rows
 # through the registry: importing models.py from them would close an import circle.
-BELOW_MODELS = {"analysis/physics/serving_model.py", "analysis/physics/serving_claims.py",
-                "analysis/physics/llm_efficiency.py"}
+BELOW_MODELS: set[str] = set()   # the implementations below models.py ask analysis/physics/judged.py too
 
 
 def test_only_the_physics_objects_read_a_workloads_physics():
-    """`grep -rn 'physics=' src` finds analysis/physics/models.py (Physics.judges, Physics.workloads) and only
-    the physics implementations below it; advise, whatif, check, the report and the verbs ask the objects."""
+    """`grep -rn 'physics=' src` finds analysis/physics/judged.py alone: the physics objects (Physics.judges,
+    Physics.workloads) and the implementations below them ask it; advise, whatif, check, the report and the
+    verbs ask the objects."""
     import sys
 
     pattern = re.compile(r"physics=|fact\([^)]*[\"']physics[\"']|\.physics\s*!=")
     hits = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
             if any(pattern.search(line) for line in p.read_text(encoding="utf-8").splitlines())}
-    assert hits == {"analysis/physics/models.py"} | BELOW_MODELS
+    assert hits == {"analysis/physics/judged.py"} | BELOW_MODELS
     for path in BELOW_MODELS:     # each really is below models.py (imported while it builds its objects)
         assert "gpuarena." + path[:-3].replace("/", ".") in sys.modules
 

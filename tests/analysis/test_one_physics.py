@@ -20,7 +20,7 @@ from gpuarena.analysis.physics.roofline import workload_params
 from gpuarena.analysis.physics import projection as J
 from gpuarena.analysis.verbs import projection_check
 from gpuarena.data import catalog
-from gpuarena.data.published import load_into
+from gpuarena.analysis.rows.published import load_into
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store
 

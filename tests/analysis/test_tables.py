@@ -102,7 +102,7 @@ def test_a_non_finite_result_has_no_cost_and_is_no_record(tmp_path):
     """Session 8's H200 bundle holds a ResNet-50 CUDA-graph rung at 28,634 images/s whose output was
     not finite: the cost table leaves it out and says so, and the report's fastest recipe beside
     MLPerf's figure is the finite rung, not it."""
-    from gpuarena.data.published import load_into
+    from gpuarena.analysis.rows.published import load_into
     from gpuarena.report.ladder import against_reference
     from gpuarena.store.bundle import import_bundle
     from gpuarena.store.db import Store

@@ -11,7 +11,7 @@ from html import unescape
 
 import pytest
 
-from gpuarena.data.published import load_into
+from gpuarena.analysis.rows.published import load_into
 from gpuarena.report.html import write_report
 from gpuarena.store.bundle import import_bundle
 from gpuarena.store.db import Store

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuarena.data.published import reference_rows
+from gpuarena.analysis.rows.published import reference_rows
 from gpuarena.report.ladder import against_reference
 from gpuarena.store.rows import validated
 from gpuarena.workloads.resnet50_infer.run import ResNet50Infer

@@ -50,7 +50,7 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
     if bool(file) == published:
         raise UserError("give a bundle file or --published (one of them)")
     if published:
-        from gpuarena.data.published import load_into
+        from gpuarena.analysis.rows.published import load_into
 
         n = load_into(open_store(db))
         typer.echo(f"loaded {n} published result(s) (source=published); earlier published rows replaced")

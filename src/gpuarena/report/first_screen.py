@@ -84,7 +84,7 @@ def expected_figure(pool, r: Result) -> dict | None:
     e = None
     try:
         from gpuarena.analysis.verbs import expected as E
-        from gpuarena.data.published import published_results
+        from gpuarena.analysis.rows.published import published_results
 
         e = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())
     except (UserError, KeyError, TypeError, ValueError):

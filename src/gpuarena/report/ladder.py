@@ -105,7 +105,7 @@ def against_reference(workload: str, rows: list[Result], keys: list[str]) -> Tab
     figure), per GPU: how far the best rung stands from another engine's best.  Not the same
     recipe, so a share, never a verdict."""
     from gpuarena.data import catalog
-    from gpuarena.data.published import reference_rows
+    from gpuarena.analysis.rows.published import reference_rows
     from gpuarena.workloads import registry
 
     if workload not in registry.names():

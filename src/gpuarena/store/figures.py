@@ -165,7 +165,7 @@ class Imported(Figures):
 
 
 class PublishedFigures(Figures):
-    """A published row (data/published.py): what its source said, as it said it."""
+    """A published row (analysis/rows/published.py): what its source said, as it said it."""
 
     gpu_text: Name = None
     software: Name = None

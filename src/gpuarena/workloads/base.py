@@ -46,6 +46,8 @@ class Workload(WorkloadSpec, ABC):
     """The runnable body: the spec's facts (inherited) and setup/step.  A built-in's body subclasses
     its spec (``class ResNet50Train(ResNet50TrainSpec, Workload)``); a plugin may give one class."""
 
+    runs = True                           # a body: setup/step (spec.py knows one by this)
+
     def __init__(self, ctx: StepContext):
         self.ctx = ctx
         self.p = ctx.params

@@ -67,6 +67,9 @@ class WorkloadSpec(WorkloadFacts):
     # Where a workload's GPU ranking comes from when the generic one (compute and traffic per item,
     # analysis/physics/projection.py) would mislead: None, or the command that ranks it instead.
     advised_by: ClassVar[str | None] = None
+    # True on workloads/base.py's Workload, so on every body (setup/step): spec.py sits below base.py
+    # and knows a body by this declaration, never by importing it.
+    runs: ClassVar[bool] = False
     # The runnable body: "module:Class" of the Workload subclass with setup/step (workloads/base.py).
     # None: the class is its own body (a Workload subclass), as a one-class plugin is.
     runner: ClassVar[str | None] = None
@@ -190,15 +193,13 @@ class WorkloadSpec(WorkloadFacts):
         """The runnable class (setup/step): this class when it is a ``Workload``, else the one
         ``runner`` names, imported now (it may import torch).  ValueError when that is no
         ``Workload`` of the same name."""
-        from gpuarena.workloads.base import Workload
-
-        if issubclass(cls, Workload):
+        if cls.runs:
             return cls
         if not isinstance(cls.runner, str) or ":" not in cls.runner:
             raise ValueError(f"{cls.name}: runner={cls.runner!r} is not 'module:Class' (nor is the class a Workload)")
         module, attr = cls.runner.split(":", 1)
         found = getattr(importlib.import_module(module), attr)
-        if not (isinstance(found, type) and issubclass(found, Workload)):
+        if not (isinstance(found, type) and issubclass(found, WorkloadSpec) and found.runs is True):
             raise ValueError(f"{cls.name}: runner {cls.runner} is not a gpuarena.workloads.base.Workload subclass")
         if getattr(found, "name", None) != cls.name:
             raise ValueError(f"{cls.name}: runner {cls.runner} declares name={getattr(found, 'name', None)!r}")
@@ -208,14 +209,18 @@ class WorkloadSpec(WorkloadFacts):
     def fingerprint(cls) -> str:
         """Hash of the workload's own definition, its spec and its body (see gpuarena/identity.py);
         provenance only.  Loads the body."""
-        from gpuarena.workloads.base import Workload
-
-        return identity.fingerprint(cls.body(), (Workload, WorkloadSpec), cls.wrapped())
+        body = cls.body()
+        return identity.fingerprint(body, (runnable_base(body), WorkloadSpec), cls.wrapped())
 
     @classmethod
     def code_hash(cls) -> str:
         """Stored in the results' code_hash column: the fingerprint."""
         return cls.fingerprint()
+
+
+def runnable_base(cls: type) -> type:
+    """workloads/base.py's Workload on a body's ancestry: the first class that declares ``runs = True``."""
+    return next(c for c in reversed(cls.__mro__) if vars(c).get("runs") is True)
 
 
 # --- shared recipe helpers (facts) ----------------------------------------

@@ -19,7 +19,7 @@ from gpuarena.analysis.rows.engine import engine_of, engine_of_variants
 from gpuarena.analysis.physics.roofline import is_finite_result, precision_class, roof, workload_params
 from gpuarena.data import catalog
 from gpuarena.data.evidence import CEILINGS_CSV, model_ceilings
-from gpuarena.data.published import EAGER
+from gpuarena.analysis.rows.published import EAGER
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 

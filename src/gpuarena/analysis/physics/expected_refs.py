@@ -13,7 +13,7 @@ import statistics
 
 from gpuarena.analysis.rows import precision as P
 from gpuarena.analysis.rows.engine import engine_of
-from gpuarena.data.published import COMPILED, EAGER
+from gpuarena.analysis.rows.published import COMPILED, EAGER
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.store.flags import diverged

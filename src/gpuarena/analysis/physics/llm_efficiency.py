@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuarena.analysis.physics import micro_check
+from gpuarena.analysis.physics import judged, micro_check
 from gpuarena.analysis.rows import precision as PR
 from gpuarena.analysis.physics.llm_shapes import PLAN_SHAPES, model_config
 from gpuarena.analysis.rows.mfu import mfu as result_mfu
@@ -33,7 +33,6 @@ from gpuarena.data import catalog
 from gpuarena.data.training_evidence import training_runs
 from gpuarena.errors import UserError
 from gpuarena.store.flags import diverged
-from gpuarena.workloads import registry
 from gpuarena.workloads.llm.flops import flops_per_token, param_counts
 
 SIZE_WINDOW = 2.0      # model size within 2x of the one asked
@@ -82,7 +81,7 @@ def published_runs() -> list[Run]:
 
 def stored_llm_train(results: list, precision: str) -> list:
     """The ok, finite llm-train results at this precision with an MFU in (0, 1]."""
-    return [r for r in results if registry.has(r.workload, physics="decoder-training")
+    return [r for r in results if judged.judges("decoder-training", r.workload)
             and r.status == "ok" and r.precision == precision and not diverged(r)
             and 0 < (result_mfu(r) or 0) <= 1]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuarena.analysis.physics import expected_physics as E
+from gpuarena.analysis.physics import expected_physics as E, judged
 from gpuarena.analysis.physics.llm_claims import check_training
 from gpuarena.analysis.physics.roofline_check import check_roofline
 from gpuarena.analysis.physics.serving_claims import check_serving
@@ -43,11 +43,11 @@ class Physics:
     def judges(self, workload: str | None) -> bool:
         """Whether this physics judges the workload of that name (False for a name this installation lacks,
         or none): how rows are picked by what a workload is, never by its name."""
-        return registry.has(workload, physics=self.name)
+        return judged.judges(self.name, workload)
 
     def workloads(self) -> list[str]:
         """The workloads this physics judges, built-ins first."""
-        return registry.named(physics=self.name)
+        return judged.workloads(self.name)
 
 
 # What `advise` and `whatif` do for a physics' workloads:

@@ -43,7 +43,7 @@ import re
 from gpuarena.analysis.rows import power
 from gpuarena.analysis.rows import precision as P
 from gpuarena.data import catalog
-from gpuarena.data.published import engine_class
+from gpuarena.analysis.rows.published import engine_class
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
@@ -154,7 +154,7 @@ def family(workload: str, request: str) -> list[dict]:
 @functools.lru_cache(maxsize=None)
 def _family(workload: str, want: str) -> tuple[dict, ...]:
     """family(), read once per process: the published file is package data (a report asked ~1,200 times)."""
-    from gpuarena.data.published import PUBLISHED_CSV
+    from gpuarena.analysis.rows.published import PUBLISHED_CSV
 
     prefix = family_prefix(workload)
     if not prefix:

@@ -20,7 +20,7 @@ time to the first token, or one card's throughput over another's.
 
 from __future__ import annotations
 
-from gpuarena.analysis.physics import serving_model as M
+from gpuarena.analysis.physics import judged, serving_model as M
 from gpuarena.analysis.physics import serving_evidence as SE
 from gpuarena.analysis.physics.serving_layout import Layout, layout
 from gpuarena.analysis.physics.roofline import claim_gpus, claim_number as _num
@@ -219,7 +219,7 @@ def check_serving_ratio(gpu: str, vs: str, low: float, high: float, claim: dict,
     credible shares, widened by the run-to-run spread."""
     if not 0 < low <= high:
         raise UserError("--ratio: a positive number or a range low-high")
-    cls = registry.get(claim.get("workload") or registry.named(physics="serving")[0])
+    cls = registry.get(claim.get("workload") or judged.workloads("serving")[0])
     open_batch = claim.get("batch_size") in (None, "")
     given = {k: claim[k] for k in SERVE_KEYS if claim.get(k) not in (None, "")}
     if claim.get("model") not in (None, "") and "hf_config" not in given:

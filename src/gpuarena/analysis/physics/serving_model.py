@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuarena.analysis.physics import judged
 from gpuarena.analysis.rows.power import sustained_peak
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
-from gpuarena.workloads import registry
 from gpuarena.workloads.llm import precisions as W
 from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts, prefill_flops
 from gpuarena.workloads.llm.shapes import resolve_shape
@@ -191,7 +191,7 @@ def upper_bound(cfg, g: catalog.GPU, precision: str, tp: int, batch: int, prompt
 # --- shares: measured where stored, else the defaults -----------------------------------
 
 def _ok(results: list[Result]) -> list[Result]:
-    return [r for r in results if registry.has(r.workload, physics="serving") and r.status == "ok"
+    return [r for r in results if judged.judges("serving", r.workload) and r.status == "ok"
             and r.size != "tiny" and r.extra.tpot_ms_median]
 
 

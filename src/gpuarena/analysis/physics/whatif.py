@@ -31,7 +31,7 @@ from typing import Callable, Optional, Union
 
 from pydantic import BaseModel
 
-from gpuarena.analysis.physics import models
+from gpuarena.analysis.physics import judged
 from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics.interconnect import node_busbw, ring_allreduce_s
 from gpuarena.data import catalog
@@ -109,7 +109,7 @@ def measured_overlap(store, gpu: str, model: str | None, variant: str | None,
     and only the throughputs carry that cost."""
     if store is None:
         return None
-    rows = [r for r in store.results(status="ok") if models.DATA_PARALLEL.judges(r.workload)
+    rows = [r for r in store.results(status="ok") if judged.judges("data-parallel", r.workload)
             and R.gpu_of(r) == gpu
             and (model is None or r.params.get("model") == model)
             and r.variant == (variant or "seed") and r.throughput_median]
@@ -168,14 +168,14 @@ def compressed(variant: str | None, ddp_model: str | None) -> bool:
     """Whether a (composed) DDP variant all-reduces 2-byte gradients, read through the variant parser."""
     if not variant or not ddp_model:
         return False
-    wrapper = registry.get(models.DATA_PARALLEL.workloads()[0])
+    wrapper = registry.get(judged.workloads("data-parallel")[0])
     return bool(wrapper.parse_variant(variant) & set(COMPRESSED_VARIANTS))
 
 
 def _ddp_model(workload: str, model: str | None, counts: dict[str, int]) -> str | None:
     """The model a data-parallel wrapper trains (its gradients are what is all-reduced); None for a
     plain training workload, refused when whatif does not know its gradient size."""
-    if models.DATA_PARALLEL.judges(workload):   # the model's gradients, measured through DDP at N = 1
+    if judged.judges("data-parallel", workload):   # the model's gradients, measured through DDP at N = 1
         ddp_model = model or registry.get(workload).resolve_params({})["model"]   # the wrapper's default
         if ddp_model not in registry.ddp_models() or registry.ddp_models()[ddp_model].name not in counts:
             raise UserError(f"--model {ddp_model!r}: whatif knows "

@@ -2,7 +2,7 @@
 endpoints' table, the credible shares and the report's first screen class figures by (figures of two
 classes are not compared).
 
-- a published figure: the class its software names (data/published.py ``engine_class``, stored in
+- a published figure: the class its software names (analysis/rows/published.py ``engine_class``, stored in
   ``extra.engine`` when it is imported);
 - an endpoint measured over HTTP: the server's engine (``extra.engine``);
 - a measured PyTorch result, by its variant: ``tensorrt`` runs the engine torch_tensorrt builds (TensorRT);
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpuarena.data.published import COMPILED, EAGER, TENSORRT, engine_class
+from gpuarena.analysis.rows.published import COMPILED, EAGER, TENSORRT, engine_class
 from gpuarena.store.result import Result
 
 COMPILED_VARIANTS = ("aot-inductor",)   # besides every variant named compile or compile-<mode>

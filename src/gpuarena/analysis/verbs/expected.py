@@ -167,7 +167,7 @@ def flag_text(e: dict, unit: str | None) -> str:
 def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: None) -> list[Result]:
     """rows with their derived ``expected`` (and a `below-expected` warning where it applies).
     ``environment(env_id)`` returns a stored fingerprint (Store.environment)."""
-    from gpuarena.data.published import published_results
+    from gpuarena.analysis.rows.published import published_results
 
     published = published_results()
     recipes: dict[tuple, list[Result]] = {}      # the pool by (workload, variant): only those can be the same recipe

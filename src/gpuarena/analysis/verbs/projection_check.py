@@ -134,7 +134,7 @@ def _summary(rows: list[dict]) -> dict:
 def holdout(groups=None) -> list[dict]:
     """Cross-GPU ratios from sources no fit has seen (data/holdout_ratios.csv): the family's full shape
     predicts b / a, compared with the published ratio."""
-    from gpuarena.data.published import holdout_ratios
+    from gpuarena.analysis.rows.published import holdout_ratios
 
     out = []
     for h in holdout_ratios():

@@ -27,17 +27,9 @@ from gpuarena.redact import has_secret, redact
 from gpuarena.safeio import printable, read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
+from gpuarena.workloads.endpoint.mix import WORDS
 from gpuarena.workloads.endpoint.params import LOAD_SHAPES as SHAPES  # noqa: F401 - the shapes params.py offers
 
-WORDS = ("the of and to in is was for on are with as his they be at one have this from or had by "
-         "word but what some we can out other were all there when up use your how said an each she "
-         "which do their time if will way about many then them write would like so these her long "
-         "make thing see him two has look more day could go come did number sound no most people my "
-         "over know water than call first who may down side been now find any new work part take get "
-         "place made live where after back little only round man year came show every good me give "
-         "our under name very through just form sentence great think say help low line differ turn "
-         "cause much mean before move right boy old too same tell does set three want air well also "
-         "play small end put home read hand port large spell add even land here must big high such").split()
 MAX_PROMPTS_BYTES = 256 << 20      # a prompts file larger than this is refused, not read
 
 

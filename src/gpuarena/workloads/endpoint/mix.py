@@ -3,7 +3,7 @@
 A pass is a list of sessions; a session is one or more turns sent one after another, each turn a
 user message of some length and the max_tokens it asks for.  A one-turn session is a plain
 request.  Every length is in words, one token each for the usual BPE and SentencePiece vocabularies
-(load.py's WORDS); the server's ``usage`` says what it counted.
+(WORDS below); the server's ``usage`` says what it counted.
 
 - ``length_dist``: ``fixed`` (every prompt ``prompt_len`` words, every answer ``output_len``
   tokens); ``normal`` or ``lognormal`` with those means and ``length_spread`` as the coefficient
@@ -32,6 +32,17 @@ from pathlib import Path
 
 from gpuarena import safeio
 from gpuarena.errors import UserError
+
+# Common English words: the text of a synthetic prompt (load.py's random prompts, a mix's sessions).
+WORDS = ("the of and to in is was for on are with as his they be at one have this from or had by "
+         "word but what some we can out other were all there when up use your how said an each she "
+         "which do their time if will way about many then them write would like so these her long "
+         "make thing see him two has look more day could go come did number sound no most people my "
+         "over know water than call first who may down side been now find any new work part take get "
+         "place made live where after back little only round man year came show every good me give "
+         "our under name very through just form sentence great think say help low line differ turn "
+         "cause much mean before move right boy old too same tell does set three want air well also "
+         "play small end put home read hand port large spell add even land here must big high such").split()
 
 MAX_DATASET_BYTES = 256 << 20
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "chat_lengths.jsonl"
@@ -151,7 +162,6 @@ class Mix:
 
 
 def _words(seed: str, n: int) -> list[str]:
-    from gpuarena.workloads.endpoint.load import WORDS
 
     rng = random.Random(seed)
     return [rng.choice(WORDS) for _ in range(n)]

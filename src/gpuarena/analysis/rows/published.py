@@ -29,7 +29,7 @@ from pathlib import Path
 from gpuarena.data import catalog
 from gpuarena.workloads import registry
 
-PUBLISHED_CSV = Path(__file__).parent / "published_results.csv"
+PUBLISHED_CSV = Path(catalog.__file__).parent / "published_results.csv"   # the shipped data, beside the catalog
 
 # The engine classes figures are compared within (analysis/rows/engine.py classes a measured result by them).
 EAGER, COMPILED, TENSORRT = "PyTorch eager", "PyTorch compiled", "TensorRT"
@@ -98,7 +98,8 @@ def to_result(row: dict, workload: str) -> dict | None:
     gpu = catalog.find(row["gpu"])
     unit = unit.replace(" (total)", "")
     return {
-        "run_id": None, "case_key": "published:" + hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:20],
+        "run_id": None,
+        "case_key": "published:" + hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:20],
         "source": "published", "workload": workload, "workload_version": None, "code_hash": None,
         "variant": _variant(row), "params": params, "size": "full", "gpus": 1, "device": "cuda",
         "device_name": gpu.name if gpu else row["gpu"], "status": "ok", "unit": unit,
@@ -148,7 +149,7 @@ def load_into(store) -> int:
     return len(rows)
 
 
-HOLDOUT_CSV = Path(__file__).parent / "holdout_ratios.csv"
+HOLDOUT_CSV = Path(catalog.__file__).parent / "holdout_ratios.csv"
 
 
 def holdout_ratios(path: Path | None = None) -> list[dict]:

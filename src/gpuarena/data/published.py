@@ -98,7 +98,8 @@ def to_result(row: dict, workload: str) -> dict | None:
     gpu = catalog.find(row["gpu"])
     unit = unit.replace(" (total)", "")
     return {
-        "run_id": None, "case_key": "published:" + hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:20],
+        "run_id": None,
+        "case_key": "published:" + hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:20],
         "source": "published", "workload": workload, "workload_version": None, "code_hash": None,
         "variant": _variant(row), "params": params, "size": "full", "gpus": 1, "device": "cuda",
         "device_name": gpu.name if gpu else row["gpu"], "status": "ok", "unit": unit,

@@ -65,7 +65,8 @@ def natural_width(table: Table, widths: list[int] | None = None) -> int:
     if any(col.width or col.min_width or col.max_width or col.ratio for col in table.columns):
         return rendered_width(table)
     if widths is None:
-        widths = column_widths([c.header for c in table.columns], [list(r) for r in zip(*(c._cells for c in table.columns))])
+        widths = column_widths([c.header for c in table.columns],
+                               [list(r) for r in zip(*(c._cells for c in table.columns))])
         if None in widths:
             return rendered_width(table)
     probe = Table(box=table.box, padding=table.padding, show_edge=table.show_edge, pad_edge=table.pad_edge,

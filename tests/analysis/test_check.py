@@ -28,7 +28,8 @@ def test_a100_fp32_resnet_runs_tf32_convs_so_900_is_plausible():
 
 def test_v100_has_no_tf32_so_above_fp32_peak_is_impossible():
     v100 = catalog.match("V100 32GB")
-    thr = 1.9 * v100.peaks["fp32"] * 1e12 / roof("resnet50-train", v100, "default", workload_params("resnet50-train", {})).flops
+    at = workload_params("resnet50-train", {})
+    thr = 1.9 * v100.peaks["fp32"] * 1e12 / roof("resnet50-train", v100, "default", at).flops
     r = judge(gpu="V100 32GB", workload="resnet50-train", precision="fp32", batch_size=256, throughput=thr)
     assert r.verdict == "impossible"
     assert "would need FP16 tensor cores" in r.reason
@@ -67,7 +68,8 @@ def test_executed_precision_by_generation():
 
 def test_multi_gpu_throughput_is_per_gpu_and_scaling_uses_the_interconnect():
     one = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=2209)
-    four = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256, throughput=4 * 2209, gpus=4)
+    four = judge(gpu="H200", workload="resnet50-train", precision="default", batch_size=256,
+                 throughput=4 * 2209, gpus=4)
     assert four.implied_tflops == pytest.approx(one.implied_tflops)
     s = judge(gpu="A800 40GB SXM4", workload="resnet50-train", precision="default", batch_size=256, throughput=2115,
               gpus=4, scaling=0.81)
@@ -212,7 +214,8 @@ def test_a_row_with_more_fields_than_the_header_is_refused(tmp_path):
 
 def test_the_cli_reads_a_claims_file_as_the_report_does(cli, tmp_path):
     """`check --csv` had its own reader, which dropped the misspelt column and the extra field."""
-    for text in ("gpu,workload,precision,batch_size,throughput,seqlen\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n",
+    for text in ("gpu,workload,precision,batch_size,throughput,seqlen\n"
+                 "A100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n",
                  "gpu,workload,precision,batch_size,throughput\nA100 40GB SXM4,bert-large-infer,fp16,128,2480,128\n"):
         p = cli("check", "--csv", _csv(tmp_path, text), "--db", str(tmp_path / "absent.db"))
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr

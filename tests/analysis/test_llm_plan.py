@@ -20,7 +20,8 @@ def test_state_is_16_bytes_per_parameter_and_activations_follow_korthikanti():
     mem = P.memory_per_gpu(GPT3, lay)
     assert mem["params"] + mem["grads"] + mem["optimizer"] == pytest.approx(16 * param_counts(GPT3)[0])
     s, h, a = 2048, GPT3.dim, GPT3.n_heads
-    assert P.activation_bytes_per_layer(GPT3, s, 1, 8, False, flash=False) == pytest.approx(s * h * (34 + 5 * a * s / h) / 8)
+    assert (P.activation_bytes_per_layer(GPT3, s, 1, 8, False, flash=False)
+            == pytest.approx(s * h * (34 + 5 * a * s / h) / 8))
     assert P.activation_bytes_per_layer(GPT3, s, 1, 8, True) == pytest.approx(2 * s * h / 8)
     # ZeRO-1: the optimizer state shrinks with the data-parallel degree, the bf16 weights do not
     wide = P.memory_per_gpu(GPT3, P.Layout(64, 8, 2, 4, 1, 1536, 2048, False))
@@ -33,7 +34,8 @@ def test_largest_micro_batch_grows_with_memory_and_is_zero_when_nothing_fits():
     b40, b80 = P.largest_micro_batch(GPT3, lay, 40), P.largest_micro_batch(GPT3, lay, 80)
     assert 1 <= b40 < b80
     assert P.memory_per_gpu(GPT3, P.Layout(**{**lay.__dict__, "micro_batch": b80}))["total"] <= 80e9 * P.USABLE_MEMORY
-    assert P.memory_per_gpu(GPT3, P.Layout(**{**lay.__dict__, "micro_batch": b80 + 1}))["total"] > 80e9 * P.USABLE_MEMORY
+    one_more = P.Layout(**{**lay.__dict__, "micro_batch": b80 + 1})
+    assert P.memory_per_gpu(GPT3, one_more)["total"] > 80e9 * P.USABLE_MEMORY
     assert P.largest_micro_batch(GPT3, P.Layout(8, 8, 1, 1, 1, 1536, 2048, False), 80) == 0
 
 
@@ -49,7 +51,8 @@ def test_megatron_estimate_reproduced():
 
 
 def test_plan_refuses_bad_input():
-    for kw, msg in (({"mfu": 1.5}, "share of peak"), ({"tokens": -1}, "positive"), ({"gpu_name": "Z9000"}, "not in the catalog")):
+    for kw, msg in (({"mfu": 1.5}, "share of peak"), ({"tokens": -1}, "positive"),
+                    ({"gpu_name": "Z9000"}, "not in the catalog")):
         args = {"model": "gpt3-175b", "tokens": 300e9, "gpu_name": "H100 80GB SXM5", "n": 1024, "mfu": 0.4, **kw}
         with pytest.raises(UserError, match=msg):
             P.plan(**args)
@@ -64,7 +67,8 @@ def test_claims_verdicts():
 
 def test_advise_drops_cards_smaller_than_the_measured_run_and_uses_measured_scaling():
     results = [{"workload": "llm-train", "variant": "bf16", "status": "ok", "gpus": 1, "throughput_median": 100.0,
-                "peak_memory_bytes": 60_000_000_000, "device_name": "NVIDIA H200 SXM 141GB", "params": {"shape": "llama-1b"},
+                "peak_memory_bytes": 60_000_000_000, "device_name": "NVIDIA H200 SXM 141GB",
+                "params": {"shape": "llama-1b"},
                 "extra": {"shape": "llama-1b"}},
                {"workload": "llm-train", "variant": "bf16", "status": "ok", "gpus": 2, "throughput_median": 190.0,
                 "device_name": "NVIDIA H200 SXM 141GB", "params": {}, "extra": {"scaling_efficiency": 0.95}}]

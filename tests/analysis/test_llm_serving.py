@@ -117,8 +117,8 @@ def test_request_against_gpuarena_h200_measurement():
     """At the default (gpt-fast) share the model is +28% at batch 1 (gpuarena's decode reaches 55% of
     the datasheet, gpt-fast 69%) and +13% at batch 64; TTFT at batch 64 within 5%."""
     h200 = catalog.match("H200")
-    one = M.request(SHAPES["llama3-8b"], h200, "bf16", 1, 1, 512, 128, *[x[0] for x in
-                                                                          (M.DEFAULT_DECODE_SHARE, M.DEFAULT_PREFILL_MFU)])
+    one = M.request(SHAPES["llama3-8b"], h200, "bf16", 1, 1, 512, 128,
+                    *[x[0] for x in (M.DEFAULT_DECODE_SHARE, M.DEFAULT_PREFILL_MFU)])
     big = M.request(SHAPES["llama3-8b"], h200, "bf16", 1, 64, 512, 128, M.DEFAULT_DECODE_SHARE[0],
                     M.DEFAULT_PREFILL_MFU[0])
     assert one["tokens_per_s"] == pytest.approx(167.6, rel=0.35)

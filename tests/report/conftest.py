@@ -85,7 +85,8 @@ def fill(store: Store) -> None:
                                 [step * f for f in (1.0, 1.004, 0.998, 1.002, 1.001)], 256 * n, "images/s",
                                 gpus=n, env_id=env, extra={"predicted_efficiency": 1.0 if n == 1 else 0.97 - 0.02 * n}))
     # the same ResNet-50 cases on an A100 (one more machine), for the comparison section
-    env_a100 = store.env_id({**FINGERPRINT, "hostname": "gpu-node-2", "gpus": [{"index": 0, "name": "NVIDIA A100-SXM4-80GB"}],
+    env_a100 = store.env_id({**FINGERPRINT, "hostname": "gpu-node-2",
+                             "gpus": [{"index": 0, "name": "NVIDIA A100-SXM4-80GB"}],
                              "gpu_name": "NVIDIA A100-SXM4-80GB", "gpu_count": 1})
     for variant, batch, samples, gib in RESNET[:3]:
         slower = [s * 1.62 for s in samples]

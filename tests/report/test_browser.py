@@ -63,7 +63,8 @@ def test_report_renders_in_chromium(chromium, report_db, tmp_path):
         assert "<svg" in m.group(0) and "<path" in m.group(0), chart   # drawn, not an empty frame
     assert "2,323" in dom and "2.55x faster" in dom
     rows = lambda table: re.search(rf'<table id="{table}".*?</table>', dom, re.S).group(0).count("<tr>") - 1  # noqa: E731
-    assert rows("claims-table") == 20 and rows("cost-table") == 5 and rows("advice-resnet50-train-table") == 5   # one row per claim in data/article_claims.csv
+    # one row per claim in data/article_claims.csv
+    assert rows("claims-table") == 20 and rows("cost-table") == 5 and rows("advice-resnet50-train-table") == 5
     # SD v1.5 in the article's unit: seconds per image in its tile, table and cost rows; the search's batch
     sd = re.search(r'<table id="wl-sd15-generate-throughput".*?</table>', dom, re.S).group(0)
     assert "median s/image" in sd and "1.59" in sd and "&gt;= 256 (the cap)" in sd

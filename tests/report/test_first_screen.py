@@ -99,8 +99,9 @@ def test_warnings_grouped_by_what_they_change():
 
     rows = typed([row(throttle_reasons=["sw_power_cap"], warnings=["GPU throttled during the timed window: "
                                                                    "sw_power_cap"]),
-                  row(0.078, nan=True, warnings=["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
-                                       "throughput spread is high: CV 7.8% > 5%"]),
+                  row(0.078, nan=True,
+                      warnings=["output turned to NaN/inf (the article's loss = output.sum() with lr 0.1 diverges)",
+                                "throughput spread is high: CV 7.8% > 5%"]),
                   row(0.051, ["throughput spread is high: CV 5.1% > 5%"])])
     assert caution_counts(rows) == [("diverged run (never shown or used here)", 1), ("noisy (CV > 5%)", 2)]
     kinds = [k for k, _ in grouped(rows)]

@@ -103,8 +103,10 @@ def test_analysis_sections_carry_the_analyses(report_db, tmp_path):
             "| FP32 tensors: IEEE FP32 matmuls (PyTorch's default since 1.12) |") in md
     # cost on the catalog's one default basis (AWS on-demand $/GPU-hour): the H200 at $7.912/h for 2,323 images/s
     # = $0.95 per million images; the A100 80GB at $3.4309/h for 1,434 = $0.66; no purchase price mixed in
-    assert "| resnet50-train | H200 SXM 141GB | seed | batch_size=256 | measured | 2,323 images/s | - | - | $0.95 |" in md
-    assert "| resnet50-train | A100 80GB SXM4 | seed | batch_size=256 | measured | 1,434 images/s | - | - | $0.66 |" in md
+    assert ("| resnet50-train | H200 SXM 141GB | seed | batch_size=256 | measured | 2,323 images/s | - | - | $0.95 |"
+            in md)
+    assert ("| resnet50-train | A100 80GB SXM4 | seed | batch_size=256 | measured | 1,434 images/s | - | - | $0.66 |"
+            in md)
     assert "at $0.12/kWh and PUE 1.5" in md
     # advice: advise's fastest and best-per-dollar in two sentences, and the measured H200 row of the ranking
     top = advise(store, "resnet50-train").rows[0]
@@ -123,8 +125,8 @@ def test_warnings_are_grouped_and_params_briefed():
     from gpuarena.report.run_sections import id_ranges
 
     assert id_ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
-    given = [("w", {"lr": 0.1, "batch_size": 8}), ("w", {"batch_size": 16, "lr": 0.1}), ("v", {"dtype": "bf16", "m": 1}),
-             ("v", {"dtype": "fp16", "m": 1})]
+    given = [("w", {"lr": 0.1, "batch_size": 8}), ("w", {"batch_size": 16, "lr": 0.1}),
+             ("v", {"dtype": "bf16", "m": 1}), ("v", {"dtype": "fp16", "m": 1})]
     assert brief_params(given) == ["batch_size=8", "batch_size=16", "dtype=bf16", "dtype=fp16"]
 
 

@@ -61,7 +61,8 @@ def norm_precision(p: str) -> str:
     p = str(p).strip().lower()
     p = PRECISION_ALIASES.get(p, p)
     if p not in PEAK_COLUMNS:
-        raise UserError(f"precision {p!r}: choose one of {', '.join([*PEAK_COLUMNS, 'default', 'amp-fp16', 'amp-bf16'])}")
+        choices = ", ".join([*PEAK_COLUMNS, "default", "amp-fp16", "amp-bf16"])
+        raise UserError(f"precision {p!r}: choose one of {choices}")
     return p
 
 
@@ -263,7 +264,8 @@ def load_prices(path: str | None) -> Overrides:
 def with_prices(gpu: GPU, overrides: dict[str, dict[str, Price]]) -> GPU:
     o = dict(overrides.get(gpu.name) or {})
     for basis in getattr(overrides, "whole", ()):
-        o.setdefault(basis, P.unpriced(basis, f"not in {overrides.origin}, which replaces the catalog's {basis} prices"))
+        why = f"not in {overrides.origin}, which replaces the catalog's {basis} prices"
+        o.setdefault(basis, P.unpriced(basis, why))
     if not o:
         return gpu
     return replace(gpu, purchase=o.get("purchase", gpu.purchase), cloud=o.get("cloud", gpu.cloud))

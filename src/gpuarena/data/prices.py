@@ -116,8 +116,8 @@ def parse_file(path: str) -> list[dict]:
 
     With ``whole_list: true`` at the top, the file is one provider's whole list: on each basis it
     prices, the catalog's prices are not used (a card the file does not name is unpriced), so the
-    table comes from that one snapshot.  A file gives one purchase market: list and street prices in one file are refused, since a
-    table never mixes markets.
+    table comes from that one snapshot.  A file gives one purchase market: list and street prices in
+    one file are refused, since a table never mixes markets.
     """
     from pydantic import ValidationError
 
@@ -234,6 +234,6 @@ def order_flags(gpus, basis: str) -> list[dict]:
             pa, pb = a.price(basis), b.price(basis)
             if at_least_as_good(a, b) and pa.usd < pb.usd and _paper(a) != _paper(b):
                 out.append({"gpu": a.name, "cheaper_than": b.name,
-                            "text": f"{a.short} ({fmt(pa)}) costs less than {b.short} ({fmt(pb)}) though at least as good "
-                                    "on paper: read per-dollar figures of this pair with care"})
+                            "text": f"{a.short} ({fmt(pa)}) costs less than {b.short} ({fmt(pb)}) though at "
+                                    "least as good on paper: read per-dollar figures of this pair with care"})
     return out

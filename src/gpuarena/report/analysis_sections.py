@@ -194,8 +194,8 @@ def advice(pool, rows: list[Result]) -> Section | None:
         "From gpuarena advise: the catalog ranked by single-GPU throughput within one precision and engine class, "
         "each figure measured (here), published (someone else's, same class) or projected (roofline of compute "
         "at the executed precision, memory bandwidth and a fixed cost, calibrated on the class's results; band "
-        f"from its leave-one-GPU-out validation, docs/projections.md). The top {ADVICE_ROWS} per workload; `gpuarena advise WORKLOAD` gives the whole list "
-        "and takes a budget, hours and a memory floor.")
+        f"from its leave-one-GPU-out validation, docs/projections.md). The top {ADVICE_ROWS} per workload; "
+        "`gpuarena advise WORKLOAD` gives the whole list and takes a budget, hours and a memory floor.")
     for w in jobs:
         sub = Section(f"advice-{slug(w)}", w)
         s.subsections.append(sub)

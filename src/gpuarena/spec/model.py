@@ -29,7 +29,8 @@ class Method(BaseModel):
     repeats: int | None = Field(None, ge=1, le=1000, description="timed repeats per case (default 10, as the article)")
     warmup: int | None = Field(None, ge=0, le=10000, description="untimed steps first (default: the workload's)")
     steps: int | None = Field(None, ge=1, le=100000, description="steps in each timed repeat (default: the workload's)")
-    timeout_s: float | None = Field(None, gt=0, le=86400, description="a case running longer is killed and stored as timeout")
+    timeout_s: float | None = Field(None, gt=0, le=86400,
+                                    description="a case running longer is killed and stored as timeout")
     size: str | None = Field(None, description="'full' (the article's sizes) or 'tiny' (CPU tests)")
     processes: int | None = Field(None, ge=1, le=100, description="fresh processes per case (default 1), each "
                                   "with its own warm-up and repeats; the interval is then over process means")
@@ -73,8 +74,8 @@ class Case(BaseModel):
                           sort_keys=True, separators=(",", ":"))
 
     def label(self) -> str:
-        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances",
-                                                                   "rate", "concurrency"))
+        shown = ("batch_size", "seq_len", "size_mb", "dtype", "shape", "mode", "instances", "rate", "concurrency")
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items() if k in shown)
         n = f" x{self.gpus}" if self.gpus > 1 else ""
         return f"{self.workload} [{self.variant}] {ps}{n}".strip()
 
@@ -151,7 +152,8 @@ def expand(suite: Suite, device: str, override: Method | None = None,
                         cases.append(Case(
                             workload=wl.name, variant=variant, params=params,
                             repeats=method.repeats or wl.default_repeats or DEFAULT_REPEATS,
-                            warmup=method.warmup if method.warmup is not None else (wl.tiny_warmup if tiny else wl.default_warmup),
+                            warmup=(method.warmup if method.warmup is not None
+                                    else (wl.tiny_warmup if tiny else wl.default_warmup)),
                             steps=method.steps or (wl.tiny_steps if tiny else wl.default_steps),
                             timeout_s=method.timeout_s or DEFAULT_TIMEOUT_S,
                             size=size, device=device, gpus=gpus, processes=method.processes or 1, sweep=sweep,

@@ -70,8 +70,9 @@ def h100_saves_40() -> ArticleClaim:
                                           f"({a100.days:.0f} vs {h100.days:.0f} days on {N_LARGE} GPUs at MFU {MFU}); "
                                           f"{saved_own:.0%} by the breakdown with communication",
             "verdict": V.UNDERSTATED,
-            "reason": f"at equal MFU the H100's 3.2x dense bf16 peak saves {saved:.0%} ({saved_own:.0%} once NVLink and "
-                      f"network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x the A100's MFU"})
+            "reason": f"at equal MFU the H100's 3.2x dense bf16 peak saves {saved:.0%} ({saved_own:.0%} once "
+                      f"NVLink and network time are counted); 40% means the H100 ran at {(1 - saved) / 0.6:.2f}x "
+                      "the A100's MFU"})
 
 
 def a800_23_longer() -> ArticleClaim:

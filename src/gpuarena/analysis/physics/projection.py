@@ -47,7 +47,8 @@ from gpuarena.analysis.rows.published import engine_class
 from gpuarena.errors import UserError
 from gpuarena.workloads import registry
 
-DEFAULT_BAND = 0.30       # an unvalidated family: the deployed path p80 held-out error (18%) widened by half again and more
+# an unvalidated family: the deployed path p80 held-out error (18%) widened by half again and more
+DEFAULT_BAND = 0.30
 
 
 def family_prefix(workload: str) -> str | None:
@@ -237,7 +238,8 @@ def _deployed_once(workload: str, cls: str) -> tuple[dict, ...]:
             if not pred:
                 continue
             try:
-                pred = min(pred, X.limit(workload, t["gpu"], cls, {**params, "batch_size": int(t["batch_size"] or 1)}).highest)
+                at = {**params, "batch_size": int(t["batch_size"] or 1)}
+                pred = min(pred, X.limit(workload, t["gpu"], cls, at).highest)
             except (UserError, ValueError):
                 pass
             out.append({"path": "deployed (one reference)", "workload": workload, "precision": cls,

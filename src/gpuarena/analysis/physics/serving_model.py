@@ -30,7 +30,8 @@ from gpuarena.analysis.rows.power import sustained_peak
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm import precisions as W
-from gpuarena.workloads.llm.flops import decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts, prefill_flops
+from gpuarena.workloads.llm.flops import (decode_bytes_per_step, flops_per_token, kv_cache_bytes, param_counts,
+                                          prefill_flops)
 from gpuarena.workloads.llm.shapes import resolve_shape
 from gpuarena.store.result import Result
 
@@ -72,7 +73,8 @@ class Shares:
     def carried(self, gpu: catalog.GPU) -> str:
         """How the decode share applies to this GPU (said where it was measured elsewhere)."""
         if self.origin_gpu and self.origin_gpu != gpu.name:
-            return f"decode share measured on {catalog.match(self.origin_gpu).short}, carried here (same engine assumed)"
+            return (f"decode share measured on {catalog.match(self.origin_gpu).short}, carried here "
+                    "(same engine assumed)")
         return ""
 
 

@@ -18,7 +18,8 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 
 PEAK_ORDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")   # the catalog's peaks, slowest first
-NAMES = {"default": "FP32 (PyTorch defaults)", "fp32-ieee": "FP32 (IEEE)", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
+NAMES = {"default": "FP32 (PyTorch defaults)", "fp32-ieee": "FP32 (IEEE)", "fp32": "FP32", "tf32": "TF32",
+         "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
 
 # What a claim or a result may state -> the request it stands for.
 #  "default" / "fp32": FP32 tensors under PyTorch's defaults (what the articles' code runs);

@@ -338,7 +338,8 @@ def _checked(rows: list[dict], workload: str, request: str, params: dict, store,
     for x in rows:
         if x["basis"] == "projected":
             claim = {"gpu": x["gpu"], "workload": workload, "precision": request, "throughput": x["throughput"],
-                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}), "batch_size": params["batch_size"]}
+                     **_conditions({k: v for k, v in params.items() if k in SETTINGS}),
+                     "batch_size": params["batch_size"]}
             v = check_claim(claim, store)
             x["check"] = v.verdict
             if v.verdict is not ClaimVerdict.PLAUSIBLE:

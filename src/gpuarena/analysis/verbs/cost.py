@@ -7,8 +7,8 @@ in the price).  Basis ``purchase``: $ per GPU, so items/s per $1,000 and the
 total cost of ownership: TCO over Y years for N GPUs = N x purchase + N x
 power_kW x 8766 h/yr x Y x PUE x $/kWh + N x hosting $/GPU-year x Y.  Power is
 the measured mean per GPU where the result has one (a multi-GPU job stores its
-devices' sum), else the catalog TDP (said in `power_basis`).  Items per joule likewise come from measured energy where there
-is some and the mean power it implies is physical for the card (5-125% of its TDP) and
+devices' sum), else the catalog TDP (said in `power_basis`).  Items per joule likewise come from
+measured energy where there is some and the mean power it implies is physical for the card (5-125% of its TDP) and
 no higher than the result's own power samples reached (plus measure/energy.py's sampling
 margin: bundles written before that module took one step of NVML's energy counter over a
 window of a few ms as the window's energy) over a window of at least measure/energy.py's 1 s, else

@@ -159,9 +159,10 @@ def flag_text(e: dict, unit: str | None) -> str:
     """The `below-expected` flag as one line."""
     ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
     where = (ref["source"] + (f", {ref['date']}" if ref.get("date") != "stored" else "")) if ref else e["model"]["how"]
-    why = "; likely: " + "; ".join(e["causes"]) if e.get("causes") else "; no cause recorded (NVML readings absent or normal)"
-    return (f"below-expected: {e['ratio']:.2f}x the expected {e['figure']:,.0f} {e.get('unit') or unit or ''} ({where}), "
-            f"under its band of -{e['band']:.0%}{why}")
+    why = ("; likely: " + "; ".join(e["causes"]) if e.get("causes")
+           else "; no cause recorded (NVML readings absent or normal)")
+    return (f"below-expected: {e['ratio']:.2f}x the expected {e['figure']:,.0f} {e.get('unit') or unit or ''} "
+            f"({where}), under its band of -{e['band']:.0%}{why}")
 
 
 def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: None) -> list[Result]:

@@ -94,7 +94,8 @@ class Attention(nn.Module):
             # training, or a prefill from position 0: attend within the new tokens (flash-eligible)
             if cache is not None:
                 cache.write(layer, k, v)
-            out = _sdpa_gqa(q, k, v, is_causal=True)   # at one token, causal is no mask (a constant, for dynamic lengths)
+            # at one token, causal is no mask (a constant, for dynamic lengths)
+            out = _sdpa_gqa(q, k, v, is_causal=True)
         else:
             keys, values, mask = cache.update(layer, pos, k, v)
             out = self.decode_attend(q, keys, values, mask, pos)

@@ -8,16 +8,13 @@ would have it (each `gpuarena` process pays torch's import)."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpuarena.redact import passwords, redact, redact_tree
-from tests.conftest import ROOT
 from tests.procs import gp_batch
 from tests.store.conftest import USER
 
@@ -66,14 +63,6 @@ def test_text_without_a_password_is_left_alone(text):
 
 
 # --- the whole CLI, through a real process --------------------------------------------------------
-
-def _cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = dict(os.environ, PYTHONPATH=str(Path(ROOT) / "src"), OMP_NUM_THREADS="1", **(env or {}))
-    full.pop("GPUARENA_DB", None)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "gpuarena", *args], cwd=cwd, capture_output=True, text=True,
-                          env=full, timeout=300)
-
 
 def _batch(cwd: Path, *commands: tuple) -> list[subprocess.CompletedProcess]:
     """The commands in one fresh interpreter (tests.procs.gp_batch), none of them seeing a GPUARENA_DB of the
@@ -202,13 +191,14 @@ def test_a_role_without_privileges_reads_permission_denied(pg_url, tmp_path):
     tried to create it again ("relation already exists")."""
     import psycopg
 
-    r = _cli(tmp_path, "run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url)
-    assert r.returncode == 0, r.stderr[-2000:]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
+    with psycopg.connect(pg_url, autocommit=True) as conn:      # a role of the server, owning nothing
         conn.execute("DROP ROLE IF EXISTS outsider")
         conn.execute("CREATE ROLE outsider LOGIN")
     url = pg_url.replace(f"{USER}@", "outsider@")
-    for r in _batch(tmp_path, ("results", "--db", url),
-                    ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", url)):
+    made, *refused = _batch(
+        tmp_path, ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url),  # the owner's
+        ("results", "--db", url), ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", url))
+    assert made.returncode == 0, made.stderr[-2000:]
+    for r in refused:
         assert r.returncode == 2 and "permission denied" in r.stderr, r.stderr[-2000:]
         assert "already exists" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

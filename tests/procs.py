@@ -139,8 +139,12 @@ _BATCH = """
 import json, sys
 sys.path.insert(1, sys.argv[3])
 from tests.conftest import gpuarena
-done = [[p.returncode, p.stdout, p.stderr] for p in (gpuarena(*a, env=e) for a, e in json.loads(sys.argv[1]))]
-with open(sys.argv[2], "w") as f:
+commands, out, done = json.loads(sys.argv[1]), sys.argv[2], []
+for a, e in commands:
+    sys.argv = ["gpuarena", *a]     # the command line a process of its own has (runs.argv, the redaction)
+    p = gpuarena(*a, env=e)
+    done.append([p.returncode, p.stdout, p.stderr])
+with open(out, "w") as f:
     json.dump(done, f)
 """
 
@@ -152,7 +156,8 @@ def gp_batch(*commands: tuple, cwd: str, env: dict | None = None,
     test whose point is what a new process finds at start-up (a plugin on its path), not a process per
     verb: each `gpuarena` process pays torch's import (~3 CPU s).  A warning a process prints once (a
     plugin left out) is in the first command's stderr.  A command's last item may be a dict: environment
-    variables for that command alone."""
+    variables for that command alone.  Each command sees its own command line in sys.argv, as its own
+    process would (the run stores it; a password in it is masked in what is said)."""
     commands = tuple((c[:-1], c[-1]) if c and isinstance(c[-1], dict) else (c, None) for c in commands)
     out = os.path.join(cwd, f"batch-{os.getpid()}-{time.monotonic_ns()}.json")
     p = subprocess.run([sys.executable, "-c", _BATCH, json.dumps(commands), out, ROOT], cwd=cwd,

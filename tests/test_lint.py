@@ -1,5 +1,7 @@
 """`ruff check src tests` is clean, with pyproject.toml's [tool.ruff] rules (as CI runs it, through make test);
-modules stay <= 300 lines and functions <= 60 (the size guard below)."""
+functions stay <= 60 lines (a failing test).  Module size is a review signal, not a rule: a module over
+400 lines is named in a pytest warning (the summary at the end of `make test`) and by
+scripts/size_report.sh; the test does not fail for it."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import ast
 import importlib.util
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -22,14 +25,18 @@ def test_ruff_finds_nothing():
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
 
 
-# --- size: modules <= 300 lines, functions <= 60 (issue 24 item 7) ---------------------------
+# --- size: functions <= 60 lines (issue 24 item 7); modules over 400 lines noted (issue 43) --------
 # A function's length runs from its `def` line to its last line (decorators not counted); nested
-# functions count on their own and inside their parent.  The allow-lists are empty: every module and
-# function is within the limits; never add to them, split the function or module instead.
-MAX_MODULE_LINES = 300
+# functions count on their own and inside their parent.  The allow-list is empty: every function is
+# within the limit; never add to it, split the function instead.  A long module is a question for the
+# reviewer (is it one thing?), so it only warns: a pytest warning, and scripts/size_report.sh lists them.
+MODULE_LINES_NOTE = 400
 MAX_FUNCTION_LINES = 60
 ALLOWED_LONG_FUNCTIONS: frozenset[str] = frozenset()
-ALLOWED_LONG_MODULES: frozenset[str] = frozenset()
+
+
+class LongModuleWarning(UserWarning):
+    """A module under src/ over MODULE_LINES_NOTE lines: worth a look in review, never a failure."""
 
 
 def _functions(tree: ast.AST, prefix: str = ""):
@@ -56,19 +63,19 @@ def _sizes() -> tuple[dict[str, int], dict[str, int]]:
     return modules, functions
 
 
-def test_modules_and_functions_stay_small():
+def test_functions_stay_small_and_long_modules_are_noted():
     modules, functions = _sizes()
-    long_modules = [f"{m}: {n} lines" for m, n in modules.items()
-                    if n > MAX_MODULE_LINES and m not in ALLOWED_LONG_MODULES]
+    long_modules = [f"{m}: {n} lines" for m, n in modules.items() if n > MODULE_LINES_NOTE]
     long_functions = [f"{f}: {n} lines" for f, n in functions.items()
                       if n > MAX_FUNCTION_LINES and f not in ALLOWED_LONG_FUNCTIONS]
-    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines (move a cohesive group into a " \
-                             f"sibling module): {long_modules}"
+    if long_modules:
+        note = f"modules over {MODULE_LINES_NOTE} lines (a review signal: is each one thing?): {long_modules}"
+        print(note)
+        warnings.warn(note, LongModuleWarning, stacklevel=1)
     assert not long_functions, f"functions over {MAX_FUNCTION_LINES} lines (split into helpers): {long_functions}"
 
 
 def test_the_size_allow_list_only_names_what_is_still_too_long():
-    modules, functions = _sizes()
-    stale = sorted(m for m in ALLOWED_LONG_MODULES if modules.get(m, 0) <= MAX_MODULE_LINES)
-    stale += sorted(f for f in ALLOWED_LONG_FUNCTIONS if functions.get(f, 0) <= MAX_FUNCTION_LINES)
+    _, functions = _sizes()
+    stale = sorted(f for f in ALLOWED_LONG_FUNCTIONS if functions.get(f, 0) <= MAX_FUNCTION_LINES)
     assert not stale, f"split (or gone): remove from tests/test_lint.py's allow-list: {stale}"

@@ -21,15 +21,16 @@ def test_frontier_keeps_the_points_nothing_beats():
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    """A store holding a rate sweep and a concurrency sweep of serve-tiny, run through the CLI."""
+    """A store holding a rate sweep and a concurrency sweep of serve-tiny, run through the CLI (in this
+    process: the sweeps are the point, not a process start)."""
     db = str(tmp_path_factory.mktemp("frontier") / "f.db")
-    from tests.conftest import run_cli
+    from tests.conftest import gpuarena
 
     with tiny_proc.serving([]) as url:
         for sweep in (["rate=sweep", "sweep_start=2", "sweep_max=8", "sweep_refine=0"], ["concurrency=sweep"]):
             sets = [x for s in [f"base_url={url}", "num_requests=6", "slo_tpot_ms=1000", "slo_ttft_ms=5000",
                                 "sweep_time_s=120", *sweep] for x in ("--set", s)]
-            out = run_cli("run", "-w", "endpoint-serve", "--size", "tiny", *sets, "--repeats", "1", "--db", db)
+            out = gpuarena("run", "-w", "endpoint-serve", "--size", "tiny", *sets, "--repeats", "1", "--db", db)
             assert out.returncode == 0, out.stderr[-2000:]
     return db
 

@@ -133,13 +133,29 @@ def test_server_and_spawn_store_the_same_fields(tmp_path, suite_file):
     assert env_a.keys() == env_b.keys()
 
 
-def test_a_hang_is_killed_at_its_limit_with_its_whole_group(tmp_path):
-    db = str(tmp_path / "h.db")
-    p = _run(tmp_path, db, "-w", "zyg-hang", "-w", "zyg-where", "--set", "timeout_s=5")
+FAULTS = "name: faults\n" + PROCS_TINY + """entries:
+  - workload: zyg-segv
+  - workload: zyg-exit
+  - workload: zyg-hang
+    method: {timeout_s: 5}
+  - workload: zyg-where
+"""
+
+
+def test_a_signal_an_exit_and_a_hang_each_end_their_case_and_the_next_runs(tmp_path, suite_file):
+    """One run (one runner, one case server) for the three ways a forked case ends badly, then one that
+    ends well: a signal or an exit is stored crashed with its signal or code; a hang is killed at its limit
+    with everything it started; the server forks the next case as before."""
+    db = str(tmp_path / "f.db")
+    p = _run(tmp_path, db, "--suite", suite_file(FAULTS), "--device", "cpu")
     assert p.returncode == 0, p.stderr
-    hang, after = Store(db).results()
+    segv, exit3, hang, where = Store(db).results()
+    assert segv.status == "crashed" and segv.error.startswith("killed by signal SIGSEGV"), segv.error
+    assert exit3.status == "crashed", exit3.error
+    assert exit3.error.startswith("exited with code 3 before writing a result"), exit3.error
+    assert "zyg exit: leaving with code 3" in exit3.error   # the stderr's last line
     assert hang.status == "timeout" and hang.error == "killed after the 5 s time limit"
-    assert after.status == "ok", after.error   # the server forks the next case as before
+    assert where.status == "ok", where.error   # the server forks the next case as before
     notes = _notes(tmp_path)
     assert notes[-1]["comm"] == "gpuarena-case"   # zyg-where's
     # The hang set up (on any machine it does within its 5 s) and started a grandchild: the
@@ -155,18 +171,6 @@ def _proc(pid: int):
         return psutil.Process(pid)
     except psutil.NoSuchProcess:
         return None
-
-
-def test_a_signal_or_an_exit_is_stored_crashed(tmp_path):
-    db = str(tmp_path / "c.db")
-    p = _run(tmp_path, db, "-w", "zyg-segv", "-w", "zyg-exit", "-w", "zyg-where")
-    assert p.returncode == 0, p.stderr
-    segv, exit3, where = Store(db).results()
-    assert segv.status == "crashed" and segv.error.startswith("killed by signal SIGSEGV"), segv.error
-    assert exit3.status == "crashed", exit3.error
-    assert exit3.error.startswith("exited with code 3 before writing a result"), exit3.error
-    assert "zyg exit: leaving with code 3" in exit3.error   # the stderr's last line
-    assert where.status == "ok" and _notes(tmp_path)[0]["comm"] == "gpuarena-case"
 
 
 def test_a_dying_runner_ends_its_server_and_the_case_it_forked(tmp_path):

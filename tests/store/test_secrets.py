@@ -1,21 +1,21 @@
 """No password given to gpuarena, in any --db or base_url form, appears in any output, file, report,
 bundle or table of either store (issue 40, items 1-3).  The PostgreSQL runs use the throwaway
-server (trust login: the password is sent nowhere, so every form connects), the commands run as
-real processes (runs.argv is the process's own command line)."""
+server (trust login: the password is sent nowhere, so every form connects), the commands run in real
+processes (runs.argv is the process's own command line): a test's commands one after another in one
+fresh interpreter (tests.procs.gp_batch), each with its own command line in sys.argv, as its own process
+would have it (each `gpuarena` process pays torch's import)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpuarena.redact import passwords, redact, redact_tree
-from tests.conftest import ROOT
+from tests.procs import gp_batch
 from tests.store.conftest import USER
 
 PW = "S3CRETPW"
@@ -64,12 +64,12 @@ def test_text_without_a_password_is_left_alone(text):
 
 # --- the whole CLI, through a real process --------------------------------------------------------
 
-def _cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = dict(os.environ, PYTHONPATH=str(Path(ROOT) / "src"), OMP_NUM_THREADS="1", **(env or {}))
-    full.pop("GPUARENA_DB", None)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "gpuarena", *args], cwd=cwd, capture_output=True, text=True,
-                          env=full, timeout=300)
+def _batch(cwd: Path, *commands: tuple) -> list[subprocess.CompletedProcess]:
+    """The commands in one fresh interpreter (tests.procs.gp_batch), none of them seeing a GPUARENA_DB of the
+    caller's; a command's last item may be a dict of environment variables for it alone."""
+    commands = tuple((*c[:-1], {"GPUARENA_DB": None, **c[-1]}) if isinstance(c[-1], dict)
+                     else (*c, {"GPUARENA_DB": None}) for c in commands)
+    return gp_batch(*commands, cwd=str(cwd), timeout=600)
 
 
 def _files_text(folder: Path) -> str:
@@ -110,18 +110,13 @@ def test_no_password_in_any_output_file_report_bundle_or_table(pg_url, pg_server
     dbname = pg_url.split("@/", 1)[1].partition("?")[0]
     url = form.format(user=USER, pw=PW, db=dbname, host=pg_server)
     clean = pg_url
-    said = []
-    for args in (("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "--db", url),
-                 ("results", "--db", url), ("results", "--format", "json", "--db", url),
-                 ("export", "-o", str(tmp_path / "bundle.json"), "--db", url),
-                 ("report", "--db", url, "-o", str(tmp_path / "report.html")),
-                 ("results", "--run", "nosuchrun", "--db", url)):
-        r = _cli(tmp_path, *args)
-        said.append(r.stdout + r.stderr)
-        if args[0] == "run":
-            assert r.returncode == 0, r.stderr[-2000:]
-    r = _cli(tmp_path, "results", env={"GPUARENA_DB": url})
-    said.append(r.stdout + r.stderr)
+    done = _batch(tmp_path, ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "--db", url),
+                  ("results", "--db", url), ("results", "--format", "json", "--db", url),
+                  ("export", "-o", str(tmp_path / "bundle.json"), "--db", url),
+                  ("report", "--db", url, "-o", str(tmp_path / "report.html")),
+                  ("results", "--run", "nosuchrun", "--db", url), ("results", {"GPUARENA_DB": url}))
+    assert done[0].returncode == 0, done[0].stderr[-2000:]      # the run
+    said = [r.stdout + r.stderr for r in done]
     everything = "\n".join(said) + _files_text(tmp_path) + _tables_text(clean)
     for secret in _secret_forms(PW):
         assert secret not in everything, [s for s in said if secret in s][:1] or "in a file or table"
@@ -146,9 +141,8 @@ def _tables_text_argv(url: str) -> str:
 def test_a_refused_url_never_shows_its_password(pg_url, pg_server, tmp_path, form):
     dbname = pg_url.split("@/", 1)[1].partition("?")[0]
     url = form.format(user=USER, pw=PW, db=dbname, host=pg_server)
-    for args in (("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "1", "--db", url),
-                 ("results", "--db", url)):
-        r = _cli(tmp_path, *args)
+    for r in _batch(tmp_path, ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "1", "--db", url),
+                    ("results", "--db", url)):
         for secret in _secret_forms(PW):
             assert secret not in r.stdout + r.stderr + _files_text(tmp_path)
         assert "Traceback" not in r.stderr
@@ -156,20 +150,21 @@ def test_a_refused_url_never_shows_its_password(pg_url, pg_server, tmp_path, for
 
 def test_a_base_url_with_a_password_is_refused_before_anything_is_stored(tmp_path):
     db = tmp_path / "g.db"
-    for url in (f"http://alice:{PW}@127.0.0.1:18001", f"http://alice:a#{PW}@127.0.0.1:18001",
-                f"HTTP://alice:{PW}@127.0.0.1:18001/v1", f"http://127.0.0.1:18001/?password={PW}"):
-        r = _cli(tmp_path, "run", "-w", "endpoint-serve", "--set", f"base_url={url}", "-r", "2", "--db", str(db))
+    urls = (f"http://alice:{PW}@127.0.0.1:18001", f"http://alice:a#{PW}@127.0.0.1:18001",
+            f"HTTP://alice:{PW}@127.0.0.1:18001/v1", f"http://127.0.0.1:18001/?password={PW}")
+    for r in _batch(tmp_path, *(("run", "-w", "endpoint-serve", "--set", f"base_url={url}", "-r", "2", "--db", str(db))
+                                for url in urls)):
         assert r.returncode == 2, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and "base_url" in r.stderr, r.stderr
         assert PW not in r.stdout + r.stderr + _files_text(tmp_path)
     assert not db.exists()
 
 
-@pytest.mark.parametrize("url", ["http://[::1:8000", "http://127.0.0.1:99999", "http://127.0.0.1:port"])
-def test_a_base_url_that_is_no_url_is_one_line(tmp_path, url):
-    r = _cli(tmp_path, "run", "-w", "endpoint-serve", "--set", f"base_url={url}", "-r", "2",
-             "--db", str(tmp_path / "g.db"))
-    assert r.returncode == 2 and "base_url" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+def test_a_base_url_that_is_no_url_is_one_line(tmp_path):
+    urls = ("http://[::1:8000", "http://127.0.0.1:99999", "http://127.0.0.1:port")
+    for url, r in zip(urls, _batch(tmp_path, *(("run", "-w", "endpoint-serve", "--set", f"base_url={url}", "-r", "2",
+                                                "--db", str(tmp_path / "g.db")) for url in urls))):
+        assert r.returncode == 2 and "base_url" in r.stderr and len(r.stderr.strip().splitlines()) == 1, (url, r.stderr)
 
 
 def test_an_old_row_with_a_password_is_not_exported(tmp_path):
@@ -196,13 +191,14 @@ def test_a_role_without_privileges_reads_permission_denied(pg_url, tmp_path):
     tried to create it again ("relation already exists")."""
     import psycopg
 
-    r = _cli(tmp_path, "run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url)
-    assert r.returncode == 0, r.stderr[-2000:]
-    with psycopg.connect(pg_url, autocommit=True) as conn:
+    with psycopg.connect(pg_url, autocommit=True) as conn:      # a role of the server, owning nothing
         conn.execute("DROP ROLE IF EXISTS outsider")
         conn.execute("CREATE ROLE outsider LOGIN")
     url = pg_url.replace(f"{USER}@", "outsider@")
-    for verb in (("results",), ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q")):
-        r = _cli(tmp_path, *verb, "--db", url)
+    made, *refused = _batch(
+        tmp_path, ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", pg_url),  # the owner's
+        ("results", "--db", url), ("run", "-w", "matmul", "--set", "dtype=fp32", "--repeats", "2", "-q", "--db", url))
+    assert made.returncode == 0, made.stderr[-2000:]
+    for r in refused:
         assert r.returncode == 2 and "permission denied" in r.stderr, r.stderr[-2000:]
         assert "already exists" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

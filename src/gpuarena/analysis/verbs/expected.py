@@ -77,7 +77,8 @@ def eligible(r: Result) -> catalog.GPU | None:
     return catalog.find(r.device_name or "")
 
 
-def expect_device(r: Result, gpu: catalog.GPU, pool: list[Result], fp: dict | None = None) -> dict | None:
+def expect_device(r: Result, gpu: catalog.GPU, pool: list[Result], fp: dict | None = None,
+                  recipe: list[Result] | None = None) -> dict | None:
     """A device check (matmul, copy, host link, collective) in its figure's unit (TFLOP/s, GB/s, bus GB/s):
     the same recipe stored on the same GPU where there is one, else the catalog's figure
     (analysis/verbs/expected_device.py).  Below expected when under either band: a stored figure may come from
@@ -88,7 +89,7 @@ def expect_device(r: Result, gpu: catalog.GPU, pool: list[Result], fp: dict | No
     measured = cat.ratio * cat.figure
     hi = (r.throughput.ci95_high if r.throughput and r.throughput.ci95_high else r.throughput_median)
     hi *= measured / r.throughput_median
-    ref = stored_reference(r, gpu, pool, D.value_of)
+    ref = stored_reference(r, gpu, pool if recipe is None else recipe, D.value_of)
     out = cat.model_dump(exclude_unset=True)
     if ref:
         band = max(cat.band - D.M.MICRO_SPREAD, D.M.MICRO_SPREAD)     # the same card model: no card-to-card term
@@ -126,7 +127,7 @@ def expect(r: Result, pool: list[Result], published: list[Result], fp: dict | No
         return None
     everything = pool if everything is None else everything
     if D.figure_of(r.workload):
-        return expect_device(r, gpu, everything, fp)
+        return expect_device(r, gpu, everything, fp, pool)
     pub = published_reference(r, gpu, published)
     ref = stored_reference(r, gpu, pool)
     model = model_figure(r, gpu, pool, published, everything)
@@ -171,9 +172,9 @@ def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: 
     from gpuarena.analysis.rows.published import published_results
 
     published = published_results()
-    recipes: dict[tuple, list[Result]] = {}      # the pool by (workload, variant): only those can be the same recipe
+    recipes: dict[tuple, list[Result]] = {}      # the pool by recipe: only those can be the same recipe
     for q in pool:
-        recipes.setdefault((q.workload, q.variant), []).append(q)
+        recipes.setdefault(recipe_key(q), []).append(q)
     envs: dict = {}
     out = []
     for r in rows:
@@ -183,12 +184,27 @@ def annotate(rows: list[Result], pool: list[Result], environment=lambda env_id: 
         eid = r.env_id
         if eid not in envs:
             envs[eid] = environment(eid) if eid is not None else None
-        e = expect(r, recipes.get((r.workload, r.variant), []), published, envs[eid], pool)
+        e = expect(r, recipes.get(recipe_key(r), []), published, envs[eid], pool)
         if e is None:
             out.append(r)
             continue
         out.append(r.with_derived(expected=e, warnings=[flag_text(e, r.unit)] if e["below"] else []))
     return out
+
+
+def recipe_key(r: Result) -> tuple:
+    """What two results of one recipe share (expected_refs.same_recipe's fields of both): grouping the
+    pool by it once keeps annotating N results linear, where comparing each with every other was not."""
+    return (r.workload, r.workload_version, r.variant, r.gpus, _frozen(r.params))
+
+
+def _frozen(x):
+    """A hashable value equal where the JSON values are equal (1 and 1.0 alike, keys in any order)."""
+    if isinstance(x, dict):
+        return frozenset((k, _frozen(v)) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return tuple(_frozen(v) for v in x)
+    return x
 
 
 def physics_expectation(r: Result, gpu: catalog.GPU, pool: list[Result]) -> dict | None:

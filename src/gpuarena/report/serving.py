@@ -99,15 +99,15 @@ def kv_section(c: dict, rows: list[dict]) -> Section:
     prec = c["precision"] if c["precision"] in PRECISIONS else "bf16"     # the measured weights' precision
     adv = S.advise(rows, S.sets_for(c["model"], context) + [f"precision={prec}"])
     sec = Section("serving-kv", f"KV-cache concurrency at {context:,} tokens, by GPU (model, {prec} weights)")
-    sec.paragraphs.append(adv["explanation"])
+    sec.paragraphs.append(adv.explanation)
     here = catalog.identity(c["gpu"])
     sec.tables.append(Table("serving-kv-table", [("GPU", TEXT), ("memory GB", NUMERIC), ("max sequences", NUMERIC),
                                                  ("tok/s at max", NUMERIC), ("tok/s at 1", NUMERIC), ("bound", TEXT)],
-                            [[x["gpu"] + (" (measured here)" if x["gpu"] == here else ""), fmt_num(x["memory_gb"]),
-                              str(x["max_batch"]), fmt_num(x["tokens_per_s"]), fmt_num(x["tokens_per_s_batch1"]),
-                              x["bound"]] for x in adv["rows"]],
+                            [[x.gpu + (" (measured here)" if x.gpu == here else ""), fmt_num(x.memory_gb),
+                              str(x.max_batch), fmt_num(x.tokens_per_s), fmt_num(x.tokens_per_s_batch1),
+                              x.bound] for x in adv.rows],
                             "Largest concurrency and projected decode speed",
-                            f"{adv['overhead_fraction']:.0%} of memory kept back; bandwidth share "
-                            f"{adv['bandwidth_share']:.0%} ({adv['bandwidth_share_from']})."))
+                            f"{adv.overhead_fraction:.0%} of memory kept back; bandwidth share "
+                            f"{adv.bandwidth_share:.0%} ({adv.bandwidth_share_from})."))
     return sec
 

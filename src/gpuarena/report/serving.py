@@ -11,6 +11,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
 from gpuarena.numbers import fmt_bytes, fmt_num
+from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
 
@@ -32,7 +33,7 @@ def versions_text(c: ServingCurve) -> str:
     return text
 
 
-def section(rows: list[dict], pool=None) -> Section | None:
+def section(rows: list[Result], pool=None) -> Section | None:
     """None when no llm-serve result measured its per-token times.  The membw ceiling may come
     from any run in the store (it is a fact of the GPU, measured once)."""
     copies = [r for r in (pool.results(status="ok") if pool is not None else [])
@@ -93,7 +94,7 @@ def section(rows: list[dict], pool=None) -> Section | None:
     return s
 
 
-def kv_section(c: ServingCurve, rows: list[dict]) -> Section:
+def kv_section(c: ServingCurve, rows: list[Result]) -> Section:
     """The catalog's GPUs serving the measured model at its measured context, by the model."""
     context = c.prompt_len + c.new_tokens
     prec = c.precision if c.precision in PRECISIONS else "bf16"     # the measured weights' precision

@@ -36,35 +36,35 @@ def shipped(tmp_path_factory):
 @pytest.mark.parametrize("prec", ["bf16", "int4", "fp8"])
 def test_the_batch_is_the_largest_that_keeps_the_slo(prec, shipped):
     _, results = shipped
-    free = {r["gpu"]: r for r in S.advise(results, [*SETS, f"precision={prec}"])["rows"]}
+    free = {r.gpu: r for r in S.advise(results, [*SETS, f"precision={prec}"]).rows}
     adv = S.advise(results, [*SETS, f"precision={prec}", "slo_ms=50"])
-    assert adv["slo_ms"] == 50 and "keeps the 50 ms SLO" in adv["explanation"]
+    assert adv.slo_ms == 50 and "keeps the 50 ms SLO" in adv.explanation
     sh = M.shares(results, prec)
-    for row in adv["rows"]:
-        assert row["tpot_ms"] <= 50 and 1 <= row["batch"] <= row["max_batch"] == free[row["gpu"]]["max_batch"]
-        if row["batch"] < row["max_batch"]:       # one more sequence would miss it
-            g = catalog.match(row["gpu"])
-            more = M.request(SHAPES["llama3-8b"], g, prec, 1, row["batch"] + 1, 512, 128, sh.decode, sh.prefill)
+    for row in adv.rows:
+        assert row.tpot_ms <= 50 and 1 <= row.batch <= row.max_batch == free[row.gpu].max_batch
+        if row.batch < row.max_batch:       # one more sequence would miss it
+            g = catalog.match(row.gpu)
+            more = M.request(SHAPES["llama3-8b"], g, prec, 1, row.batch + 1, 512, 128, sh.decode, sh.prefill)
             assert more["tpot_ms"] > 50
         else:                                     # the largest that fits keeps it: as without the SLO
-            assert row["tokens_per_s"] == pytest.approx(free[row["gpu"]]["tokens_per_s"])
+            assert row.tokens_per_s == pytest.approx(free[row.gpu].tokens_per_s)
 
 
 def test_int4_on_this_engine_is_slo_bound_not_memory_bound(shipped):
     _, results = shipped
     h200 = catalog.match("H200").name
-    free = next(r for r in S.advise(results, [*SETS, "precision=int4"])["rows"] if r["gpu"] == h200)
-    slo = next(r for r in S.advise(results, [*SETS, "precision=int4", "slo_ms=50"])["rows"] if r["gpu"] == h200)
-    assert free["batch"] == free["max_batch"] and free["tpot_ms"] > 500       # 778 ms per token at 1,452
-    assert slo["batch"] < free["batch"] and slo["tpot_ms"] <= 50
+    free = next(r for r in S.advise(results, [*SETS, "precision=int4"]).rows if r.gpu == h200)
+    slo = next(r for r in S.advise(results, [*SETS, "precision=int4", "slo_ms=50"]).rows if r.gpu == h200)
+    assert free.batch == free.max_batch and free.tpot_ms > 500       # 778 ms per token at 1,452
+    assert slo.batch < free.batch and slo.tpot_ms <= 50
 
 
 def test_an_slo_no_gpu_keeps_and_bad_values(shipped):
     path, results = shipped
     adv = S.advise(results, [*SETS, "slo_ms=4"])          # bf16: ~5 ms a token on an H200 at batch 1
     h200 = catalog.match("H200").name
-    assert h200 not in {r["gpu"] for r in adv["rows"]}
-    (why,) = [e["reason"] for e in adv["excluded"] if e["gpu"] == h200]
+    assert h200 not in {r.gpu for r in adv.rows}
+    (why,) = [e.reason for e in adv.excluded if e.gpu == h200]
     assert "at batch 1, over the 4 ms SLO" in why
     with pytest.raises(UserError, match="no catalog GPU"):
         S.advise(results, [*SETS, "slo_ms=0.01"])
@@ -76,4 +76,4 @@ def test_an_slo_no_gpu_keeps_and_bad_values(shipped):
     out = gpuarena("advise", "-w", "llm-serve", "--set", "slo_ms=-1", "--db", path)
     assert out.returncode == 2 and "slo_ms" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     # an explicit batch is kept as asked
-    assert all(r["batch"] == 8 for r in S.advise(results, [*SETS, "batch=8", "slo_ms=50"])["rows"])
+    assert all(r.batch == 8 for r in S.advise(results, [*SETS, "batch=8", "slo_ms=50"]).rows)

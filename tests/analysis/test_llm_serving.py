@@ -57,36 +57,36 @@ def test_unsupported_precisions_refused_with_the_reason():
     with pytest.raises(UserError, match="compute capability 8.9"):
         C.check_claim(_claim(gpu="A100 80GB SXM4", precision="fp8", throughput=10))
     adv = S.advise([], ["precision=fp8", "context=2048"])
-    why = {catalog.match(e["gpu"]).short: e["reason"] for e in adv["excluded"]}
+    why = {catalog.match(e.gpu).short: e.reason for e in adv.excluded}
     assert "8.9" in why["A100 80GB SXM4"] and "8.9" in why["V100 16GB SXM2"]
-    assert all(catalog.match(r["gpu"]).architecture.split()[0] in ("Ada", "Hopper", "Blackwell") for r in adv["rows"])
+    assert all(catalog.match(r.gpu).architecture.split()[0] in ("Ada", "Hopper", "Blackwell") for r in adv.rows)
 
 
 def test_consumer_cards_only_when_asked():
     adv = S.advise([], ["context=2048"])
-    assert not any("GeForce" in r["gpu"] for r in adv["rows"])
-    assert any("GeForce" in e["gpu"] and "--include-consumer" in e["reason"] for e in adv["excluded"])
-    assert any("GeForce" in r["gpu"] for r in S.advise([], ["context=2048"], include_consumer=True)["rows"])
+    assert not any("GeForce" in r.gpu for r in adv.rows)
+    assert any("GeForce" in e.gpu and "--include-consumer" in e.reason for e in adv.excluded)
+    assert any("GeForce" in r.gpu for r in S.advise([], ["context=2048"], include_consumer=True).rows)
 
 
 def test_long_prompt_prefill_ranks_the_h20_below_the_h100():
     adv = S.advise([], ["context=8192"])
-    rank = {catalog.match(r["gpu"]).short: r for r in adv["rows"]}
-    assert rank["H20 96GB"]["rank"] > rank["H100 80GB SXM5"]["rank"]
-    assert rank["H20 96GB"]["ttft_s_batch1"] > 5 * rank["H100 80GB SXM5"]["ttft_s_batch1"]
-    assert "prefill" in adv["explanation"] and adv["prompt"] + adv["output"] == 8192
+    rank = {catalog.match(r.gpu).short: r for r in adv.rows}
+    assert rank["H20 96GB"].rank > rank["H100 80GB SXM5"].rank
+    assert rank["H20 96GB"].ttft_s_batch1 > 5 * rank["H100 80GB SXM5"].ttft_s_batch1
+    assert "prefill" in adv.explanation and adv.prompt + adv.output == 8192
 
 
 def test_70b_refused_on_one_card_and_ranked_with_four_in_tensor_parallel():
     one = S.advise([], ["shape=llama3-70b", "context=4096"])
-    why = {catalog.match(e["gpu"]).short: e["reason"] for e in one["excluded"]}
+    why = {catalog.match(e.gpu).short: e.reason for e in one.excluded}
     assert "141.1 GB" in why["H100 80GB SXM5"] and "--gpus" in why["H100 80GB SXM5"]
     four = S.advise([], ["shape=llama3-70b", "context=4096"], gpus=4)
-    h100 = next(r for r in four["rows"] if r["gpu"] == "NVIDIA H100 80GB SXM5")
+    h100 = next(r for r in four.rows if r.gpu == "NVIDIA H100 80GB SXM5")
     one_h100 = catalog.match("H100 80GB SXM5").cloud.usd
-    assert h100["gpus"] == 4 and h100["comm_ms"] > 0 and h100["usd_per_hour"] == pytest.approx(4 * one_h100)
-    pcie = next(r for r in four["rows"] if r["gpu"] == "NVIDIA H100 80GB PCIe")
-    assert pcie["comm_ms"] > 1.5 * h100["comm_ms"]          # all-reduces over PCIe, not NVLink
+    assert h100.gpus == 4 and h100.comm_ms > 0 and h100.usd_per_hour == pytest.approx(4 * one_h100)
+    pcie = next(r for r in four.rows if r.gpu == "NVIDIA H100 80GB PCIe")
+    assert pcie.comm_ms > 1.5 * h100.comm_ms          # all-reduces over PCIe, not NVLink
     with pytest.raises(UserError, match="one node"):
         S.advise([], ["shape=llama3-70b"], gpus=16)
 
@@ -235,10 +235,10 @@ def test_gpt_fast_claims_are_plausible(tmp_path, cfg, tp, published):
                                        (["shape=llama3-70b", "context=4096"], 4), (["batch=8"], 2)])
 def test_every_projected_serving_row_passes_check(sets, gpus):
     adv = S.advise([], sets, gpus=gpus)
-    for r in adv["rows"]:
-        claim = {"gpu": r["gpu"], "workload": "llm-serve", "precision": adv["precision"], "batch_size": r["batch"],
-                 "throughput": r["tokens_per_s"], "gpus": gpus, "shape": adv["model"],
-                 "prompt_len": adv["prompt"], "new_tokens": adv["output"]}
+    for r in adv.rows:
+        claim = {"gpu": r.gpu, "workload": "llm-serve", "precision": adv.precision, "batch_size": r.batch,
+                 "throughput": r.tokens_per_s, "gpus": gpus, "shape": adv.model,
+                 "prompt_len": adv.prompt, "new_tokens": adv.output}
         assert C.check_claim(claim).verdict == "plausible", r["gpu"]
 
 

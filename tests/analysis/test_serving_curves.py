@@ -31,28 +31,28 @@ def curves(tmp_path_factory):
 
 
 def _pick(curves, variant, prefill, current=True, attention="flex"):
-    return [c for c in curves if c["variant"] == variant and c["prefill"] == prefill
-            and c["attention"] == attention and c["current"] == current]
+    return [c for c in curves if c.variant == variant and c.prefill == prefill
+            and c.attention == attention and c.current == current]
 
 
 def _by_batch(curve) -> dict:
-    return {p["batch"]: (p["version"], round(p["decode_tokens_per_s"])) for p in curve["points"]}
+    return {p.batch: (p.version, round(p.decode_tokens_per_s)) for p in curve.points}
 
 
 def test_current_curve_joins_points_of_versions_that_changed_nothing_since(curves):
     (cur,) = _pick(curves, BF16, "compiled")
     # batch 64 timed at v3 (flex), 128 at v5, 256 at v9: no version since changed a batched bf16 decode
     assert _by_batch(cur) == {64: (3, 9706), 128: (5, 15281), 256: (9, 19628)}
-    assert cur["version"] == LLMServe.version and cur["timed_by"] == [3, 5, 9]
+    assert cur.version == LLMServe.version and cur.timed_by == [3, 5, 9]
     assert versions_text(cur) == " · llm-serve v9 (points timed by v3, v5, v9, unchanged since)"
     # the SLO capacity follows the same key: the largest batch of the joined curve
-    assert cur["slo_batch"] == cur["largest_fit"] == 256
+    assert cur.slo_batch == cur.largest_fit == 256
 
 
 def test_point_a_later_version_changed_keeps_its_own_curve(curves):
     # bf16 batch 1 at v5: version 8 realised the SwiGLU product of the one-row decode
     (old,) = _pick(curves, BF16, "compiled", current=False)
-    assert _by_batch(old) == {1: (5, 202)} and old["version"] == 5 and old["changed_by"] == [8]
+    assert _by_batch(old) == {1: (5, 202)} and old.version == 5 and old.changed_by == [8]
     assert versions_text(old) == " · llm-serve v5 (superseded: changed by v8)"
     assert 1 not in _by_batch(_pick(curves, BF16, "compiled")[0])
     # FP8 did not change since v6 (its w2 is an Fp8Linear): v6's batch 64 beside v8's batch 1
@@ -60,10 +60,10 @@ def test_point_a_later_version_changed_keeps_its_own_curve(curves):
     assert _by_batch(fp8) == {1: (8, 277), 64: (6, 10480)}
     assert versions_text(fp8).endswith("(points timed by v6, v8, unchanged since)")
     # torchao's FP8 at v3 is not today's FP8 (v6); gemv at v8 is not v9's
-    assert {c["version"]: c["changed_by"] for c in curves if "fp8-weights" in c["variant"] and not c["current"]} \
+    assert {c.version: c.changed_by for c in curves if "fp8-weights" in c.variant and not c.current} \
         == {3: [6], 8: [9]}
     # superseded curves come after the current ones
-    assert [c["current"] for c in curves] == sorted((c["current"] for c in curves), reverse=True)
+    assert [c.current for c in curves] == sorted((c.current for c in curves), reverse=True)
 
 
 def test_cuda_graph_prefill_is_a_recipe_of_its_own(curves):

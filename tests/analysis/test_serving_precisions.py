@@ -187,13 +187,13 @@ def test_what_advise_projects_check_accepts(prec, s10):
     put through check at the same conditions, is plausible."""
     _, store, _ = s10
     adv = S.advise(store.results(workload="llm-serve"), ["context=640", "output=128", f"precision={prec}"])
-    for row in adv["rows"][:8]:
-        for batch, thr in ((1, row["tokens_per_s_batch1"]), (row["batch"], row["tokens_per_s"])):
-            claim = {"gpu": row["gpu"], "workload": "llm-serve", "precision": prec, "batch_size": batch,
+    for row in adv.rows[:8]:
+        for batch, thr in ((1, row.tokens_per_s_batch1), (row.batch, row.tokens_per_s)):
+            claim = {"gpu": row.gpu, "workload": "llm-serve", "precision": prec, "batch_size": batch,
                      "throughput": thr if batch > 1 else None, "latency": 1 / thr if batch == 1 else None,
                      "shape": "llama3-8b", "prompt_len": 512, "new_tokens": 128}
             got = C.check_claim(claim, store)
-            assert got.verdict == "plausible", (row["gpu"], batch, got.reason)
+            assert got.verdict == "plausible", (row.gpu, batch, got.reason)
 
 
 def test_parse_sets_normalises_names():

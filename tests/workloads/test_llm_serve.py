@@ -53,8 +53,8 @@ def test_seed_static_and_compile_through_runner(db_path, smoke_run):
     assert compiled.decode_attention == "flex" and static.decode_attention == dyn.decode_attention == "sdpa"
     assert serve[2].compile_s > 0
     # read time: the decode share of the membw result stored beside it
-    (curve,) = [c for c in curves(rs) if c["variant"] == "seed"]
-    share = curve["points"][0]["decode_share_of_membw"]
+    (curve,) = [c for c in curves(rs) if c.variant == "seed"]
+    share = curve.points[0].decode_share_of_membw
     membw = next(r for r in rs if r.workload == "membw").throughput_median
     assert share == pytest.approx(dyn.decode_bandwidth_gbs / membw)
 
@@ -149,16 +149,17 @@ def test_report_serving_section(db_path, tmp_path):
     assert cap[0].endswith(f" · llm-serve v{v}")
     older = rs[1].model_copy(update={"workload_version": v - 1})
     (joined,) = curves([rs[0], older])
-    assert len(joined["points"]) == 2 and joined["timed_by"] == [v - 1, v]
+    assert len(joined.points) == 2 and joined.timed_by == [v - 1, v]
     # a static cache at v1 (one buffer per layer since): kept apart from today's, labelled with what changed it
     static = [x.model_copy(update={"variant": "static-cache"}) for x in rs]
     old = static[0].model_copy(update={"workload_version": 1})
-    assert [(c["current"], c["changed_by"]) for c in curves([old, static[1]])] == [(True, []), (False, [2])]
+    assert [(c.current, c.changed_by) for c in curves([old, static[1]])] == [(True, []), (False, [2])]
     assert sec.charts
     assert "Throughput and latency by batch" in markdown.render(report)
     # a full-size llama3-8b setting on an H200: the catalog's GPUs at its context, by the model
     (curve,) = curves(rs)
-    curve.update(model="llama3-8b", prompt_len=512, new_tokens=128, gpu="NVIDIA H200 SXM 141GB")
+    curve = curve.model_copy(update={"model": "llama3-8b", "prompt_len": 512, "new_tokens": 128,
+                                     "gpu": "NVIDIA H200 SXM 141GB"})
     kv = kv_section(curve, rs)
     rows = {r[0]: r for r in kv.tables[0].rows}
     assert rows["NVIDIA H200 SXM 141GB (measured here)"][2] == str(
@@ -180,4 +181,4 @@ def test_max_sweep_stops_at_the_first_oom(db_path, tmp_path):
                                                                 (8, "skipped")]
     assert "batch_size=4 already ran out of memory" in rs[3].error
     (curve,) = curves(rs)
-    assert curve["largest_fit"] == 2 and curve["oom_batch"] == 4
+    assert curve.largest_fit == 2 and curve.oom_batch == 4

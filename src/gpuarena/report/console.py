@@ -27,45 +27,24 @@ def fmt_params(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in items if k not in ("lr", "compile_mode") or v not in (0.1, "default"))
 
 
+# `gpuarena results --format json`: the documented keys of one result, in order.  Most are the stored form's
+# (``Result.row()``, what a bundle carries, exported as stored); the rest are computed in public_view.
+PUBLIC_KEYS = ("id", "run_id", "source", "workload", "workload_version", "code_hash", "variant", "params", "size",
+               "gpus", "status", "error", "device", "device_name", "precision", "throughput", "expected", "latency",
+               "samples", "peak_memory_bytes", "tflops", "compile_s", "power_w_mean", "power_w_max",
+               "energy_j_per_item", "energy_source", "temp_c_max", "sm_clock_mhz_mean", "throttled", "warnings",
+               "extra", "env_id", "created_at")
+
+
 def public_view(r: Result) -> dict:
-    """The documented JSON shape of one result (`gpuarena results --format json`)."""
+    """The documented JSON shape of one result (`gpuarena results --format json`): the stored form's keys
+    (a JSON boundary: exported as stored), and the derived figures."""
     d = r.row()     # the stored form, as exported; derived figures below
-    thr = d.get("throughput") or None
-    return {
-        "id": d.get("id"),
-        "run_id": d.get("run_id"),
-        "source": d.get("source"),
-        "workload": d.get("workload"),
-        "workload_version": d.get("workload_version"),
-        "code_hash": d.get("code_hash"),
-        "variant": d.get("variant"),
-        "params": d.get("params"),
-        "size": d.get("size"),
-        "gpus": d.get("gpus"),
-        "status": d.get("status"),
-        "error": d.get("error"),
-        "device": d.get("device"),
-        "device_name": d.get("device_name"),
-        "precision": d.get("precision"),
-        "throughput": thr,
-        "expected": r.derived.expected.summary() if r.derived.expected is not None else None,
-        "latency": d.get("latency"),
-        "samples": d.get("samples"),
-        "peak_memory_bytes": d.get("peak_memory_bytes"),
-        "tflops": d.get("tflops"),
-        "compile_s": d.get("compile_s"),
-        "power_w_mean": d.get("power_w_mean"),
-        "power_w_max": d.get("power_w_max"),
-        "energy_j_per_item": d.get("energy_j_per_item"),
-        "energy_source": d.get("energy_source"),
-        "temp_c_max": d.get("temp_c_max"),
-        "sm_clock_mhz_mean": d.get("sm_clock_mhz_mean"),
-        "throttled": d.get("throttled"),
-        "warnings": r.all_warnings,
-        "extra": {k: v for k, v in r.extra_dict().items() if k not in ("traceback", "stderr_tail")},
-        "env_id": d.get("env_id"),
-        "created_at": d.get("created_at"),
-    }
+    own = {"throughput": d.get("throughput") or None,
+           "expected": r.derived.expected.summary() if r.derived.expected is not None else None,
+           "warnings": r.all_warnings,
+           "extra": {k: v for k, v in r.extra_dict().items() if k not in ("traceback", "stderr_tail")}}
+    return {k: own[k] if k in own else d.get(k) for k in PUBLIC_KEYS}
 
 
 def to_json(results: list[Result]) -> str:
@@ -83,14 +62,12 @@ def to_csv(results: list[Result]) -> str:
     w = csv.writer(buf)
     w.writerow(CSV_COLUMNS)
     for r in results:
-        d = r.row()     # the stored form, as exported
+        d = r.row()     # the stored form, as exported (a CSV boundary); the computed columns below
         t = d.get("throughput") or {}
-        w.writerow([d.get("id"), d.get("run_id"), d.get("source"), d.get("workload"), d.get("variant"),
-                    json.dumps(d.get("params"), sort_keys=True), d.get("status"), d.get("device_name"),
-                    d.get("precision"), median_of(r), t.get("mean"), t.get("ci95_low"), t.get("ci95_high"),
-                    t.get("cv"), t.get("n"), d.get("unit"), d.get("tflops"), d.get("peak_memory_bytes"),
-                    d.get("compile_s"), d.get("power_w_mean"), d.get("energy_j_per_item"), d.get("throttled"),
-                    "; ".join(r.all_warnings), d.get("error")])
+        own = {"params": json.dumps(d.get("params"), sort_keys=True), "throughput_median": median_of(r),
+               **{f"throughput_{k}": t.get(k) for k in ("mean", "ci95_low", "ci95_high", "cv", "n")},
+               "warnings": "; ".join(r.all_warnings)}
+        w.writerow([own[k] if k in own else d.get(k) for k in CSV_COLUMNS])
     return buf.getvalue()
 
 

@@ -7,6 +7,8 @@ says what to run to get a finite one."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from gpuarena.analysis.physics import models
 from gpuarena.store.flags import diverged
 from gpuarena.analysis.physics.roofline import is_finite_result
@@ -23,6 +25,7 @@ from gpuarena.report.cautions import caution_counts
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, ok, params_text, pct
 from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
+from gpuarena.store.derived import Expected
 from gpuarena.store.result import Result
 
 
@@ -74,11 +77,21 @@ def like_class(r: Result) -> tuple:
             tuple((k, params.get(k)) for k in SETTINGS if params.get(k) is not None))
 
 
-def expected_figure(pool, r: Result) -> dict | None:
+class Expectation(NamedTuple):
+    """What a measured result should be, in the article's unit: the figure, its text and where it comes from;
+    ``model``: gpuarena's model (context, never a flag)."""
+
+    value: float
+    text: str
+    source: str
+    model: bool = False
+
+
+def expected_figure(pool, r: Result) -> Expectation | None:
     """What the measured result `r` should be (analysis.expected: the same recipe stored on the same GPU
     model, else the best like-for-like published figure, else gpuarena's model capped by physics); when
     that has nothing, the best published figure on the same GPU and class that check calls plausible.
-    Returns {value, text, source} in the article's unit, or None."""
+    None when neither gives one."""
     if wrapper(r.workload):      # its first-screen figure is a scaling efficiency, not items/s
         return None
     e = None
@@ -86,20 +99,20 @@ def expected_figure(pool, r: Result) -> dict | None:
         from gpuarena.analysis.verbs import expected as E
         from gpuarena.analysis.rows.published import published_results
 
-        e = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())
+        raw = E.expect(r, pool.results(workload=r.workload, status="ok"), published_results())
+        e = Expected.model_validate(raw) if raw else None     # as a result's derived ``expected`` holds it
     except (UserError, KeyError, TypeError, ValueError):
         e = None
-    if e and e.get("figure") and r.source != "published" and not e.get("unit"):   # unit: a device figure
-        ref = e.get(e["basis"]) if e["basis"] in ("published", "stored") else None
-        src = (ref or {}).get("source") or f"gpuarena's model ({e['model'].get('how', '')})"
-        v = e["figure"]
-        src = f"{e['basis']}: {src}"
-        model = e["basis"] not in ("published", "stored")     # gpuarena's model: context, never a flag
+    if e and e.figure and r.source != "published" and not e.unit:   # unit: a device figure
+        ref = e.published if e.basis == "published" else e.stored if e.basis == "stored" else None
+        src = (ref.source if ref else None) or f"gpuarena's model ({e.model.how})"
+        v = e.figure
+        src = f"{e.basis}: {src}"
+        model = e.basis not in ("published", "stored")     # gpuarena's model: context, never a flag
         mark = " (model, context)" if model else ""
         if H.is_latency(r.workload):
-            return {"value": 1.0 / v, "text": f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}{mark}", "source": src,
-                    "model": model}
-        return {"value": v, "text": f"{fmt_num(v)} {r.unit or ''}".strip() + mark, "source": src, "model": model}
+            return Expectation(1.0 / v, f"{fmt_num(1.0 / v)} {H.unit(r.workload, None)}{mark}", src, model)
+        return Expectation(v, f"{fmt_num(v)} {r.unit or ''}".strip() + mark, src, model)
     try:
         cands = candidates(pool, r.workload)
     except UserError:
@@ -111,12 +124,11 @@ def expected_figure(pool, r: Result) -> dict | None:
     c = max(same, key=lambda c: c["throughput"])
     if H.is_latency(r.workload):
         v = 1.0 / c["throughput"]
-        return {"value": v, "text": f"{fmt_num(v)} {H.unit(r.workload, None)}", "source": c["source"]}
-    return {"value": c["throughput"], "text": f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(),
-            "source": c["source"]}
+        return Expectation(v, f"{fmt_num(v)} {H.unit(r.workload, None)}", c["source"])
+    return Expectation(c["throughput"], f"{fmt_num(c['throughput'])} {c['unit'] or ''}".strip(), c["source"])
 
 
-def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | None, dict | None]:
+def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | None, Expectation | None]:
     """The expected figure of the best result, else of the fastest finite result that has one
     (a published figure of another engine is compared with our run of that engine, not the best)."""
     order = sorted((r for r in mine if finite(r) and H.value(r) is not None), key=lambda r: figure(r)[0],
@@ -124,7 +136,7 @@ def against_expected(pool, best: Result, mine: list[Result]) -> tuple[Result | N
     model = None      # gpuarena's model figure is context: a like-for-like reference of another result first
     for r in [best] + [r for r in order if r is not best]:
         exp = expected_figure(pool, r)
-        if exp and not exp.get("model"):
+        if exp and not exp.model:
             return r, exp
         model = model or (exp and (r, exp))
     return model or (None, None)
@@ -216,11 +228,11 @@ def answer(pool, rows: list[Result], jobs: list[str], comparison: Section | None
         vs = "-"
         if exp:
             cv = figure(compared)[0]
-            ratio = exp["value"] / cv if H.better(w) == "min" else cv / exp["value"]
+            ratio = exp.value / cv if H.better(w) == "min" else cv / exp.value
             vs = f"{ratio:.2f}x" + ("" if compared is best else "*")
-        table.append([w, text, exp["text"] if exp else "-", vs, dec, setting_text(best),
+        table.append([w, text, exp.text if exp else "-", vs, dec, setting_text(best),
                       "" if not exp or compared is best else f"{figure(compared)[1]} ({setting_text(compared)})",
-                      exp["source"] if exp else ""])
+                      exp.source if exp else ""])
         if result:
             chart_rows.append((w, best, result))
     s.tables.append(Table("answer-table", [("workload", TEXT), ("measured here", PROSE), ("expected", TEXT),

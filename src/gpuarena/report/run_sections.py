@@ -8,6 +8,7 @@ from gpuarena.measure.telemetry import THROTTLE_BITS
 from gpuarena.report import cautions
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of, params_text
 from gpuarena.numbers import fmt_num
+from gpuarena.store.environment import Fingerprint
 from gpuarena.store.result import Result
 
 
@@ -57,13 +58,13 @@ def what_was_run(pool, runs: list[dict], rows: list[Result]) -> Section:
                           "processes: --processes).", details=("timing",)))
     env_rows = []
     for env_id in sorted({r.env_id for r in rows if r.env_id is not None}):
-        fp = pool.environment(env_id) or {}
-        libs = fp.get("libraries") or {}
-        gpus = [g.get("name") for g in fp.get("gpus") or [] if g.get("name")]
+        fp = fingerprint(pool, env_id)
+        libs = fp.libraries or {}        # library name -> version, as the machine reported them
+        gpus = [g.name for g in fp.gpus or [] if g.name]
         gpu_text = ", ".join(f"{n} x{gpus.count(n)}" for n in dict.fromkeys(gpus)) or "none"
-        env_rows.append([str(env_id), str(fp.get("hostname", "?")), str(fp.get("cpu", "?")), gpu_text,
-                         str(fp.get("driver") or "-"), str(fp.get("torch_cuda") or "-"), str(fp.get("cudnn") or "-"),
-                         str(libs.get("torch") or "-"), str(fp.get("python") or "-"), str(fp.get("os") or "-")])
+        env_rows.append([str(env_id), fp.hostname or "?", fp.cpu or "?", gpu_text,
+                         fp.driver or "-", fp.torch_cuda or "-", str(fp.cudnn or "-"),
+                         libs.get("torch") or "-", fp.python or "-", fp.os or "-"])
     # machines that differ only in their database id are one row, naming the ids
     same: dict[tuple, list[str]] = {}
     for row in env_rows:
@@ -73,6 +74,14 @@ def what_was_run(pool, runs: list[dict], rows: list[Result]) -> Section:
                                            ("driver", TEXT), ("CUDA", TEXT), ("cuDNN", TEXT), ("torch", TEXT),
                                            ("Python", TEXT), ("OS", TEXT)], env_rows, "Environments"))
     return s
+
+
+def fingerprint(pool, env_id: int) -> Fingerprint:
+    """A stored environment, typed; one that is missing or fails the type (edited by hand) reads as unknown."""
+    try:
+        return Fingerprint.model_validate(pool.environment(env_id) or {})
+    except ValueError:
+        return Fingerprint()
 
 
 def collapse(method_rows: list[list[str]], n_runs: int) -> list[list[str]]:

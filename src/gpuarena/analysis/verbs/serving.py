@@ -16,10 +16,14 @@ and the advise verb format it.
 from __future__ import annotations
 
 import math
+from typing import Optional, Union
+
+from pydantic import BaseModel
 
 from gpuarena.analysis.physics import models
 from gpuarena.analysis.physics import serving_model as M
 from gpuarena.analysis.physics.serving_model import weights_bytes
+from gpuarena.analysis.verbs.advise import Excluded
 from gpuarena.data import catalog
 from gpuarena.errors import UserError, brief
 from gpuarena.workloads.llm.flops import flops_per_token, kv_cache_bytes
@@ -61,6 +65,55 @@ def projected_decode(cfg, bandwidth_gbs: float, peak_tflops: float | None, batch
 
 
 # --- advise ---------------------------------------------------------------------------
+
+Num = Union[int, float]          # a figure keeps its type in the JSON
+
+
+class ServingRow(BaseModel):
+    """One catalog GPU serving the request mix: what fits, the batch it runs, and the serving model's
+    sustained tokens/s, TTFT and time per output token (at that batch and alone), priced by the cloud hour."""
+
+    rank: int
+    gpu: str
+    gpus: int                                  # tensor parallel over this many
+    memory_gb: Num
+    bandwidth_gbs: Num
+    max_batch: int                             # the most sequences whose KV cache fits
+    batch: int                                 # the batch ranked (the SLO's, the asked, else max_batch)
+    tokens_per_s: Num                          # at ``batch``, prefill included
+    decode_tokens_per_s: Num
+    tpot_ms: Num
+    ttft_s: Num
+    ttft_s_batch1: Num
+    bound: str                                 # what limits a decode step: memory or compute
+    comm_ms: Num
+    tokens_per_s_batch1: Num
+    tpot_ms_batch1: Num
+    usd_per_hour: Optional[Num] = None         # cloud $/hour for all ``gpus``
+    tokens_per_usd: Optional[Num] = None
+    note: str = ""                             # where the decode share was carried from
+
+
+class ServingAdvice(BaseModel):
+    """`gpuarena advise -w llm-serve`: the catalog ranked for serving one request mix, most tokens/s first."""
+
+    workload: str
+    model: str                                 # the shape or the hf_config path
+    context: int                               # prompt + output
+    prompt: int
+    output: int
+    gpus: int
+    precision: str                             # the weights'
+    slo_ms: Optional[Num] = None               # the time per output token a batch keeps (None: no SLO)
+    overhead_fraction: Num                     # memory kept back from the KV cache
+    bandwidth_share: Num                       # decode's share of the datasheet bandwidth
+    bandwidth_share_from: str
+    prefill_mfu: Num
+    prefill_mfu_from: str
+    rows: list[ServingRow]
+    excluded: list[Excluded]
+    explanation: str
+
 
 def parse_sets(items: list[str]) -> dict:
     """advise --set KEY=VALUE for llm-serve: context, prompt, output, shape, hf_config, precision,
@@ -145,7 +198,7 @@ def _slo_batch(args: tuple, s: dict, sh: M.Shares, most: int) -> int:
 
 
 def advise(results: list[Result], sets: list[str], min_memory: float | None = None, gpus: int = 1,
-           include_consumer: bool = False, overrides: dict | None = None) -> dict:
+           include_consumer: bool = False, overrides: dict | None = None) -> ServingAdvice:
     """The catalog ranked for serving a request mix on ``gpus`` GPUs (tensor parallel): GPUs that
     hold the weights and at least one sequence, most sustained tokens/s (prefill included) first.
     Priced by cloud $/GPU-hour (``overrides``: load_prices); GeForce cards only when asked."""
@@ -166,34 +219,32 @@ def advise(results: list[Result], sets: list[str], min_memory: float | None = No
         raise UserError(f"no catalog GPU serves this model at this context on {gpus} GPU(s): "
                         + "; ".join(f"{catalog.match(e['gpu']).short}: {e['reason']}" for e in excluded[:3]))
     rows.sort(key=lambda x: -x["tokens_per_s"])
-    for i, x in enumerate(rows, 1):
-        x["rank"] = i
-    return {"workload": models.SERVING.workloads()[0], "model": s["hf_config"] or s["shape"],
-            "context": s["context"],
-            "prompt": s["prompt"], "output": s["output"], "gpus": gpus,
-            "precision": s["precision"], "slo_ms": s["slo_ms"] or None, "overhead_fraction": s["overhead"],
-            "bandwidth_share": sh.decode,
-            "bandwidth_share_from": sh.decode_from, "prefill_mfu": sh.prefill, "prefill_mfu_from": sh.prefill_from,
-            "rows": rows, "excluded": excluded, "explanation": explain(rows, s, sh, cfg, gpus)}
+    ranked = [ServingRow(rank=i, **x) for i, x in enumerate(rows, 1)]
+    return ServingAdvice(workload=models.SERVING.workloads()[0], model=s["hf_config"] or s["shape"],
+                         context=s["context"], prompt=s["prompt"], output=s["output"], gpus=gpus,
+                         precision=s["precision"], slo_ms=s["slo_ms"] or None, overhead_fraction=s["overhead"],
+                         bandwidth_share=sh.decode, bandwidth_share_from=sh.decode_from, prefill_mfu=sh.prefill,
+                         prefill_mfu_from=sh.prefill_from, rows=ranked, excluded=[Excluded(**e) for e in excluded],
+                         explanation=explain(ranked, s, sh, cfg, gpus))
 
 
-def explain(rows: list[dict], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
-    top, fast1 = rows[0], max(rows, key=lambda x: x["tokens_per_s_batch1"])
-    most = max(rows, key=lambda x: x["max_batch"])
+def explain(rows: list[ServingRow], s: dict, sh: M.Shares, cfg, gpus: int) -> str:
+    top, fast1 = rows[0], max(rows, key=lambda x: x.tokens_per_s_batch1)
+    most = max(rows, key=lambda x: x.max_batch)
     per_seq = kv_cache_bytes(cfg, 1, s["context"]) / 1e9
     on = f" on {gpus} GPUs (tensor parallel)" if gpus > 1 else ""
     text = (f"Serving {s['hf_config'] or s['shape']} ({s['precision']} weights, "
             f"{M.weights_bytes(cfg, s['precision']) / 1e9:.1f} GB){on}, requests of {s['prompt']:,} prompt + "
-            f"{s['output']:,} output tokens, needs {per_seq:.2f} GB of KV cache per sequence. The {top['gpu']} "
-            f"sustains the most tokens/s ({top['tokens_per_s']:,.0f} at batch {top['batch']}, prefill included; "
-            f"TTFT {top['ttft_s']:.2f} s for the batch, {top['ttft_s_batch1'] * 1e3:,.0f} ms alone).")
+            f"{s['output']:,} output tokens, needs {per_seq:.2f} GB of KV cache per sequence. The {top.gpu} "
+            f"sustains the most tokens/s ({top.tokens_per_s:,.0f} at batch {top.batch}, prefill included; "
+            f"TTFT {top.ttft_s:.2f} s for the batch, {top.ttft_s_batch1 * 1e3:,.0f} ms alone).")
     if s["slo_ms"] and not s["batch"]:
         text += (f" Each GPU's batch is the largest whose time per output token keeps the {s['slo_ms']:g} ms "
                  "SLO (at most what fits).")
     if most is not top:
-        text += f" The {most['gpu']} holds the most sequences ({most['max_batch']})."
+        text += f" The {most.gpu} holds the most sequences ({most.max_batch})."
     if fast1 is not top:
-        text += f" At batch 1 the {fast1['gpu']} decodes fastest ({fast1['tpot_ms_batch1']:.1f} ms per token)."
+        text += f" At batch 1 the {fast1.gpu} decodes fastest ({fast1.tpot_ms_batch1:.1f} ms per token)."
     text += (" Decode reads every weight and the live KV cache each step (tokens/s ~ batch x bandwidth / bytes "
              f"per step until the FLOPs bound); bandwidth is the datasheet's x {sh.decode:.0%} ({sh.decode_from}); "
              f"prefill runs at {sh.prefill:.0%} of the dense peak ({sh.prefill_from})"

@@ -10,6 +10,9 @@ labelled with the versions that changed it, and is never mixed into the current 
 from __future__ import annotations
 
 import math
+from typing import Optional, Union
+
+from pydantic import BaseModel
 
 from gpuarena.analysis.physics import models
 from gpuarena.analysis.rows import common as R
@@ -19,6 +22,49 @@ from gpuarena.store.result import Result
 from gpuarena.workloads import registry
 
 CURRENT = "current"      # the last element of a current curve's key; a superseded curve's is its version
+Num = Union[int, float]
+
+
+class ServingPoint(BaseModel):
+    """One batch of a curve: the latest result timed at it, its prefill and decode figures."""
+
+    batch: int
+    result_id: int
+    version: Optional[int] = None              # the llm-serve version that timed it
+    ttft_ms: Num
+    prefill_tokens_per_s: Optional[Num] = None
+    prefill_mfu: Optional[Num] = None          # over the catalog's dense peak
+    tpot_ms_median: Num
+    tpot_ms_p99: Optional[Num] = None
+    decode_tokens_per_s: Optional[Num] = None
+    tokens_per_s: Optional[Num] = None         # generated tokens over the whole request
+    decode_bandwidth_gbs: Optional[Num] = None
+    decode_share_of_membw: Optional[Num] = None
+    peak_memory_bytes: Optional[int] = None
+    kv_cache_bytes: Optional[Num] = None
+
+
+class ServingCurve(BaseModel):
+    """One engine recipe's throughput-latency curve and its SLO capacity."""
+
+    gpu: str
+    variant: str
+    precision: str                             # the weights'
+    attention: str                             # decode attention
+    prefill: str                               # eager, compiled, compiled (CUDA graphs)
+    model: Optional[str] = None                # the shape or hf_config
+    version: Optional[int] = None              # the version it stands for (today's for a current curve)
+    current: bool
+    timed_by: list[int]                        # the versions that timed its points
+    changed_by: Optional[list[int]] = None     # later versions that changed it (None: cannot tell)
+    prompt_len: int
+    new_tokens: int
+    points: list[ServingPoint]
+    slo_ms: float
+    slo_batch: Optional[int] = None            # the largest batch whose p99 TPOT meets slo_ms
+    largest_fit: int
+    oom_batch: Optional[int] = None            # the smallest batch that ran out of memory
+    size: str
 
 
 def _ok(results: list[Result]) -> list[Result]:
@@ -79,14 +125,15 @@ def _but_prefill(setting: tuple) -> tuple:
     return setting[:3] + setting[4:]
 
 
-def _point(r: Result, ceilings: list[Result]) -> dict:
+def _point(r: Result, ceilings: list[Result]) -> ServingPoint:
     e = r.extra
-    return {"batch": _batch(r), "result_id": r.id, "version": r.workload_version, "ttft_ms": e.ttft_s * 1e3,
-            "prefill_tokens_per_s": e.prefill_tokens_per_s, "prefill_mfu": prefill_mfu(r),
-            "tpot_ms_median": e.tpot_ms_median, "tpot_ms_p99": e.tpot_ms_p99,
-            "decode_tokens_per_s": e.decode_tokens_per_s, "tokens_per_s": r.throughput_median,
-            "decode_bandwidth_gbs": e.decode_bandwidth_gbs, "decode_share_of_membw": decode_share(r, ceilings),
-            "peak_memory_bytes": r.peak_memory_bytes, "kv_cache_bytes": e.kv_cache_bytes}
+    return ServingPoint(batch=_batch(r), result_id=r.id, version=r.workload_version, ttft_ms=e.ttft_s * 1e3,
+                        prefill_tokens_per_s=e.prefill_tokens_per_s, prefill_mfu=prefill_mfu(r),
+                        tpot_ms_median=e.tpot_ms_median, tpot_ms_p99=e.tpot_ms_p99,
+                        decode_tokens_per_s=e.decode_tokens_per_s, tokens_per_s=r.throughput_median,
+                        decode_bandwidth_gbs=e.decode_bandwidth_gbs,
+                        decode_share_of_membw=decode_share(r, ceilings),
+                        peak_memory_bytes=r.peak_memory_bytes, kv_cache_bytes=e.kv_cache_bytes)
 
 
 def _versions(key: tuple, by_batch: dict[int, Result]) -> dict:
@@ -101,7 +148,7 @@ def _versions(key: tuple, by_batch: dict[int, Result]) -> dict:
     return {"version": key[-1], "current": False, "timed_by": timed, "changed_by": changed_since(first)}
 
 
-def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[dict]:
+def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[ServingCurve]:
     """Per setting: points by batch (the latest result of each batch) and the SLO capacity; current
     curves first (per GPU and model, the fastest recipe first), then the superseded ones.  ``ceilings``:
     where to look for membw results (default: ``results``)."""
@@ -117,12 +164,12 @@ def curves(results: list[Result], ceilings: list[Result] | None = None) -> list[
         points = [_point(by_batch[b], ceilings) for b in sorted(by_batch)]
         oom = [int(r.params["batch_size"]) for r in ooms if _but_prefill(_setting(r)) == _but_prefill(key)]
         slo = float(first.params.get("slo_ms") or 50.0)
-        meeting = [p["batch"] for p in points if (p["tpot_ms_p99"] or math.inf) <= slo]
-        out.append({"gpu": gpu, "variant": variant, "precision": M.weight_precision(first),
-                    "attention": attention, "prefill": prefill, "model": model, **_versions(key, by_batch),
-                    "prompt_len": prompt, "new_tokens": new,
-                    "points": points, "slo_ms": slo, "slo_batch": max(meeting) if meeting else None,
-                    "largest_fit": max(by_batch), "oom_batch": min(oom) if oom else None, "size": first.size})
+        meeting = [p.batch for p in points if (p.tpot_ms_p99 or math.inf) <= slo]
+        out.append(ServingCurve(gpu=gpu, variant=variant, precision=M.weight_precision(first),
+                                attention=attention, prefill=prefill, model=model, **_versions(key, by_batch),
+                                prompt_len=prompt, new_tokens=new,
+                                points=points, slo_ms=slo, slo_batch=max(meeting) if meeting else None,
+                                largest_fit=max(by_batch), oom_batch=min(oom) if oom else None, size=first.size))
     # current curves first; per GPU and model, the fastest engine recipe (its best decode tokens/s) first
-    return sorted(out, key=lambda c: (not c["current"], c["gpu"], c["model"],
-                                      -max((p["decode_tokens_per_s"] or 0.0) for p in c["points"])))
+    return sorted(out, key=lambda c: (not c.current, c.gpu, c.model,
+                                      -max((p.decode_tokens_per_s or 0.0) for p in c.points)))

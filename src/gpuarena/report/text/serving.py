@@ -3,6 +3,7 @@ and output length, with the explanation and the cards left out."""
 
 from __future__ import annotations
 
+from gpuarena.analysis.verbs.serving import ServingAdvice
 from gpuarena.report.text.table import as_json, render as table
 
 COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("memory_gb", "GB"), ("bandwidth_gbs", "GB/s"),
@@ -11,12 +12,12 @@ COLUMNS = [("rank", "#"), ("gpu", "GPU"), ("memory_gb", "GB"), ("bandwidth_gbs",
            ("usd_per_hour", "cloud $/h"), ("tokens_per_usd", "tokens per $"), ("note", "note")]
 
 
-def render(result: dict, fmt: str) -> str:
+def render(result: ServingAdvice, fmt: str) -> str:
     if fmt == "json":
         return as_json(result)
-    notes = [result["explanation"]] + [f"not ranked: {e['gpu']}: {e['reason']}" for e in result["excluded"]]
-    return table(COLUMNS, result["rows"], fmt, notes=notes,
-                 title=f"GPUs for serving {result['model']} ({result['precision']} weights): {result['prompt']:,} + "
-                       f"{result['output']:,} tokens"
-                 + (f" on {result['gpus']} GPUs each" if result["gpus"] > 1 else "")
-                 + (f", within {result['slo_ms']:g} ms per output token" if result.get("slo_ms") else ""))
+    notes = [result.explanation] + [f"not ranked: {e.gpu}: {e.reason}" for e in result.excluded]
+    return table(COLUMNS, [r.model_dump() for r in result.rows], fmt, notes=notes,
+                 title=f"GPUs for serving {result.model} ({result.precision} weights): {result.prompt:,} + "
+                       f"{result.output:,} tokens"
+                 + (f" on {result.gpus} GPUs each" if result.gpus > 1 else "")
+                 + (f", within {result.slo_ms:g} ms per output token" if result.slo_ms else ""))

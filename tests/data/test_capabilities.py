@@ -85,7 +85,7 @@ def test_a_card_without_2_4_sparsity_is_not_offered_the_sparse_peak():
 
     def reason(gpu: str, prec: str) -> str:
         top = catalog.match(gpu).peaks[prec]
-        return check_claim({"gpu": gpu, "workload": "matmul", "precision": prec, "throughput": 2 * top})["reason"]
+        return check_claim({"gpu": gpu, "workload": "matmul", "precision": prec, "throughput": 2 * top}).reason
 
     assert "structured-sparsity" in reason("A100 80GB SXM4", "bf16")
     assert "sparsity" not in reason("V100 32GB SXM2", "fp16")

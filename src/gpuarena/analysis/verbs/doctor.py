@@ -278,25 +278,26 @@ def verdicts(results: list[Result], pool: list[Result], fp: dict | None, environ
         gpus.append({"device": dev, "name": mine[0].device_name, "verdict": verdict,
                      "why": fail + wrong + slow + health, "notes": a["notes"], "checks": checks,
                      "acceptance": _brief(evidence.get(dev))})
-    links = []
-    for r in rows:
-        if r.gpus > 1:
-            e = r.derived.expected
-            below = bool(e and e.below)
-            links.append({"check": check_name(r), "status": r.status, "value": r.throughput_median,
-                          "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs, "expected": e and e.figure,
-                          "expected_unit": e and e.unit, "vs_expected": e and e.ratio, "below": below,
-                          "verdict": (Health.FAIL if r.status not in ("ok", "skipped") else Health.SLOW if below
-                                      else Health.OK),
-                          "why": ([f"{check_name(r)} {r.status}"] if r.status not in ("ok", "skipped") else [])
-                          + ([f"bus bandwidth {e.ratio:.2f}x of expected {e.figure:,.0f} {e.unit or ''}"]
-                             if below else [])})
+    links = [_link(r) for r in rows if r.gpus > 1]
     link_evidence = (acceptance or {}).get("links") or {}
     pairs = A.links(link_evidence, fp)
     verdict = Health.worst([g["verdict"] for g in gpus] + [x["verdict"] for x in pairs + links]) if gpus \
         else Health.FAIL
     return Doctor(gpus=gpus, links=links, pairs=pairs, pairs_skipped=link_evidence.get("skipped"),
                   level=(acceptance or {}).get("level"), tiny=tiny, verdict=verdict)
+
+
+def _link(r: Result) -> dict:
+    """A collective over several GPUs of the host: its bus bandwidth against the expected figure."""
+    e = r.derived.expected
+    below = bool(e and e.below)
+    failed = r.status not in ("ok", "skipped")
+    return {"check": check_name(r), "status": r.status, "value": r.throughput_median,
+            "unit": r.unit, "busbw_gbs": r.extra.busbw_gbs, "expected": e and e.figure,
+            "expected_unit": e and e.unit, "vs_expected": e and e.ratio, "below": below,
+            "verdict": Health.FAIL if failed else Health.SLOW if below else Health.OK,
+            "why": ([f"{check_name(r)} {r.status}"] if failed else [])
+            + ([f"bus bandwidth {e.ratio:.2f}x of expected {e.figure:,.0f} {e.unit or ''}"] if below else [])}
 
 
 def _brief(e: dict | None) -> dict | None:

@@ -242,7 +242,7 @@ def test_arrivals_concurrency_and_where_the_server_is(tiny_url):
         assert b.sent >= a.sent + a.e2e
     # energy per token is this GPU's only when the server runs here
     wl = registry.get("endpoint-serve")
-    from gpuarena.workloads.endpoint.serve import is_local
+    from gpuarena.workloads.endpoint.spec import is_local
     assert is_local(wl.resolve_params({"base_url": "http://localhost:8000"}))
     assert not is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000"}))
     assert is_local(wl.resolve_params({"base_url": "http://10.1.2.3:8000", "local": "yes"}))

@@ -15,6 +15,7 @@ import torch
 
 from gpuarena.errors import UserError
 from gpuarena.workloads.llm import engine, gemv, weight_only
+from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION
 from gpuarena.workloads.llm.serve import LLMServe
 from tests.workloads.conftest import assert_ok, run_entries
 from tests.workloads.test_llm_engine import TINY, greedy, tiny_model
@@ -141,7 +142,7 @@ def test_gemv_through_runner(db_path):
                                 "params": {"batch_size": 1}}], repeats=1)
     for r in rs:
         assert_ok(r)
-        assert r.extra.matvec.endswith(gemv.DESCRIPTION) and int(r.extra.matvec.split()[0]) > 0
+        assert r.extra.matvec.endswith(GEMV_DESCRIPTION) and int(r.extra.matvec.split()[0]) > 0
         assert r.extra.decode_tokens_per_s > 0
     assert rs[1].extra.quantization.startswith("int8")
 

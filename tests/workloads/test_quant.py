@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from gpuarena.errors import UserError, WorkloadSkipped
-from gpuarena.workloads import quant
+from gpuarena.workloads import quant, quant_rungs
 from gpuarena.workloads.bert.run import BertLargeInfer
 from gpuarena.workloads.resnet50_infer.run import ResNet50Infer
 from tests.workloads.conftest import assert_ok, run_entries
@@ -109,7 +109,7 @@ def test_variant_rules():
         assert cls.canonical_variant("fp8-dynamic+compile+bf16") == "bf16+compile+fp8-dynamic"
         assert cls.executed_precision(frozenset({"bf16", "fp8-dynamic"}), "hopper")["matmul"] == "fp8"
         assert cls.executed_precision(frozenset({"bf16", "int8-weights"}), "hopper")["matmul"] == "bf16"
-        assert all(v in cls.variants and "accuracy" in cls.variants[v] for v in quant.RUNGS)
+        assert all(v in cls.variants and "accuracy" in cls.variants[v] for v in quant_rungs.RUNGS)
     with pytest.raises(UserError, match="instead of amp-bf16"):
         BertLargeInfer.parse_variant("amp-bf16+int8-dynamic")
     with pytest.raises(UserError, match="exclude each other"):

@@ -53,7 +53,7 @@ def test_aot_inductor_package_with_a_compiler_that_links_libstdcxx_statically(db
 def test_a_wrapper_with_its_own_libstdcxx_is_refused_not_loaded(tmp_path):
     import zipfile
 
-    from gpuarena.workloads.resnet50_infer.run import refuse_static_libstdcxx
+    from gpuarena.workloads.resnet50_infer.deploy import refuse_static_libstdcxx
 
     ok, bad = tmp_path / "ok.pt2", tmp_path / "bad.pt2"
     with zipfile.ZipFile(ok, "w") as z:     # what a CPU build makes: libstdc++ linked as a shared library

@@ -8,7 +8,7 @@ wrote, or a plugin's not installed here -- is kept, bounded in size, and noted
 
 from __future__ import annotations
 
-from gpuarena.store.figures import Figures, Imported, ProcessMean, declared, model_for  # noqa: F401 (result.py's)
+from gpuarena.store.figures import Imported
 
 # The type of ``Result.extra``: every model a result is read with extends it (model_for).
 Extra = Imported

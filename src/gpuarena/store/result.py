@@ -32,7 +32,8 @@ from gpuarena.store.checks import (MAX_DEPTH_EXTRA, MAX_EXTRA_CHARS, MAX_PARAMS_
                                    STATUSES, WORKLOAD_NAME, valid_bounded, valid_name, valid_no_nul, valid_number,
                                    valid_text)
 from gpuarena.store.derived import Derived
-from gpuarena.store.extra import Extra, Figures, ProcessMean, model_for  # noqa: F401
+from gpuarena.store.extra import Extra
+from gpuarena.store.figures import Figures, model_for
 from gpuarena.store.figures import valid_params
 from gpuarena.store.flags import Flag, flags_of
 

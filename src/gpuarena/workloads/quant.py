@@ -37,9 +37,7 @@ from gpuarena.errors import WorkloadSkipped
 from gpuarena.store.flags import Flag, nan_flag, wrong_cosine
 from gpuarena.workloads.precision import FP8_MIN_CAPABILITY
 
-from gpuarena.workloads.quant_rungs import (ACCURACY_NOTES, RUNGS,  # noqa: F401 - re-exported
-                                           TORCHAO_ACCURACY, TORCHAO_HINT, VARIANT_DOCS, QuantRungs, check_rungs,
-                                           precision_name, rung_of)
+from gpuarena.workloads.quant_rungs import ACCURACY_NOTES, TORCHAO_ACCURACY, TORCHAO_HINT
 
 
 def require(rung: str, device) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from gpuarena.store.flags import nan_flag
-from gpuarena.workloads import quant
+from gpuarena.workloads import quant, quant_rungs
 from gpuarena.workloads.base import Workload, apply_math_mode, autocast_dtype, backward_and_step
 from gpuarena.workloads.bert.spec import (
     MAX_POSITIONS,
@@ -69,7 +69,7 @@ class BertLargeInfer(BertLargeInferSpec, _Bert):
         from transformers import BertModel
 
         v = self.ctx.variants
-        rung = quant.rung_of(v)
+        rung = quant_rungs.rung_of(v)
         if rung:
             quant.require(rung, self.device)
         apply_math_mode(v)

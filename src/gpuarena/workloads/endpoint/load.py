@@ -28,7 +28,6 @@ from gpuarena.safeio import printable, read_text
 from gpuarena.workloads.endpoint import client
 from gpuarena.workloads.endpoint.metrics import Record
 from gpuarena.workloads.endpoint.mix import WORDS
-from gpuarena.workloads.endpoint.params import LOAD_SHAPES as SHAPES  # noqa: F401 - the shapes params.py offers
 
 MAX_PROMPTS_BYTES = 256 << 20      # a prompts file larger than this is refused, not read
 

@@ -19,7 +19,7 @@ import os
 from gpuarena.workloads.base import Workload
 from gpuarena.workloads.endpoint import client, drive, load, mix, sweeps, trace
 from gpuarena.workloads.endpoint import metrics as M
-from gpuarena.workloads.endpoint.spec import EndpointServeSpec, engine_name, is_local  # noqa: F401 - is_local re-exported
+from gpuarena.workloads.endpoint.spec import EndpointServeSpec, engine_name, is_local
 
 MAX_STORED_GAPS = 200_000      # beyond this many inter-token gaps a result keeps only their percentiles
 WARMUP_SALT = 10_000_019       # the warm-up pass's seed salt: its requests go at once, a trace's times ignored

@@ -26,7 +26,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from gpuarena.measure.profile import kernel_table
-from gpuarena.workloads.llm.engine_facts import require_compile  # noqa: F401 - re-exported
 from gpuarena.workloads.llm.model import Attention, FeedForward, Llama, _sdpa_gqa
 from gpuarena.workloads.llm.weight_only import one_row, realised
 

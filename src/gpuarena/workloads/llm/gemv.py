@@ -28,7 +28,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION as DESCRIPTION  # noqa: F401 - re-exported
 from gpuarena.workloads.llm.engine_facts import NARROW
 from gpuarena.workloads.llm.model import RMSNorm, rms_norm
 from gpuarena.workloads.llm.weight_only import one_row

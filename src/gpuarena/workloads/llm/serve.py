@@ -29,6 +29,7 @@ from gpuarena.workloads.llm import engine, gemv, weight_only
 from gpuarena.workloads.llm.cache import DynamicCache, StaticCache
 from gpuarena.workloads.llm.flops import decode_figures, param_counts
 from gpuarena.workloads.llm.model import build
+from gpuarena.workloads.llm.engine_facts import GEMV_DESCRIPTION
 from gpuarena.workloads.llm.serve_spec import LLMServeSpec
 
 
@@ -49,7 +50,7 @@ class LLMServe(LLMServeSpec, Workload):
         if "fused-proj" in v:
             engine.fuse_projections(self.model)
         self.quant = weight_only.for_variants(self.model, v)
-        self.matvec = f"{gemv.use(self.model)} layers: {gemv.DESCRIPTION}" if "gemv" in v else None
+        self.matvec = f"{gemv.use(self.model)} layers: {GEMV_DESCRIPTION}" if "gemv" in v else None
         if cuda:    # the FP32 build's blocks: back to the driver, not held by this process's cache
             torch.cuda.empty_cache()
         self.weights_bytes = (torch.cuda.memory_allocated(self.device) - before if cuda else

@@ -8,10 +8,9 @@ import traceback
 
 import torch
 
-from gpuarena.workloads import quant
+from gpuarena.workloads import quant, quant_rungs
 from gpuarena.workloads.base import Workload, apply_math_mode
 from gpuarena.workloads.resnet50_infer import convfuse, deploy
-from gpuarena.workloads.resnet50_infer.deploy import refuse_static_libstdcxx  # noqa: F401 - its tests import it from here
 from gpuarena.workloads.resnet50_infer.spec import DEPLOY, ResNet50InferSpec
 
 
@@ -27,7 +26,7 @@ class ResNet50Infer(ResNet50InferSpec, Workload):
         import torchvision
 
         v = self.ctx.variants
-        rung = quant.rung_of(v)
+        rung = quant_rungs.rung_of(v)
         if "tensorrt" in v:
             deploy.tensorrt_ready(self.device)
         if "aot-inductor" in v:

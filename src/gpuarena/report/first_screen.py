@@ -22,6 +22,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import caution_counts
+from gpuarena.report.chartspec import BarGroup
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, ok, params_text, pct
 from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
@@ -294,7 +295,7 @@ def relative_chart(chart_rows: list[tuple[str, Result, Advice]]) -> Chart | None
         return None
     return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
                  {"compact": True, "categories": cats,
-                  "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""), **col}
+                  "groups": [BarGroup(short(g) + (" (measured)" if i == 0 else ""), **col)
                              for i, (g, col) in enumerate(groups.items())],
                   "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
                  "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here; a "

@@ -165,11 +165,11 @@ def test_every_projection_on_the_first_screen_carries_its_band_and_says_when_it_
         assert "(projected)" not in rows[w][4]                  # never a projection without its band
     chart = gather(store).sections[0].charts[0]
     for g in chart.args["groups"]:
-        assert len(g["lo"]) == len(g["hi"]) == len(g["values"]) == len(g["upper"])
-        for v, lo, hi, up in zip(g["values"], g["lo"], g["hi"], g["upper"]):
+        assert len(g.lo) == len(g.hi) == len(g.values) == len(g.upper)
+        for v, lo, hi, up in zip(g.values, g.lo, g.hi, g.upper):
             if v is not None:
                 assert lo <= v <= hi and (not up or hi == v)     # an upper bound's band ends at it
-    assert any(any(g["upper"]) for g in chart.args["groups"])
+    assert any(any(g.upper) for g in chart.args["groups"])
 
 
 def test_advise_marks_a_capped_or_peak_ratio_projection_as_an_upper_bound(report_db):

@@ -3,7 +3,7 @@
 Text stays text in the SVG (``svg.fonttype: none``) so the report is small,
 searchable and printable; matplotlib's SVG writer escapes every string it
 writes, and mathtext is switched off so a ``$`` in a GPU name is just a
-dollar sign.  Each function takes plain lists and returns one ``<svg>``.
+dollar sign.  Each function takes the specs of report/chartspec.py and returns one ``<svg>``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import io
 import math
 import re
 import textwrap
+from dataclasses import replace
 
 import matplotlib
 
@@ -20,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from gpuarena.measure.telemetry import THROTTLE_BITS  # noqa: E402
+from gpuarena.report.chartspec import BarGroup, FrontierCurve, Series  # noqa: E402
 
 # Colour-blind-safe qualitative palette (Okabe & Ito, 2008).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -106,23 +108,23 @@ def _size_tick(v: float, _=None) -> str:
     return f"1/{round(1 / v):g}" if 0 < v < 1 else f"{v:g}"
 
 
-def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, title: str = "",
+def lines_with_ci(chart_id: str, series: list[Series], xlabel: str, ylabel: str, title: str = "",
                   logx: bool = False, logy: bool = False, ref: float | None = None,
                   ybottom: float | None = 0.0) -> str:
-    """One line per series ({label, x, y, lo?, hi?, dashed?}) with 95% CI error bars."""
+    """One line per series with 95% CI error bars."""
     with plt.rc_context(STYLE):
         fig, (ax,) = _figure()
         for i, s in enumerate(series):
-            y = s["y"]
-            yerr = _err(y, s.get("lo") or [None] * len(y), s.get("hi") or [None] * len(y))
-            ax.errorbar(s["x"], y, yerr=yerr, label=s["label"], color=s.get("color") or colour(i),
+            y = s.y
+            yerr = _err(y, s.lo or [None] * len(y), s.hi or [None] * len(y))
+            ax.errorbar(s.x, y, yerr=yerr, label=s.label, color=s.color or colour(i),
                         marker="o", markersize=4, linewidth=1.6, capsize=3, elinewidth=1,
-                        linestyle="--" if s.get("dashed") else "-")
+                        linestyle="--" if s.dashed else "-")
         if ref is not None:
             ax.axhline(ref, color="#888", linewidth=0.8, linestyle=":")
         if logx:
             ax.set_xscale("log", base=2)
-            xs_all = [x for s in series for x in s["x"] if x > 0]
+            xs_all = [x for s in series for x in s.x if x > 0]
             if xs_all and max(xs_all) / min(xs_all) > 2**10:   # a wide sweep: a tick every factor of 8
                 ax.xaxis.set_major_locator(LogLocator(base=8))
             ax.xaxis.set_major_formatter(FuncFormatter(_size_tick))
@@ -132,28 +134,28 @@ def lines_with_ci(chart_id: str, series: list[dict], xlabel: str, ylabel: str, t
             if ybottom is not None:
                 ax.set_ylim(bottom=ybottom)
             _thousands(ax)
-        xs = sorted({x for s in series for x in s["x"]})
+        xs = sorted({x for s in series for x in s.x})
         if xs and len(xs) <= 12 and not logx:
             ax.set_xticks(xs)
         return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(series))
 
 
-def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title: str = "") -> str:
+def frontier(chart_id: str, curves: list[FrontierCurve], xlabel: str, ylabel: str, title: str = "") -> str:
     """Serving frontiers (analysis/verbs/frontier.py): every point faded, each curve's frontier as a line,
     its best point under the SLO as a star, and each SLO's tokens/s per user as a dotted vertical line."""
     with plt.rc_context(STYLE):
         fig, (ax,) = _figure()
         for i, c in enumerate(curves):
             col = colour(i)
-            ax.scatter([p["per_user"] for p in c["points"]], [p["per_gpu"] for p in c["points"]], s=10,
+            ax.scatter([p.per_user for p in c.points], [p.per_gpu for p in c.points], s=10,
                        color=col, alpha=0.35)
-            f = sorted(c["frontier"], key=lambda p: p["per_user"])
-            ax.plot([p["per_user"] for p in f], [p["per_gpu"] for p in f], color=col, marker="o", markersize=4,
-                    linewidth=1.6, label=c["label"])
-            if c.get("best"):
-                ax.scatter([c["best"]["per_user"]], [c["best"]["per_gpu"]], marker="*", s=140, color=col,
+            f = sorted(c.frontier, key=lambda p: p.per_user)
+            ax.plot([p.per_user for p in f], [p.per_gpu for p in f], color=col, marker="o", markersize=4,
+                    linewidth=1.6, label=c.label)
+            if c.best:
+                ax.scatter([c.best.per_user], [c.best.per_gpu], marker="*", s=140, color=col,
                            edgecolor="black", linewidth=0.6, zorder=5)
-        for k, x in enumerate(sorted({c["slo_per_user"] for c in curves if c.get("slo_per_user")})):
+        for k, x in enumerate(sorted({c.slo_per_user for c in curves if c.slo_per_user})):
             ax.axvline(x, color="#888", linewidth=0.9, linestyle=":")
             ax.annotate(f"SLO {x:g}", (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12 - 10 * k),
                         textcoords="offset points", fontsize=8, color="#555")
@@ -163,14 +165,15 @@ def frontier(chart_id: str, curves: list[dict], xlabel: str, ylabel: str, title:
         return _labelled(fig, ax, chart_id, xlabel, ylabel, title, len(curves))
 
 
-def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabel: str, title: str = "",
+def grouped_bars(chart_id: str, categories: list[str], groups: list[BarGroup], ylabel: str, title: str = "",
                  ref: float | None = None) -> str:
-    """Vertical bars: one cluster per category, one bar per group ({label, values, lo?, hi?}).
+    """Vertical bars: one cluster per category, one bar per group.
     More than HBAR_FROM categories turn into horizontal bars: their labels then get a line each
     instead of colliding under the axis."""
     if len(categories) > MAX_BARS:   # a chart of thousands of bars is unreadable, and slow to draw
         title = f"{title} (the first {MAX_BARS} of {len(categories)}; the table lists all)".lstrip()
-        groups = [{**g, **{k: g[k][:MAX_BARS] for k in ("values", "lo", "hi", "upper") if g.get(k)}} for g in groups]
+        groups = [replace(g, **{k: getattr(g, k)[:MAX_BARS] for k in ("values", "lo", "hi", "upper") if getattr(g, k)})
+                  for g in groups]
         categories = categories[:MAX_BARS]
     if len(categories) > HBAR_FROM:
         return _hbars(chart_id, categories, groups, ylabel, title, ref)
@@ -181,10 +184,10 @@ def grouped_bars(chart_id: str, categories: list[str], groups: list[dict], ylabe
         for gi, g in enumerate(groups):
             xs = [ci - 0.4 + w * (gi + 0.5) for ci in range(len(categories))]
             vals, yerr = _bar_values(g)
-            bars = ax.bar(xs, vals, width=w * 0.92, label=g["label"], color=g.get("color") or colour(gi),
+            bars = ax.bar(xs, vals, width=w * 0.92, label=g.label, color=g.color or colour(gi),
                           yerr=yerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
             tops = [max(v, h) if h is not None and not math.isnan(v) else v
-                    for v, h in zip(vals, g.get("hi") or [None] * len(vals))]
+                    for v, h in zip(vals, g.hi or [None] * len(vals))]
             for b, v, top in zip(bars, vals, tops):
                 if not math.isnan(v):
                     ax.annotate(_bar_label(v), (b.get_x() + b.get_width() / 2, top),
@@ -213,21 +216,21 @@ def _bar_label(v: float) -> str:
     return f"{v:.2f}" if v < 100 else f"{v:,.0f}"
 
 
-def _bar_values(g: dict):
+def _bar_values(g: BarGroup):
     """A group's values (missing -> NaN, drawn as no bar) and its error bars, if it has bounds."""
-    vals = [v if v is not None else math.nan for v in g["values"]]
-    err = _err([0 if math.isnan(v) else v for v in vals], g["lo"], g["hi"]) if g.get("lo") and g.get("hi") else None
+    vals = [v if v is not None else math.nan for v in g.values]
+    err = _err([0 if math.isnan(v) else v for v in vals], g.lo, g.hi) if g.lo and g.hi else None
     return vals, err
 
 
-def hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str = "",
+def hbars(chart_id: str, categories: list[str], groups: list[BarGroup], xlabel: str, title: str = "",
           ref: float | None = None, compact: bool = False) -> str:
     """Horizontal bars whatever the number of categories (a first-screen chart that reads on a phone);
     compact: thinner bars, for a chart that shares the first screen."""
     return _hbars(chart_id, categories, groups, xlabel, title, ref, per_bar=0.1 if compact else 0.16)
 
 
-def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str, title: str,
+def _hbars(chart_id: str, categories: list[str], groups: list[BarGroup], xlabel: str, title: str,
            ref: float | None, per_bar: float = 0.16) -> str:
     with plt.rc_context(STYLE):
         n = max(1, len(groups))
@@ -236,10 +239,10 @@ def _hbars(chart_id: str, categories: list[str], groups: list[dict], xlabel: str
         for gi, g in enumerate(groups):
             ys = [ci - 0.4 + h * (gi + 0.5) for ci in range(len(categories))]
             vals, xerr = _bar_values(g)
-            bars = ax.barh(ys, vals, height=h * 0.9, label=g["label"], color=g.get("color") or colour(gi),
+            bars = ax.barh(ys, vals, height=h * 0.9, label=g.label, color=g.color or colour(gi),
                            xerr=xerr, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#444"})
-            upper = g.get("upper") or [False] * len(vals)   # an upper bound (a projection on a cap) reads "≤"
-            his = [h if h is not None else v for v, h in zip(vals, g.get("hi") or vals)]
+            upper = g.upper or [False] * len(vals)   # an upper bound (a projection on a cap) reads "≤"
+            his = [h if h is not None else v for v, h in zip(vals, g.hi or vals)]
             for b, v, top, up in zip(bars, vals, his, upper):
                 if not math.isnan(v):
                     ax.annotate(("≤" if up else "") + _bar_label(v), (max(v, top), b.get_y() + b.get_height() / 2),

@@ -17,6 +17,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import at_power_cap_only
+from gpuarena.report.chartspec import BarGroup
 from gpuarena.report.model import MAX_ROWS, NUMERIC, TEXT, Chart, Section, Table, brief_params, prune
 from gpuarena.numbers import fmt_num
 from gpuarena.store.result import Result
@@ -208,9 +209,9 @@ def ratio_chart(ordered: list[CountedRow], brief: list[str], b: str) -> Chart | 
     groups = []
     for gpu, theirs in R.group_by(kept, lambda x: x.gpu).items():
         mine = {label[id(x)]: x for x in theirs}
-        groups.append({"label": short(gpu), "values": [mine[c].ratio if c in mine else None for c in cats],
-                       "lo": [mine[c].ci95_low if c in mine else None for c in cats],
-                       "hi": [mine[c].ci95_high if c in mine else None for c in cats]})
+        groups.append(BarGroup(short(gpu), [mine[c].ratio if c in mine else None for c in cats],
+                               lo=[mine[c].ci95_low if c in mine else None for c in cats],
+                               hi=[mine[c].ci95_high if c in mine else None for c in cats]))
     if not cats:
         return None
     return Chart("compare-chart", f"Throughput ratio to {b} (rows counted in the mean)", "grouped_bars",

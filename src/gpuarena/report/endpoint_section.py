@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from gpuarena.analysis.verbs import frontier as F
 from gpuarena.analysis.verbs.endpoints import engine_rows, own_loop_rows
-from gpuarena.analysis.verbs.frontier import Curve
+from gpuarena.analysis.verbs.frontier import Curve, Point
+from gpuarena.report.chartspec import FrontierCurve, FrontierPoint
 from gpuarena.report.text.endpoints import OWN_NOTE, OWN_TITLE
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, pct
 from gpuarena.numbers import fmt_num
@@ -53,6 +54,10 @@ def section(rows: list[dict]) -> Section | None:
     return s
 
 
+def _point(p: Point) -> FrontierPoint:
+    return FrontierPoint(p.per_user, p.per_gpu)
+
+
 def _frontier(s: Section, curves: list[Curve]) -> None:
     """The frontier chart and the best point under the SLO of each curve (analysis/verbs/frontier.py)."""
     if not any(len(c.points) > 1 for c in curves):
@@ -60,7 +65,8 @@ def _frontier(s: Section, curves: list[Curve]) -> None:
     settings = sorted({c.setting for c in curves})
     tag = (lambda c: f" [setting {settings.index(c.setting) + 1}]") if len(settings) > 1 else (lambda c: "")
     labels = [f"{c.engine} on {c.gpu}{tag(c)}" for c in curves]
-    shown = [{**c.model_dump(), "label": label} for c, label in zip(curves, labels)]   # the chart's data
+    shown = [FrontierCurve(label, [_point(p) for p in c.points], [_point(p) for p in c.frontier],
+                           _point(c.best) if c.best else None, c.slo_per_user) for c, label in zip(curves, labels)]
     s.charts.append(Chart("endpoint-frontier", "Output tokens/s per GPU against tokens/s per user (1 / median TPOT)",
                           "frontier", {"curves": shown, "xlabel": "tokens/s per user (1000 / TPOT p50 ms)",
                                        "ylabel": "output tokens/s per GPU"},

@@ -22,6 +22,7 @@ from gpuarena.data import catalog
 from gpuarena.errors import UserError
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import caution_counts
+from gpuarena.report.chartspec import BarGroup
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Section, Table, ok, params_text, pct
 from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
@@ -278,7 +279,8 @@ def relative_chart(chart_rows: list[tuple[str, Result, Advice]]) -> Chart | None
                 named.append(x.gpu)
     named = named[:4]
     cats = []
-    groups: dict[str, dict[str, list]] = {g: {"values": [], "lo": [], "hi": [], "upper": []} for g in named}
+    groups = {g: BarGroup(short(g) + (" (measured)" if i == 0 else ""), [], lo=[], hi=[], upper=[])
+              for i, g in enumerate(named)}
     for w, best, result in chart_rows:
         by = {x.gpu: x for x in result.rows}
         here = by.get(R.gpu_of(best))
@@ -287,15 +289,14 @@ def relative_chart(chart_rows: list[tuple[str, Result, Advice]]) -> Chart | None
         cats.append(w)
         for g in named:
             x, col = by.get(g), groups[g]
-            for key, v in (("values", x and x.throughput), ("lo", x and x.low), ("hi", x and x.high)):
-                col[key].append(v / here.throughput if v is not None else None)
-            col["upper"].append(bool(x and x.upper_bound))
+            for into, v in ((col.values, x and x.throughput), (col.lo, x and x.low), (col.hi, x and x.high)):
+                into.append(v / here.throughput if v is not None else None)
+            col.upper.append(bool(x and x.upper_bound))
     if not cats or len(named) < 2:
         return None
     return Chart("answer-chart", f"Speed relative to the {short(named[0])} measured here (= 1)", "hbars",
                  {"compact": True, "categories": cats,
-                  "groups": [{"label": short(g) + (" (measured)" if i == 0 else ""), **col}
-                             for i, (g, col) in enumerate(groups.items())],
+                  "groups": list(groups.values()),
                   "xlabel": f"speed relative to the {short(named[0])}", "ref": 1.0},
                  "per workload, each GPU's speed from gpuarena advise relative to the GPU measured here; a "
                  "projection with its band, marked ≤ where it is an upper bound (on a ceiling or at the "

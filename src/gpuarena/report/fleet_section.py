@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpuarena.analysis.verbs import expected as E
 from gpuarena.analysis.verbs import fleet as F
+from gpuarena.report.chartspec import BarGroup
 from gpuarena.report.model import MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, device_of
 from gpuarena.numbers import fmt_num
 from gpuarena.report.text.fleet import case_label
@@ -67,8 +68,7 @@ def fleet_subsection(rows: list[Result], environment) -> Section | None:
     labels = [case_label(c)[:50] for c in cases]
     slowest = [min(x.ratio for x in c.units.values()) for c in cases]
     s.charts.append(Chart("fleet-chart", "Slowest GPU or link of each case, against the fleet median",
-                          "grouped_bars", {"categories": labels, "groups": [{"label": "slowest / median",
-                                                                             "values": slowest}],
+                          "grouped_bars", {"categories": labels, "groups": [BarGroup("slowest / median", slowest)],
                                            "ylabel": "ratio to the median", "ref": 1 - F.PRACTICAL},
                           "the slowest unit's ratio to the median per case; the line marks 3% below"))
     # A gap is a case most hosts ran and some did not; a case only a few hosts ran is another experiment

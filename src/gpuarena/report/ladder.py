@@ -11,6 +11,7 @@ from gpuarena.analysis.verbs.compare import verdict as compare_verdict
 from gpuarena.analysis.rows.common import per_repeat_throughput, ratio_text
 from gpuarena.identity import comparable
 from gpuarena.measure import stats
+from gpuarena.report.chartspec import BarGroup
 from gpuarena.report.model import NUMERIC, PROSE, TEXT, Chart, Table, device_of, params_text, pct, slug
 from gpuarena.numbers import fmt_num
 from gpuarena.workloads.facts import SCOPED_PARAMS, param_acts
@@ -57,10 +58,9 @@ def tuning_ladder(workload: str, rows: list[Result], keys: list[str]):
                                f"{lo:.2f} – {hi:.2f}" if lo is not None and math.isfinite(lo) else "-",
                                verdict(ratio, lo, hi)])
     variants = list(dict.fromkeys(v for d in per_dev.values() for v in sorted(d, key=lambda v: (v != "seed", v))))
-    groups = [{"label": dev,
-               "values": [per_dev[dev].get(v, (None,))[0] for v in variants],
-               "lo": [nan_none(per_dev[dev].get(v, (None, None))[1]) for v in variants],
-               "hi": [nan_none(per_dev[dev].get(v, (None, None, None))[2]) for v in variants]}
+    groups = [BarGroup(dev, [per_dev[dev].get(v, (None,))[0] for v in variants],
+                       lo=[nan_none(per_dev[dev].get(v, (None, None))[1]) for v in variants],
+                       hi=[nan_none(per_dev[dev].get(v, (None, None, None))[2]) for v in variants])
               for dev in per_dev]
     table = Table(f"wl-{slug(workload)}-ladder", [("device", TEXT), ("run", TEXT), ("params", TEXT), ("variant", TEXT),
                                                  ("speed-up over seed", NUMERIC), ("95% CI", NUMERIC),

@@ -13,6 +13,7 @@ from gpuarena.analysis.rows import common as R
 from gpuarena.analysis.physics import whatif
 from gpuarena.analysis.physics.whatif import WhatIf
 from gpuarena.errors import UserError
+from gpuarena.report.chartspec import Series
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
 from gpuarena.numbers import fmt_num
 from gpuarena.workloads import registry
@@ -40,7 +41,7 @@ def scaling(rows: list[Result], pool=None) -> Section:
         model_eff = {m.n: m.efficiency for m in (model.rows if model else [])}
         xs, eff, pred_x, pred = _measured(label, by_n, model_eff, table_rows)
         if len(xs) > 1:
-            series.append({"label": f"{label} (measured)", "x": xs, "y": eff})
+            series.append(Series(f"{label} (measured)", xs, eff))
         elif xs:
             single.append((xs[0], eff[0]))
         key = (_device(by_n), _model_name(by_n))
@@ -48,14 +49,13 @@ def scaling(rows: list[Result], pool=None) -> Section:
             # One model line per GPU and model: the variants' predictions differ only through their
             # single-GPU speed, and a line per variant would hide the measured points.
             if key not in model_series or _is_seed(by_n):
-                model_series[key] = {"label": f"{key[0]} · {key[1]} (whatif model)",
-                                     "x": [m.n for m in model.rows], "y": [m.efficiency for m in model.rows],
-                                     "dashed": True}
+                model_series[key] = Series(f"{key[0]} · {key[1]} (whatif model)", [m.n for m in model.rows],
+                                           [m.efficiency for m in model.rows], dashed=True)
             notes[key] = _model_note(key, model)
         elif why:
             notes.setdefault(key, f"{key[0]} · {key[1]}: no model prediction ({why}).")
         elif pred_x:
-            series.append({"label": f"{label} (model)", "x": pred_x, "y": pred, "dashed": True})
+            series.append(Series(f"{label} (model)", pred_x, pred, dashed=True))
     unit = next((r.unit for r in rows if r.unit), "items/s")
     s.paragraphs += ["Interconnect model (gpuarena whatif): " + n for n in notes.values()]
     if all(n == 1 for by_n in groups.values() for n in by_n):
@@ -65,8 +65,7 @@ def scaling(rows: list[Result], pool=None) -> Section:
     s.tables.append(_scaling_table(table_rows, unit))
     if single:
         pts = sorted(set(single))
-        series.append({"label": "measured, settings run at one size only", "x": [p[0] for p in pts],
-                       "y": [p[1] for p in pts]})
+        series.append(Series("measured, settings run at one size only", [p[0] for p in pts], [p[1] for p in pts]))
     series += list(model_series.values())
     if series:
         s.charts.append(_scaling_chart(series))
@@ -114,9 +113,9 @@ def _scaling_table(table_rows: list, unit: str) -> Table:
                  "gradient all-reduce minus one under no_sync().")
 
 
-def _scaling_chart(series: list[dict]) -> Chart:
+def _scaling_chart(series: list[Series]) -> Chart:
     # efficiencies sit near 1: start the axis under the lowest one, not at 0, or they all look alike
-    low = min([y for x in series for y in x["y"] if y is not None] or [0.0])
+    low = min([y for x in series for y in x.y if y is not None] or [0.0])
     bottom = max(0.0, math.floor((low - 0.02) * 20) / 20)
     return Chart("scaling-chart", "Scaling efficiency vs GPUs", "lines_with_ci",
                  {"series": series, "xlabel": "GPUs", "ylabel": "efficiency", "ref": 1.0,
@@ -173,7 +172,7 @@ def busbw(rows: list[Result]) -> Section:
                                           ("algorithm GB/s", NUMERIC)], table_rows, "Bus bandwidth",
                           "Bus bandwidth as nccl-tests defines it: algorithm bandwidth x 2(n-1)/n for all-reduce, "
                           "x (n-1)/n for all-gather and reduce-scatter, x 1 for broadcast."))
-    series = [{"label": k, "x": [p[0] for p in sorted(v)], "y": [p[1] for p in sorted(v)]} for k, v in groups.items()]
+    series = [Series(k, [p[0] for p in sorted(v)], [p[1] for p in sorted(v)]) for k, v in groups.items()]
     if series:
         s.charts.append(Chart("busbw-chart", "Bus bandwidth vs message size", "lines_with_ci",
                               {"series": series, "xlabel": "message size (MiB)", "ylabel": "bus GB/s", "logx": True},

@@ -9,6 +9,7 @@ from gpuarena.analysis.verbs.serving_curves import ServingCurve, curves
 from gpuarena.analysis.physics.serving_model import PRECISIONS
 from gpuarena.data import catalog
 from gpuarena.errors import UserError
+from gpuarena.report.chartspec import Series
 from gpuarena.report.model import NUMERIC, TEXT, Chart, Section, Table, pct
 from gpuarena.numbers import fmt_bytes, fmt_num
 from gpuarena.store.result import Result
@@ -62,8 +63,8 @@ def section(rows: list[Result], pool=None) -> Section | None:
                           fmt_num(p.decode_bandwidth_gbs), pct(p.decode_share_of_membw),
                           fmt_bytes(p.peak_memory_bytes) if p.peak_memory_bytes else "-"])
         if len(c.points) > 1:
-            series.append({"label": label, "x": [p.tpot_ms_median for p in c.points],
-                           "y": [p.decode_tokens_per_s for p in c.points]})
+            series.append(Series(label, [p.tpot_ms_median for p in c.points],
+                                 [p.decode_tokens_per_s for p in c.points]))
         capacity.append([label, f"{c.slo_ms:g}", "none" if c.slo_batch is None else str(c.slo_batch),
                          str(c.largest_fit), "-" if c.oom_batch is None else str(c.oom_batch)])
     s.tables.append(Table("serving-curve", [("setting", TEXT), ("batch", NUMERIC), ("TTFT ms", NUMERIC),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpuarena.analysis.rows.common import flags as row_flags
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
+from gpuarena.report.chartspec import BarGroup, Series
 from gpuarena.report.ladder import against_reference, tuning_ladder
 from gpuarena.report.model import (MAX_ROWS, NUMERIC, PROSE, TEXT, Chart, Section, Table, catalog_share, device_of,
                                    ok, params_text, pct, prune, slug, varying_params)
@@ -173,8 +174,7 @@ def add_rate_chart(s: Section, workload: str, good: list[Result], keys: list[str
                 for r in good]
         s.charts.append(Chart(f"{s.id}-tflops", "Achieved TFLOP/s per case", "grouped_bars", {
             "categories": cats, "ylabel": "TFLOP/s",
-            "groups": [{"label": d, "values": [r.tflops if device_of(r) == d else None for r in good]}
-                       for d in devices]},
+            "groups": [BarGroup(d, [r.tflops if device_of(r) == d else None for r in good]) for d in devices]},
             f"{workload}: achieved TFLOP/s of each case"))
 
 
@@ -184,7 +184,7 @@ def drop_column(t: Table, name: str) -> Table:
                  t.details)
 
 
-def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
+def series_by(rows, xk, keys, y, lo, hi) -> list[Series]:
     """Lines keyed by device, variant and the other varying parameters; points sorted by x."""
     groups: dict[str, list[dict]] = {}
     one_device = len({device_of(r) for r in rows}) == 1     # then the chart's caption names it
@@ -195,6 +195,6 @@ def series_by(rows, xk, keys, y, lo, hi) -> list[dict]:
     out = []
     for label, rs in groups.items():
         rs = sorted(rs, key=lambda r: r.params[xk])
-        out.append({"label": label, "x": [r.params[xk] for r in rs], "y": [y(r) for r in rs],
-                    "lo": [lo(r) for r in rs], "hi": [hi(r) for r in rs]})
+        out.append(Series(label, [r.params[xk] for r in rs], [y(r) for r in rs], lo=[lo(r) for r in rs],
+                          hi=[hi(r) for r in rs]))
     return out

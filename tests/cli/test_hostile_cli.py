@@ -125,13 +125,22 @@ def _dead_pid() -> int:
     return pid
 
 
+def _ended(runner) -> bool:
+    """The runner has exited (the wait stops at once instead of running out its time)."""
+    return runner.poll() is not None
+
+
 def test_sighup_marks_the_run_interrupted_and_stale_folders_go(tmp_path):
     stale = tempfile.mkdtemp(prefix=f"gpuarena-{_dead_pid()}-")
     db = str(tmp_path / "r.db")
-    runner = start_runner(*TINY_RUN, "--set", "m=64,65,66,67", "--db", db, cwd=str(tmp_path))
+    # 64 cases: a forked tiny case can live under 0.1 s, so a run of four could end between two looks
+    # on an idle machine; this one is still running when the signal comes
+    runner = start_runner(*TINY_RUN, "--set", "m=" + ",".join(str(m) for m in range(64, 128)), "--db", db,
+                          cwd=str(tmp_path))
     try:
         proc = psutil.Process(runner.pid)
-        wait_for(lambda: case_children(proc), 300, "a case process")
+        wait_for(lambda: case_children(proc) or _ended(runner), 300, "a case process")
+        assert runner.poll() is None, "the run ended before a case process was seen"
         assert not os.path.exists(stale)  # cleaned when the run started
         mine = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"gpuarena-{runner.pid}-")]
         assert mine

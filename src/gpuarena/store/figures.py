@@ -79,7 +79,6 @@ def valid_params(v: Optional[dict]) -> Optional[dict]:
 Params = Annotated[Optional[dict[str, Any]], AfterValidator(valid_params)]
 
 
-Params = Annotated[Optional[dict[str, Any]], AfterValidator(valid_params)]
 # Every figure name a model declares (filled as models are defined): one a result lacks reads None.
 _DECLARED: set[str] = set()
 

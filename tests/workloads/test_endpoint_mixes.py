@@ -248,7 +248,18 @@ def test_sweep_stops_at_its_time_limit(queue):
                      "num_requests": 20, "warmup_requests": 0, "sweep_time_s": 3})
     assert wl.sweep["cut_by_time_limit"] and wl.sweep["elapsed_s"] < 3.5 and wl.concurrency == 1
     assert [p["concurrency"] for p in wl.sweep["points"]] == [1, 2]
-    assert "time limit" in wl.sweep["points"][-1]["stopped"] and not wl.sweep["points"][-1]["holds"]
+    # the cut point is kept but not judged: it did not run to its end
+    assert "time limit" in wl.sweep["points"][-1]["stopped"] and wl.sweep["points"][-1]["holds"] is None
+
+
+def test_a_sweep_starts_no_point_its_budget_cannot_finish(queue):
+    # points of 2 s in a 3 s budget: the first runs whole (a second of margin for a busy machine), a second
+    # would outlast the budget and is not started
+    wl = in_process({"base_url": queue, "concurrency": "sweep", "sweep_max_concurrency": 8, "num_requests": 256,
+                     "duration_s": 2, "slo_ttft_ms": 1e6, "warmup_requests": 0, "sweep_time_s": 3})
+    pts = wl.sweep["points"]
+    assert [p["concurrency"] for p in pts] == [1] and pts[0]["holds"] and wl.concurrency == 1
+    assert wl.sweep["cut_by_time_limit"] and not any("stopped" in p for p in pts)
 
 
 def test_rate_sweep_keeps_every_point_inside_its_time_limit(queue):

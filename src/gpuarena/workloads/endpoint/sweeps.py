@@ -5,7 +5,9 @@ doubling, then bisection); ``concurrency=sweep`` tries 1, 2, 4, ... requests in 
 ``sweep_max_concurrency`` and stops once a point misses the SLO attainment and raised the output
 tokens/s by less than 5 % over the one before (the server is saturated: more users only queue).
 Each point is one pass that stops when the server is overloaded (drive.py) and is cut at the
-budget's end (``sweep_time_s``); no point starts after it.  Every point is stored with the figures
+budget's end (``sweep_time_s``); no point starts after it, nor one whose ``duration_s`` would outlast it.
+A point the budget cut was not run to its end: it is stored, not judged (``holds`` null), and the
+search stops there.  Every point is stored with the figures
 a throughput-per-GPU against throughput-per-user frontier reads (output tokens/s, TPOT and TTFT
 percentiles, attainment): analysis/verbs/frontier.py draws them.
 """
@@ -27,23 +29,24 @@ def _point(wl, x: float, key: str, n: int, salt: int, t_end: float, **kw) -> dic
     """Run one sweep point; its figures as stored."""
     p = wl.p
     left = t_end - time.perf_counter()
-    if left <= 0:
+    if left <= 0 or (p["duration_s"] and left < p["duration_s"]):
         raise _OutOfTime
     recs, dur, stopped = wl._pass(n, salt=salt, sweep=True, deadline_s=left, **kw)
     s = M.summarize(recs, dur, p["slo_ttft_ms"], p["slo_tpot_ms"])
-    # over the requests the point sent (a duration_s bound sends fewer than n); failures count as misses, and a
-    # point stopped for overload or the time limit does not hold whatever its attainment
+    # over the requests the point sent (a duration_s bound sends fewer than n); failures count as misses; a
+    # point stopped for overload does not hold whatever its attainment, one cut by the time limit is not judged
     att = len([r for r in recs if r.meets(p["slo_ttft_ms"], p["slo_tpot_ms"])]) / max(1, len(recs))
-    pt = {key: x, "holds": att >= p["slo_attainment"] and not stopped, "slo_attainment": att,
+    cut = bool(stopped) and stopped.startswith("time limit")
+    pt = {key: x, "holds": None if cut else att >= p["slo_attainment"] and not stopped, "slo_attainment": att,
           "sent": len(recs), "failed": s["failed"], "duration_s": dur,
           "output_tokens_per_s": s["output_tokens_per_s"], "requests_per_s": s["requests_per_s"],
           "goodput_requests_per_s": s["goodput_requests_per_s"],
           "tpot_ms": s["tpot_ms"], "ttft_ms": s["ttft_ms"], "itl_ms": s["itl_ms"]}
     if stopped:
         pt["stopped"] = stopped
-        if stopped.startswith("time limit"):
-            wl.sweep["cut_by_time_limit"] = True
     wl.sweep.setdefault("points", []).append(pt)
+    if cut:
+        raise _OutOfTime
     return pt
 
 

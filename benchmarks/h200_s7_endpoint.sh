@@ -9,7 +9,8 @@
 #   bash benchmarks/h200_s7_endpoint.sh rehearse                     # the same steps on a CPU, tiny sizes
 #   TRAFFIC=1 OWN_LOOP=0 WARM=0 BUDGET_S=470 bash benchmarks/h200_s7_endpoint.sh   # issue 41: two request
 #       mixes (chat-like lengths behind a 30 % shared prefix; prompt-heavy 2,048/128), concurrency sweeps
-#       and a rate sweep, each inside SWEEP_S (70 s; the rate sweep 20 s less), each point inside POINT_S (10 s)
+#       inside SWEEP_S (70 s) of POINT_S (10 s) points, and a rate sweep inside RATE_SWEEP_S (80 s) of
+#       RATE_POINT_S (6 s) points
 # Steps (each under a time limit taken from what is left of the budget, so the call ends in time):
 #  A. untimed, side by side: llm-serve's inductor caches warmed (batch 1 and BATCH, -r 1, --allow-busy);
 #     a random-weights Hugging Face Llama folder of llm-serve's SHAPE built on the GPU (benchmarks/hf_model.py,
@@ -134,8 +135,11 @@ if [ "$up" = 1 ] && [ "${TRAFFIC:-0}" = 1 ]; then
   HEAVY=(${HEAVY_ARGS:---set prompt_len=2048 --set output_len=128})
   run $(( SW + 70 )) "${EPM[@]}" "${CHAT[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
   run $(( SW + 50 )) "${EPM[@]}" "${HEAVY[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
-  run $(( SW + 50 )) "${EPM[@]}" "${CHAT[@]}" --set rate=sweep --set sweep_start=1 --set sweep_max=64 \
-    --set sweep_refine=1 --set "sweep_time_s=$(( SW - 20 ))"
+  # the rate sweep's points are shorter (RATE_POINT_S, 6 s) and its budget longer (RATE_SWEEP_S, 80 s): each
+  # point also waits for its requests in flight (chat answers of ~250 tokens, several seconds each)
+  RSW=${RATE_SWEEP_S:-80}
+  run $(( RSW + 50 )) "${EPM[@]}" "${CHAT[@]}" --set rate=sweep --set sweep_start=1 --set sweep_max=64 \
+    --set sweep_refine=1 --set "sweep_time_s=$RSW" --set "duration_s=${RATE_POINT_S:-6}"
 elif [ "$up" = 1 ]; then
   # the first requests ever also set up continuous batching (the KV cache): warm-up, not timed
   run 100 "${EP[@]}" --set concurrency=1 --set num_requests=5 --set warmup_requests=2 -r 2

@@ -77,11 +77,18 @@ def _thousands(ax, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
 
 
+LONG_LABEL = 40      # a legend label longer than this goes under the axes, wrapped at WRAP_LABEL characters
+WRAP_LABEL = 80
+
+
 def _legend(ax, n: int) -> None:
-    if n > 4:   # many lines: the legend goes under the axes, where it cannot cover a point
-        longest = max((len(str(t)) for t in ax.get_legend_handles_labels()[1]), default=0)
-        # two columns of long labels would make the figure wider than the axes and the page shrink it
-        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.2), ncol=1 if longest > 45 else 2, borderaxespad=0)
+    handles, labels = ax.get_legend_handles_labels()
+    longest = max((len(str(t)) for t in labels), default=0)
+    if n > 4 or (n > 1 and longest > LONG_LABEL):
+        # many lines, or long labels: the legend goes under the axes, where it cannot cover a point; two
+        # columns of long labels would make the figure wider than the axes and the page shrink it
+        ax.legend(handles, [textwrap.fill(str(t), WRAP_LABEL) for t in labels], loc="upper left",
+                  bbox_to_anchor=(0, -0.2), ncol=1 if longest > 45 else 2, borderaxespad=0)
     elif n > 1:
         ax.legend(loc="best")
 

@@ -120,6 +120,12 @@ def test_llmperf_inter_token_latency_is_not_tpot(cli, db_path, tmp_path):
     assert out.returncode == 0 and "no summary of the tool's beside them" in out.stdout, out.stderr
     r = max(Store(db_path).results(), key=lambda r: r.id)
     assert r.extra.duration_s == pytest.approx(0.5 + 1.5) and r.extra.completed == 3
+    # without start times and without a summary there is no duration to make rates of: refused, saying so
+    for x in rows:
+        x.pop("start_time")
+    alone.write_text(json.dumps(rows))
+    out = cli("import", str(alone), "--db", db_path)
+    assert out.returncode == 2 and "without start_time give no run duration" in out.stderr
 
 
 def test_aiperf_records_recomputed_beside_its_summary(cli, db_path, tmp_path):
@@ -205,6 +211,28 @@ def test_guidellm_records_and_definitions(cli, db_path):
     assert const.extra.output_tokens_per_s == pytest.approx(const.extra.tool_summary["output_tokens_per_second_mean"])
     assert any("keeps 2 of 20 successful requests" in n for n in const.extra.tool_notes)
     assert const.extra.tpot_ms.mean == pytest.approx(11)
+
+
+def test_guidellm_03_request_layout(cli, db_path, tmp_path):
+    """guidellm 0.3 kept a request's times on the request (start_time, first_token_time ...), not in
+    info.timings; both read the same."""
+    def to_03(d):
+        for b in d["benchmarks"]:
+            b["args"] = {"strategy": b.pop("config")["strategy"]}
+            b["worker"] = {"backend_model": "meta-llama/Llama-3.1-8B-Instruct"}
+            for rows in (b["requests"]["successful"], b["requests"]["errored"]):
+                for r in rows:
+                    t = r.pop("info")["timings"]
+                    r.update(start_time=t["request_start"], end_time=t["request_end"],
+                             first_token_time=t["first_token_iteration"], last_token_time=t["last_token_iteration"])
+                    for k in ("input_metrics", "output_metrics", "request_start_time", "request_end_time"):
+                        r.pop(k)
+    f = _mutate_json("guidellm_benchmarks.json", to_03, tmp_path)
+    out = cli("import", str(f), "--db", db_path)
+    assert out.returncode == 0 and "imported 2 result(s) of guidellm" in out.stdout, out.stderr
+    sync = min(Store(db_path).results(), key=lambda r: r.params["rate"] != "inf")
+    assert sync.extra.ttft_ms.p50 == pytest.approx(40) and sync.extra.tpot_ms.mean == pytest.approx(4.961, rel=1e-3)
+    assert sync.params["model"] == "meta-llama/Llama-3.1-8B-Instruct" and sync.extra.failed == 1
 
 
 def _mutate_json(src, fn, tmp_path, name=None):

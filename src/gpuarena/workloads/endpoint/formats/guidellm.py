@@ -87,9 +87,9 @@ def _attach(p: Parsed, reqs: dict, totals: dict, path: str, index: int) -> None:
             rec, start = _record(r, status, path, f"benchmark {index} requests.{status}[{i}]")
             recs.append(rec)
             starts.append(start)
-    t0 = min(starts)
+    t0 = min(s for s in starts if s is not None)
     for r, s in zip(recs, starts):
-        r.sent = s - t0
+        r.sent = s - t0 if s is not None else 0.0
     p.records = recs
     done = totals.get("successful")
     kept = len(reqs["successful"])
@@ -104,16 +104,19 @@ def _attach(p: Parsed, reqs: dict, totals: dict, path: str, index: int) -> None:
                    "recomputed")
 
 
-def _record(r, status: str, path: str, where: str) -> tuple[M.Record, float]:
+def _record(r, status: str, path: str, where: str) -> tuple[M.Record, float | None]:
     if not isinstance(r, dict):
         raise UserError(f"{path}: {where} is not an object")
     info = r.get("info") if isinstance(r.get("info"), dict) else {}
     t = info.get("timings") if isinstance(info.get("timings"), dict) else {}
     start = pick(t, "request_start", "resolve_start")
     start = start if start is not None else pick(r, "request_start_time", "start_time")
-    start = seconds(start, path, f"{where}: request start time")
-    first, last = pick(t, "first_token_iteration") or r.get("first_token_time"), \
-        pick(t, "last_token_iteration") or r.get("last_token_time")
+    if status != "successful" and num(start) is None:
+        start = None                             # failed before it was sent
+    else:
+        start = seconds(start, path, f"{where}: request start time")
+    first = pick(t, "first_token_iteration", "first_iteration") or r.get("first_token_time")
+    last = pick(t, "last_token_iteration", "last_iteration") or r.get("last_token_time")
     end = pick(t, "request_end", "resolve_end")
     end = end if end is not None else pick(r, "request_end_time", "end_time")
     out_m = r.get("output_metrics") if isinstance(r.get("output_metrics"), dict) else {}
@@ -126,7 +129,7 @@ def _record(r, status: str, path: str, where: str) -> tuple[M.Record, float]:
     if status != "successful":
         err = info.get("error") or r.get("error") or "errored"
         return M.Record(sent=0.0, error=error_kind(str(err)), detail=str(err)[:200], prompt_tokens=prompt), start
-    n = count(n, path, f"{where}: output_tokens")
+    n = count(n if n is not None else t.get("token_iterations"), path, f"{where}: output_tokens")
     stop = last if last is not None else end
     if stop is None:
         raise UserError(f"{path}: {where}: neither a last token time nor a request end time")

@@ -99,7 +99,8 @@ def _attach(p: Parsed, rows, path: str, loop: float | None) -> None:
     elif loop:
         p.notes.append("throughputs divide by LLMPerf's launch-loop time: its last responses carry no start_time")
     else:
-        raise UserError(f"{path}: the responses carry no start_time and no summary beside gives the run's duration")
+        raise UserError(f"{path}: LLMPerf responses without start_time give no run duration: import the "
+                        f"*_summary.json with this file beside it")
     p.records = recs
 
 

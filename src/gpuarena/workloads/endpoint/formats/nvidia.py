@@ -44,8 +44,9 @@ TOKENS_WHY = ("; GenAI-Perf counts output tokens by tokenizing the text, gpuaren
 def is_aiperf_summary(d: dict) -> bool:
     return (isinstance(d.get("records"), dict) and any(isinstance(v, dict) and "avg" in v
                                                        for v in d["records"].values())) or \
-        (_is_summary(d) and any(k in d for k in ("aiperf_version", "schema_version", "was_cancelled",
-                                                 "error_summary", "benchmark_id")))
+        (_is_summary(d) and (any(k in d for k in ("aiperf_version", "schema_version", "was_cancelled", "error_summary",
+                                                  "benchmark_id", "request_count", "inter_chunk_latency"))
+                             or isinstance((d.get("input_config") or {}).get("loadgen"), dict)))
 
 
 def _is_summary(d: dict) -> bool:
@@ -105,7 +106,10 @@ def summary(d: dict, path: str, tool: str) -> Parsed:
     cfg = d.get("input_config") if isinstance(d.get("input_config"), dict) else {}
     models = find_key(cfg, ("model_names", "model", "models"))
     conc, rate = find_key(cfg, ("concurrency",)), num(find_key(cfg, ("request_rate",)))
-    meta = {"model": models[0] if isinstance(models, list) and models else models if isinstance(models, str) else None,
+    if isinstance(models, list):
+        models = next((m if isinstance(m, str) else m.get("name") for m in models
+                       if isinstance(m, str) or isinstance(m, dict)), None)
+    meta = {"model": models if isinstance(models, str) else None,
             "backend": "openai-compatible server", "rate": rate,
             "concurrency": conc if isinstance(conc, int) else None,
             "num_requests": _stat(blocks, "request_count", "avg", path, False),

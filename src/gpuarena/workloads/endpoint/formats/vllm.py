@@ -56,14 +56,14 @@ def _records(d: dict, path: str) -> list[M.Record] | None:
     t0 = min(starts) if starts else 0.0
     out = []
     for i in range(n):
-        ttft = seconds(d["ttfts"][i], path, f"ttfts[{i}]")
-        gaps = d["itls"][i]
+        err = (extra.get("errors") or [""] * n)[i]
+        ttft = seconds(d["ttfts"][i] or 0.0, path, f"ttfts[{i}]") if not err else num(d["ttfts"][i]) or 0.0
+        gaps = d["itls"][i] or []
         if not isinstance(gaps, list):
             raise UserError(f"{path}: itls[{i}] is not a list of seconds")
         gaps = [seconds(g, path, f"itls[{i}]") for g in gaps]
-        o = count(d["output_lens"][i], path, f"output_lens[{i}]")
+        o = count(d["output_lens"][i] or 0, path, f"output_lens[{i}]")
         p = count(d["input_lens"][i], path, f"input_lens[{i}]")
-        err = (extra.get("errors") or [""] * n)[i]
         sent = starts[i] - t0 if starts else 0.0
         if err or ttft <= 0:      # a failed request: ttft 0, output 0 and (usually) its error text
             out.append(M.Record(sent=sent, error=error_kind(err) if err else "empty", detail=str(err or "")[:200],

@@ -69,7 +69,7 @@ def benchmark(b: dict, path: str, report: dict | None = None, index: int = 0) ->
             **lens(stat("prompt_token_count", "mean"), stat("output_token_count", "mean"), 1)}
     summary = {f"{k}_{q}": stat(k, q) for k in m if isinstance(m[k], dict) for q in ("mean", "median", "p99")
                if stat(k, q) is not None}
-    figures = {"completed": totals.get("successful"), "failed": totals.get("errored")}
+    figures = {"requests": totals.get("total"), "completed": totals.get("successful"), "failed": totals.get("errored")}
     p = Parsed("guidellm", None, meta, summary, None, figures, cmp)
     reqs = b.get("requests")
     if isinstance(reqs, dict) and isinstance(reqs.get("successful"), list) and reqs["successful"]:

@@ -44,8 +44,9 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
                                          "not say)"),
             db: Optional[str] = DbOption) -> None:
     """Import BUNDLE, a file written by `gpuarena export` (validated whole, one
-    transaction), a serving benchmark's result file (vllm bench serve; recognised by
-    content, its figures recomputed from its per-request records), or the shipped
+    transaction), a serving benchmark's result file (vllm bench serve, SGLang, LLMPerf,
+    AIPerf, GenAI-Perf, guidellm, MLPerf loadgen; recognised by content, its figures
+    recomputed from its per-request records where it has them), or the shipped
     published results (--published)."""
     if bool(file) == published:
         raise UserError("give a bundle file or --published (one of them)")
@@ -60,8 +61,7 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
 
     found = importers.read(file)
     if found is not None:           # a serving tool's result file (one result per run it holds)
-        parsed = [importers.parse(kind, data, file) for kind, data in found]
-        results = [importers.to_result(p, file, printable(gpu)[:200]) for p in parsed]
+        parsed, results = importers.results(found, file, printable(gpu)[:200])
         out = B.import_bundle(open_store(db), file, B.from_results(results, file))
         typer.echo(f"imported {out['imported']} result(s) of {parsed[0].tool} into run {out['run_id']} "
                    f"({results[0]['extra']['imported_from']['figures']}); {out['skipped_duplicates']} already present")
@@ -70,6 +70,8 @@ def import_(file: Optional[str] = typer.Argument(None, metavar="BUNDLE", hidden=
                 typer.echo(f"  differs from the tool's summary: {line}")
             for line in r["extra"]["tool_not_comparable"]:
                 typer.echo(f"  not gpuarena's definition: {line}")
+            for line in r["extra"]["tool_notes"]:
+                typer.echo(f"  note: {line}")
         return
     bundle = B.read(file)           # validate before opening (or creating) the database
     B.check_params(bundle, file, _param_map)

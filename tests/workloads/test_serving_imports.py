@@ -264,6 +264,10 @@ def test_malformed_files_are_one_line_naming_the_file_and_exit_2(cli, db_path, t
         "guidellm_timing": _mutate_json("guidellm_benchmarks.json", bad_guidellm_timing, tmp_path, "g.json"),
         "guidellm_metric": _mutate_json("guidellm_benchmarks.json", lambda d: d["benchmarks"][1]["metrics"][
             "time_to_first_token_ms"]["successful"].update(mean="x"), tmp_path, "h.json"),
+        "p99_below_p50": _mutate_json("profile_export_aiperf.json", lambda d: d["time_to_first_token"].update(
+            p99=d["time_to_first_token"]["p50"] / 2), tmp_path, "o.json"),
+        "negative_rate": _mutate_json("profile_export_aiperf.json", lambda d: d["request_throughput"].update(
+            avg=-3.0), tmp_path, "p.json"),
         "unknown": tmp_path / "i.json", "text": tmp_path / "j.json", "mlperf": tmp_path / "k.txt",
         "sglang_line": tmp_path / "l.jsonl", "aiperf_value": tmp_path / "m.jsonl", "aiperf_line": tmp_path / "n.jsonl",
         "llmperf_response": tmp_path / "x_summary.json",

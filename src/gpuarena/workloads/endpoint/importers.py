@@ -140,7 +140,7 @@ def differences(ours: dict, compare: list[tuple]) -> list[str]:
     return out
 
 
-def _tools_figures(p: Parsed) -> tuple[dict, list[str]]:
+def _tools_figures(p: Parsed, path: str) -> tuple[dict, list[str]]:
     """The tool's figures that share gpuarena's definition, in its names; the others, with why."""
     figs: dict = dict(p.figures)
     other = []
@@ -155,7 +155,29 @@ def _tools_figures(p: Parsed) -> tuple[dict, list[str]]:
                 figs[fig][q] = v
         else:
             figs[fig] = v
-    return {k: v for k, v in figs.items() if v is not None}, other
+    figs = {k: v for k, v in figs.items() if v is not None}
+    _consistent(figs, path)
+    return figs, other
+
+
+QUANTILES = ("p50", "p90", "p95", "p99")
+
+
+def _consistent(figs: dict, path: str) -> None:
+    """A summary that contradicts itself (a negative time or rate, a higher percentile below a lower one) is a
+    damaged file: refused, not stored."""
+    for fig, v in figs.items():
+        if isinstance(v, dict):
+            for q, x in v.items():
+                if isinstance(x, (int, float)) and x < 0:
+                    raise UserError(f"{path}: the tool's summary gives {fig} {q} {x:g}, below zero")
+            qs = [(q, v[q]) for q in QUANTILES if isinstance(v.get(q), (int, float))]
+            for (lo, a), (hi, b) in zip(qs, qs[1:]):
+                if b < a * (1 - CLOSE):
+                    raise UserError(f"{path}: the tool's summary contradicts itself: {fig} {hi} {b:g} is below its "
+                                    f"{lo} {a:g}")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            raise UserError(f"{path}: the tool's summary gives {fig} {v:g}, below zero")
 
 
 def _recomputed(p: Parsed, params: dict) -> tuple[dict, list[str]]:
@@ -200,7 +222,7 @@ def to_result(p: Parsed, path: str, gpu: str) -> dict:
         if not p.compare:
             how += " (no summary of the tool's beside them to compare)"
     else:
-        figures, other = _tools_figures(p)
+        figures, other = _tools_figures(p, path)
         diffs, how = [], "the tool's own summary (the file has no per-request records)"
     # one measurement: the tool's figures on that GPU (the same file imported for another GPU is another result)
     digest = hashlib.sha256(json.dumps([p.tool_summary, figures.get("request_records"), gpu], sort_keys=True,

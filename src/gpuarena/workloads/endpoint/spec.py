@@ -91,7 +91,7 @@ class EndpointServeSpec(WorkloadSpec):
     name = "endpoint-serve"
     runner = "gpuarena.workloads.endpoint.serve:EndpointServe"
     figures = EndpointFigures
-    version = 1
+    version = 2     # 2: a sweep point cut by its time limit is stored unjudged (holds null), not as missing the SLO
     description = ("a running OpenAI-compatible server (vLLM, SGLang, transformers serve ...) under streamed "
                    "requests; item = output token; TTFT/TPOT/ITL/E2E percentiles and goodput at an SLO")
     item = "token"

@@ -133,7 +133,8 @@ class EndpointServe(EndpointServeSpec, Workload):
         if bad:
             notes.append(f"{len(bad)} of {len(recs)} requests failed: {failures(recs)}")
         if any(r.ok and r.tokens_from == "counted" for r in recs):
-            notes.append("the server gave no usage: output tokens counted as streamed chunks (a chunk may hold more)")
+            notes.append("the server gave no usage: output tokens counted as the words of each streamed chunk "
+                         "(at least one a chunk; a word may be more than one token)")
         notes += [f"stopped early, {x}" for x in self.stopped]
         short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:

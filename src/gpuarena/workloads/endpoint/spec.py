@@ -82,6 +82,9 @@ class EndpointFigures(Figures):
     tpot_ms: Optional[Spread] = None
     itl_ms: Optional[Spread] = None
     e2e_ms: Optional[Spread] = None
+    tokens_per_chunk: Rate = None             # output tokens per text-carrying chunk
+    itl_per_token_ms: Optional[Spread] = None  # each chunk gap over its request's tokens per chunk
+    send_lag_ms: Optional[Spread] = None       # how late requests were sent after their due time
     passes: Records = None
     requests_stored_with_gaps: Optional[bool] = None
     request_records: Records = None

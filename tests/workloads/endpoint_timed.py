@@ -12,7 +12,8 @@ The timing is in the path, so a base_url names it (a base_url takes no ?query):
   ``empty`` sends an event without text at once (a chat role chunk, ``{"role": "assistant",
   "content": ""}``, as some servers do before their first token); ``queue`` answers one request
   at a time (a request waits for those before it, and its clock starts when its turn comes),
-  else every request is served at once.
+  else every request is served at once; ``split`` sends each group of ``per`` tokens as ``per``
+  one-token events in one write (several events a network chunk) instead of one event.
 
 The schedule is a floor: no event can reach a client before its time, so a client's TTFT, E2E
 and pass duration can be checked against strict lower bounds, and against generous upper ones.
@@ -80,9 +81,12 @@ class TimedServer:
             while (left := start + at - time.perf_counter()) > 0:
                 await asyncio.sleep(left)
             k = min(per, n - sent)
-            text = "".join(f" t{sent + i}" for i in range(k))
+            words = [f" t{sent + i}" for i in range(k)]
             sent += k
-            await resp.write(_event(api, text, sent == n))
+            if "split" in flags:
+                await resp.write(b"".join(_event(api, w, sent == n and i == k - 1) for i, w in enumerate(words)))
+            else:
+                await resp.write(_event(api, "".join(words), sent == n))
         if "usage" in flags:
             await resp.write(b'data: {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": %d}}\n\n' % n)
         await resp.write(b"data: [DONE]\n\n")
@@ -135,7 +139,8 @@ def start() -> tuple[str, TimedServer]:
 
 
 def url(base: str, ttft_ms: int = 200, gap_ms: int = 50, per: int = 1, usage: bool = True,
-        queue: bool = False, empty: bool = False) -> str:
+        queue: bool = False, empty: bool = False, split: bool = False) -> str:
     """The base_url of one timing."""
-    flags = ("usage" if usage else "nousage") + ("-queue" if queue else "") + ("-empty" if empty else "")
+    flags = "-".join(["usage" if usage else "nousage"] + [f for f, on in (("queue", queue), ("empty", empty),
+                                                                           ("split", split)) if on])
     return f"{base}/timed/{ttft_ms}/{gap_ms}/{per}/{flags}"

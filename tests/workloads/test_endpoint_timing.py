@@ -101,6 +101,27 @@ def test_several_tokens_an_event_with_and_without_usage(timed, db_path, usage):
         assert any("no usage" in w for w in r.warnings)
 
 
+def test_several_events_in_one_write_are_chunks_of_their_own(timed, db_path):
+    """4 one-token events written together every 200 ms: as vLLM's client, each event is a chunk
+    (16 chunks of one token), the gaps inside a write about 0 and between writes about 200 ms;
+    TPOT is the same as for one event of 4 tokens."""
+    base, _ = timed
+    per, tokens = 4, 16
+    (r,) = run_entries(db_path, [{"workload": "endpoint-serve", "params": {
+        "base_url": T.url(base, per=per, split=True), "num_requests": 2, "output_len": tokens}}], repeats=1)
+    assert_ok(r)
+    e = r.extra
+    e2e_floor = TTFT + (tokens // per - 1) * per * GAP
+    assert e.tokens_per_chunk == 1
+    for x in records(r):
+        assert (x.output_tokens, x.chunks) == (tokens, tokens)
+        assert TTFT <= x.ttft <= TTFT + SLACK and e2e_floor <= x.e2e <= e2e_floor + SLACK
+        between = sorted(x.gaps)[-(tokens // per - 1):]                     # the 3 gaps between writes
+        assert sum(between) >= 0.8 * (tokens // per - 1) * per * GAP
+        assert sum(x.gaps) - sum(between) <= 0.8 * per * GAP               # the 12 inside writes: far less
+    assert e.tpot_ms.mean == pytest.approx(e.itl_ms.mean, rel=1e-6)        # one token a chunk: TPOT is mean ITL
+
+
 def test_concurrency_against_a_concurrent_server(timed, db_path):
     """8 requests, 4 in flight, a server answering all at once: two waves of one E2E each."""
     base, _ = timed

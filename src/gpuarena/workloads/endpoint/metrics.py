@@ -68,7 +68,7 @@ class Record:
     e2e: float | None = None
     prompt_tokens: int | None = None   # from usage; None when the server gave none
     output_tokens: int = 0
-    tokens_from: str = "counted"       # "usage" (the server's count) or "counted" (text chunks)
+    tokens_from: str = "counted"       # "usage" (the server's count) or "counted" (the words of its text chunks)
     asked: int | None = None           # the max_tokens the request asked for
     chunks: int = 0                    # text-carrying chunks streamed (0: not known, as for an imported record)
     error: str | None = None           # one of ERROR_KINDS when not ok

@@ -44,7 +44,10 @@ async def read_capped(content, cap: int) -> tuple[bytes, bool]:
 
 
 async def event_lines(content, cap: int = MAX_EVENT_LINE):
-    """The lines of a streamed body, each at most ``cap`` bytes (a longer one is a malformed answer)."""
+    """(line, arrival) for each line of a streamed body, each at most ``cap`` bytes (a longer one is a
+    malformed answer).  ``arrival`` is ``time.perf_counter()`` when the line is cut from what was
+    read: before it is decoded or parsed (lines that came in one read are stamped one after
+    another, microseconds apart, as vLLM's client stamps each message of a read)."""
     pending = bytearray()
     while True:
         chunk = await content.readany()
@@ -55,12 +58,12 @@ async def event_lines(content, cap: int = MAX_EVENT_LINE):
             cut = pending.find(b"\n")
             if cut < 0:
                 break
-            yield bytes(pending[:cut + 1])
+            yield bytes(pending[:cut + 1]), time.perf_counter()
             del pending[:cut + 1]
         if len(pending) > cap:
             raise _Failed("malformed", f"an event line longer than {cap >> 10} KiB (the reader's cap)")
     if pending:
-        yield bytes(pending)
+        yield bytes(pending), time.perf_counter()
 
 
 def payload(api: str, model: str, prompt, max_tokens: int | None, ignore_eos: bool) -> dict:
@@ -133,9 +136,17 @@ def _count(value, least: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and least <= value <= 10**9
 
 
+def text_tokens(text: str) -> int:
+    """Tokens in one streamed chunk's text, counted without the model's tokenizer: its words
+    (whitespace-separated runs), at least 1.  A chunk carries at least one token, and no token of
+    the usual BPE or SentencePiece vocabularies spans two words, so this is exact for one-token
+    chunks and for chunks of whole-word tokens, and never more than the truth otherwise."""
+    return max(1, len(text.split()))
+
+
 def _finish(rec: Record, counted: int, usage, last: float | None, t0: float) -> None:
     """A complete stream: its end-to-end time and token counts (the server's usage when it gave one)."""
-    if counted == 0:
+    if rec.chunks == 0:
         raise _Failed("empty", "the stream ended without any generated text")
     rec.e2e = last - t0
     said = usage.get("completion_tokens") if isinstance(usage, dict) else None
@@ -156,7 +167,7 @@ async def _read_stream(resp, api: str, rec: Record, t0: float, on_text=None) -> 
     counted = events = 0
     usage = None
     finished = False
-    async for raw in event_lines(resp.content):
+    async for raw, arrival in event_lines(resp.content):
         line = raw.decode("utf-8", errors="replace").strip()
         if not line or line.startswith(":") or not line.startswith("data:"):
             continue          # blank separators, comments, event:/id:/retry: fields
@@ -182,32 +193,37 @@ async def _read_stream(resp, api: str, rec: Record, t0: float, on_text=None) -> 
             raise _Failed("malformed", f"an event has no {api} choices: {data[:80]!r}")
         finished = finished or any(isinstance(c, dict) and c.get("finish_reason") for c in event["choices"])
         if text:
-            now = time.perf_counter()
             if last is None:
-                rec.ttft = now - t0
+                rec.ttft = arrival - t0
             else:
-                rec.gaps.append(now - last)
-            last = now
-            counted += 1
+                rec.gaps.append(arrival - last)
+            last = arrival
+            rec.chunks += 1
+            counted += text_tokens(text)
             if on_text is not None:
                 on_text(text)
     if not events:
         raise _Failed("malformed", f"the answer is not a server-sent event stream "
                                    f"(Content-Type {resp.headers.get('Content-Type', 'none')})")
     if not finished:
-        raise _Failed("stream_cut", f"the stream ended after {counted} chunk(s) without [DONE] or a finish_reason")
+        raise _Failed("stream_cut", f"the stream ended after {rec.chunks} chunk(s) without [DONE] or a finish_reason")
     _finish(rec, counted, usage, last, t0)
 
 
 async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, hdrs: dict,
-               timeout_s: float, sent: float, on_text=None) -> Record:
+               timeout_s: float, origin: float, on_text=None) -> Record:
     """One request; never raises for what the server does (the record says what went wrong).
-    ``on_text`` is called with each streamed piece of text (a multi-turn session keeps the answer)."""
-    rec = Record(sent=sent, asked=body.get("max_tokens"))
+    ``origin``: the pass's start (``time.perf_counter()``); the record's ``sent`` is from it.
+    ``on_text`` is called with each streamed piece of text (a multi-turn session keeps the answer).
+    The body is encoded before the clock starts: the send time (and TTFT's start) is the moment
+    the request is handed to the connection, as vLLM's ``st``."""
+    rec = Record(sent=0.0, asked=body.get("max_tokens"))
+    data = json.dumps(body).encode()
     t0 = time.perf_counter()
+    rec.sent = t0 - origin
     try:
         async with asyncio.timeout(timeout_s):
-            async with session.post(url, json=body, headers=hdrs, allow_redirects=False) as resp:
+            async with session.post(url, data=data, headers=hdrs, allow_redirects=False) as resp:
                 if 300 <= resp.status < 400:
                     where = resp.headers.get("Location", "nowhere")
                     raise _Failed("redirect", _first_line(f"HTTP {resp.status} to {where} (not followed: "
@@ -235,6 +251,7 @@ async def send(session: aiohttp.ClientSession, url: str, api: str, body: dict, h
     if not rec.ok:
         rec.gaps = []
         rec.ttft = rec.e2e = None
+        rec.chunks = 0
     return rec
 
 

@@ -1,18 +1,21 @@
 """One pass of sessions against the server: when each is sent, what each turn carries, when to stop.
 
-Sessions start at their trace time (``Session.at``) or after the arrival process's gaps; a
-session's turns go one after another, each carrying the conversation so far (the server's actual
-answers included) after the think time; ``concurrency`` > 0 caps the requests in flight.  Sending
-stops at ``duration_s`` (requests in flight finish), at ``deadline_s`` (everything in flight is
-cancelled: a sweep's time budget), or when the server is overloaded: of the last ``WINDOW``
-requests to finish, most missed the SLO while the requests in flight grew (the queue is growing);
-then requests in flight are cancelled too.  Cancelled requests are not records: the pass says
-why it stopped instead.
+Sessions start at their trace time (``Session.at``) or after the arrival process's gaps, both
+as due times from the pass start (a late wake-up delays that one send, never the ones after it),
+with the first turn's body built before its due time (before the pass starts for those due at
+once), so a long prompt costs no send delay.  A session's turns go one after another, each
+carrying the conversation so far (the server's actual answers included) after the think time;
+``concurrency`` > 0 caps the requests in flight.  Sending stops at ``duration_s`` (requests in
+flight finish), at ``deadline_s`` (everything in flight is cancelled: a sweep's time budget), or
+when the server is overloaded: of the last ``WINDOW`` requests to finish, most missed the SLO
+while the requests in flight grew (the queue is growing); then requests in flight are cancelled
+too.  Cancelled requests are not records: the pass says why it stopped instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import dataclass
 
@@ -82,7 +85,7 @@ class _Pass:
             self.flying += 1
             try:
                 return await client.send(session, self.plan.url, self.plan.api, body, self.plan.hdrs,
-                                         self.plan.timeout_s, time.perf_counter() - self.t0, parts.append)
+                                         self.plan.timeout_s, self.t0, parts.append)
             finally:
                 self.flying -= 1
 
@@ -97,7 +100,13 @@ class _Pass:
         self._watch(rec)
         return rec
 
-    async def session(self, http, s: mix.Session, index: int) -> None:
+    def _first(self, s: mix.Session, index: int) -> tuple:
+        """The first turn's (prompt, body), built ahead of its send."""
+        p = self.plan
+        prompt = _user(p.api, mix.prompt(s.turns[0], f"{p.seed}:{index}:0", s.hash_ids, p.block, p.seed))
+        return prompt, client.payload(p.api, p.model, prompt, s.turns[0].max_tokens or p.output_len, p.ignore_eos)
+
+    async def session(self, http, s: mix.Session, index: int, first: tuple, due: float) -> None:
         p = self.plan
         history: list | str = [] if p.api == "chat" else ""
         for k, turn in enumerate(s.turns):
@@ -105,11 +114,16 @@ class _Pass:
                 await asyncio.sleep(p.think_time_s)
             if not self._may_send():
                 return
-            user = _user(p.api, mix.prompt(turn, f"{p.seed}:{index}:{k}", s.hash_ids, p.block, p.seed))
-            prompt = history + user if p.api == "chat" else (f"{history} {user}" if history else user)
-            body = client.payload(p.api, p.model, prompt, turn.max_tokens or p.output_len, p.ignore_eos)
+            if k == 0:
+                prompt, body = first
+            else:
+                user = _user(p.api, mix.prompt(turn, f"{p.seed}:{index}:{k}", s.hash_ids, p.block, p.seed))
+                prompt = history + user if p.api == "chat" else (f"{history} {user}" if history else user)
+                body = client.payload(p.api, p.model, prompt, turn.max_tokens or p.output_len, p.ignore_eos)
             parts: list[str] = []
             rec = await self._one(http, body, parts)
+            if rec is not None and k == 0:
+                rec.due = due
             if rec is None or not rec.ok:
                 return
             answer = "".join(parts)
@@ -119,11 +133,16 @@ class _Pass:
     async def run(self, sessions: list[mix.Session], gaps: list[float]) -> float:
         conn = aiohttp.TCPConnector(limit=0, force_close=False)
         async with aiohttp.ClientSession(connector=conn, trust_env=False) as http:
+            dues = list(itertools.accumulate(gaps))               # seconds from the pass start
+            dues = [s.at if s.at is not None else d for s, d in zip(sessions, dues)]
+            # the requests due at once are built before the clock starts (vLLM builds its prompts before
+            # its benchmark starts); each later one while the pass waits for it
+            ready = {i: self._first(s, i) for i, (s, d) in enumerate(zip(sessions, dues)) if d <= 0}
             self.t0 = time.perf_counter()
             tasks = []
-            for i, (s, wait) in enumerate(zip(sessions, gaps)):
-                if s.at is not None:
-                    wait = s.at - (time.perf_counter() - self.t0)
+            for i, (s, due) in enumerate(zip(sessions, dues)):
+                first = ready.pop(i, None) or self._first(s, i)
+                wait = due - (time.perf_counter() - self.t0)
                 if wait > 0:
                     try:
                         await asyncio.wait_for(self.stop.wait(), wait)
@@ -131,7 +150,7 @@ class _Pass:
                         pass
                 if not self._may_send():
                     break
-                tasks.append(asyncio.create_task(self.session(http, s, i)))
+                tasks.append(asyncio.create_task(self.session(http, s, i, first, due)))
             if tasks:
                 await self._finish(tasks)
             return time.perf_counter() - self.t0

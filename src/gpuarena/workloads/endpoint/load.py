@@ -114,14 +114,16 @@ async def _pass(url: str, api: str, bodies: list[dict], hdrs: dict, rate: float,
 
         async def one(body):
             if sem is None:
-                return await client.send(session, url, api, body, hdrs, timeout_s, time.perf_counter() - t0)
+                return await client.send(session, url, api, body, hdrs, timeout_s, t0)
             async with sem:
-                return await client.send(session, url, api, body, hdrs, timeout_s, time.perf_counter() - t0)
+                return await client.send(session, url, api, body, hdrs, timeout_s, t0)
 
         tasks = []
-        for body, wait in zip(bodies, gaps(len(bodies), rate, seed)):
+        due = 0.0
+        for body, gap in zip(bodies, gaps(len(bodies), rate, seed)):
             tasks.append(asyncio.create_task(one(body)))
-            if wait:
+            due += gap       # due times from the start: a late wake-up does not delay every later send
+            if (wait := due - (time.perf_counter() - t0)) > 0:
                 await asyncio.sleep(wait)
         records = await asyncio.gather(*tasks)
         return list(records), time.perf_counter() - t0

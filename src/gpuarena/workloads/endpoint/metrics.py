@@ -3,15 +3,30 @@
 vLLM's ``benchmarks/benchmark_serving.py`` (``calculate_metrics``; ``vllm bench serve`` since)
 is what most people who deploy an engine read, so every figure here follows its definitions:
 
-- TTFT: from sending the request to the first streamed chunk that carries text;
-- ITL: every gap between two text-carrying chunks, pooled over all requests;
+- TTFT: from sending the request to the arrival of the first streamed chunk that carries text;
+- ITL: every gap between the arrivals of two text-carrying chunks, pooled over all requests.  A
+  chunk's gap is not divided among the tokens it carries (vLLM's ``itl`` is per chunk too), so a
+  server streaming k tokens an event shows k times its per-token gap here;
 - TPOT of a request: (E2E - TTFT) / (output tokens - 1), for requests of more than one token
-  (for goodput a one-token request counts as TPOT 0, as vLLM does);
-- E2E: from sending the request to its last text-carrying chunk;
+  (for goodput a one-token request counts as TPOT 0, as vLLM does).  With k tokens a chunk the
+  first chunk's k tokens all count as arrived at TTFT, as in vLLM;
+- E2E: from sending the request to the arrival of its last text-carrying chunk;
 - throughputs are totals over the benchmark's duration (first dispatch to last completion);
   only successful requests count;
 - goodput: successful requests meeting *every* SLO, per second of that duration;
 - percentiles interpolate linearly between order statistics (numpy's default, which vLLM calls).
+
+Two figures vLLM does not print say what ITL is made of when a server sends several tokens an
+event (speculative decoding, a server that batches its writes): ``tokens_per_chunk`` (output
+tokens over text chunks, over all requests) and ``itl_per_token_ms``, each chunk gap divided by
+its request's mean tokens per chunk (equal to ITL when every chunk is one token).
+A chunk "arrives" when its line is cut from what the client read (client.py event_lines), before
+it is decoded or parsed; a request is "sent" when its encoded body is handed to the connection.
+``send_lag_ms`` is how late each request was sent after its due time (its trace timestamp or
+its arrival in the Poisson process; with a ``concurrency`` cap it includes the wait for a slot):
+a replay is faithful while it stays near 0.
+Output tokens are the server's ``usage``; without one, each chunk's words (at least 1 a chunk:
+client.text_tokens), a count that is exact for one-token chunks and whole-word tokens.
 
 Goodput as the rate of requests within every SLO is vLLM's (PR #9338, RFC #8782, after the
 DistServe post at hao-ai-lab.github.io/blogs/distserve).  ``attainment`` (the share of all requests
@@ -45,14 +60,17 @@ class Record:
     """One request as the client saw it (seconds; offsets from the start of its pass)."""
 
     sent: float                        # when it was sent, from the pass start
+    due: float | None = None           # when it was due (its trace time or arrival), from the pass start;
+                                       # None for a later turn of a session (it follows the answer before)
     ok: bool = False
     ttft: float | None = None
-    gaps: list[float] = field(default_factory=list)   # inter-token gaps after the first chunk
+    gaps: list[float] = field(default_factory=list)   # gaps between text chunks' arrivals, after the first
     e2e: float | None = None
     prompt_tokens: int | None = None   # from usage; None when the server gave none
     output_tokens: int = 0
-    tokens_from: str = "counted"       # "usage" (the server's count) or "counted" (text chunks)
+    tokens_from: str = "counted"       # "usage" (the server's count) or "counted" (the words of its text chunks)
     asked: int | None = None           # the max_tokens the request asked for
+    chunks: int = 0                    # text-carrying chunks streamed (0: not known, as for an imported record)
     error: str | None = None           # one of ERROR_KINDS when not ok
     detail: str = ""                   # the first line of what went wrong
 
@@ -61,6 +79,10 @@ class Record:
         if not self.ok or self.output_tokens <= 1 or self.e2e is None or self.ttft is None:
             return None
         return (self.e2e - self.ttft) / (self.output_tokens - 1)
+
+    def tokens_per_chunk(self) -> float | None:
+        """Output tokens per text chunk; None when the chunks are not known."""
+        return self.output_tokens / self.chunks if self.ok and self.chunks and self.output_tokens else None
 
     def meets(self, slo_ttft_ms: float, slo_tpot_ms: float) -> bool:
         """Whether the request succeeded within both SLOs (a one-token request: TPOT 0)."""
@@ -102,9 +124,14 @@ def errors_by_kind(records: list[Record]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
 def summarize(records: list[Record], duration_s: float, slo_ttft_ms: float, slo_tpot_ms: float) -> dict:
     """The run's figures from its requests and the seconds they took (see the module doc)."""
     done = [r for r in records if r.ok]
+    chunked = [r for r in done if r.chunks]
     good = [r for r in done if r.meets(slo_ttft_ms, slo_tpot_ms)]
     out_tokens = sum(r.output_tokens for r in done)
     prompt = [r.prompt_tokens for r in done if r.prompt_tokens is not None]
@@ -123,6 +150,9 @@ def summarize(records: list[Record], duration_s: float, slo_ttft_ms: float, slo_
         "ttft_ms": spread_ms([r.ttft for r in done if r.ttft is not None]),
         "tpot_ms": spread_ms([t for r in done if (t := r.tpot()) is not None]),
         "itl_ms": spread_ms([g for r in done for g in r.gaps]),
+        "tokens_per_chunk": _ratio(sum(r.output_tokens for r in chunked), sum(r.chunks for r in chunked)),
+        "send_lag_ms": spread_ms([max(0.0, r.sent - r.due) for r in records if r.due is not None]),
+        "itl_per_token_ms": spread_ms([g / k for r in chunked if (k := r.tokens_per_chunk()) for g in r.gaps]),
         "e2e_ms": spread_ms([r.e2e for r in done if r.e2e is not None]),
     }
 

@@ -22,6 +22,7 @@ from gpuarena.workloads.endpoint import metrics as M
 from gpuarena.workloads.endpoint.spec import EndpointServeSpec, engine_name, is_local
 
 MAX_STORED_GAPS = 200_000      # beyond this many inter-token gaps a result keeps only their percentiles
+LATE_S = 0.020                 # a request of a timed schedule sent later than this after its due time is late
 WARMUP_SALT = 10_000_019       # the warm-up pass's seed salt: its requests go at once, a trace's times ignored
 
 
@@ -133,7 +134,17 @@ class EndpointServe(EndpointServeSpec, Workload):
         if bad:
             notes.append(f"{len(bad)} of {len(recs)} requests failed: {failures(recs)}")
         if any(r.ok and r.tokens_from == "counted" for r in recs):
-            notes.append("the server gave no usage: output tokens counted as streamed chunks (a chunk may hold more)")
+            notes.append("the server gave no usage: output tokens counted as the words of each streamed chunk "
+                         "(at least one a chunk; a word may be more than one token)")
+        # a trace or a finite rate without a cap is a schedule the client must keep (rate inf sends at once,
+        # and a cap makes requests wait for a slot by design)
+        if (self.trace or self.rate != float("inf")) and not self.concurrency:
+            late = [r for r in recs if r.due is not None and r.sent - r.due > LATE_S]
+            if late:
+                worst = max(r.sent - r.due for r in late)
+                notes.append(f"{len(late)} of {len(recs)} requests were sent more than {LATE_S * 1e3:g} ms after their "
+                             f"due time (up to {worst * 1e3:.0f} ms): the client did not keep the arrival schedule "
+                             "(a busy client machine?), so the load was lighter than asked")
         notes += [f"stopped early, {x}" for x in self.stopped]
         short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:

@@ -82,6 +82,9 @@ class EndpointFigures(Figures):
     tpot_ms: Optional[Spread] = None
     itl_ms: Optional[Spread] = None
     e2e_ms: Optional[Spread] = None
+    tokens_per_chunk: Rate = None             # output tokens per text-carrying chunk
+    itl_per_token_ms: Optional[Spread] = None  # each chunk gap over its request's tokens per chunk
+    send_lag_ms: Optional[Spread] = None       # how late requests were sent after their due time
     passes: Records = None
     requests_stored_with_gaps: Optional[bool] = None
     request_records: Records = None
@@ -91,7 +94,8 @@ class EndpointServeSpec(WorkloadSpec):
     name = "endpoint-serve"
     runner = "gpuarena.workloads.endpoint.serve:EndpointServe"
     figures = EndpointFigures
-    version = 2     # 2: a sweep point cut by its time limit is stored unjudged (holds null), not as missing the SLO
+    version = 2     # 2: a sweep point its budget cut is stored unjudged; tokens counted per word of a chunk;
+    #                 Poisson sends at their due times (no drift)
     description = ("a running OpenAI-compatible server (vLLM, SGLang, transformers serve ...) under streamed "
                    "requests; item = output token; TTFT/TPOT/ITL/E2E percentiles and goodput at an SLO")
     item = "token"

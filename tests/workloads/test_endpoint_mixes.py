@@ -130,11 +130,13 @@ def test_trace_replayed_at_its_own_times(tiny, tmp_path):
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     wl, got = timed_pass(tiny, trace_file=str(f), trace_time_unit="ms", trace_block=3, num_requests=5)
     assert len(got) == 5 and [r["prompt_tokens"] for r in got] == [6, 8, 6, 8, 6]
-    t0 = got[0]["t"]
-    for r, t in zip(got, times_ms):      # the server's clock: each arrived within 20 ms of its time
-        assert abs((r["t"] - t0) - t / 1e3) <= 0.020, (r["t"] - t0, t)
+    # the client's own send stamps: each request within 20 ms of its time (test_endpoint_timing.py holds this
+    # under load, over several passes); the server's clock, which a busy machine delays too, more loosely
     sent = [r.sent for r in wl.passes[0][0]]
-    assert all(abs((s - sent[0]) - t / 1e3) <= 0.020 for s, t in zip(sent, times_ms))
+    assert all(abs((s - sent[0]) - t / 1e3) <= 0.020 for s, t in zip(sent, times_ms)), sent
+    t0 = got[0]["t"]
+    for r, t in zip(got, times_ms):
+        assert abs((r["t"] - t0) - t / 1e3) <= 0.100, (r["t"] - t0, t)
     # hash ids 7 and 8 stand for the same two blocks of 3 words: 6 shared words, then the requests differ
     a, b = got[1]["prompt"].split(), got[3]["prompt"].split()
     assert a[:6] == b[:6] and len(a) == len(b) == 8

@@ -178,7 +178,7 @@ def test_trace_requests_go_at_their_timestamps_while_others_stream(timed, tmp_pa
     (``sent``, taken as the encoded body is handed to the connection), and by the server's clock
     relative to the first arrival.
 
-    What the client controls holds on every pass: no request early, the typical one a few ms late.
+    What the client controls holds on every pass: no request early, the median one under 10 ms late.
     A machine busy enough can hold the process off the CPU past 20 ms at one moment (4 busy loops
     on this 2-core machine did once in a pass), so the 20 ms bound must hold on one of three passes."""
     base, server = timed
@@ -196,7 +196,7 @@ def test_trace_requests_go_at_their_timestamps_while_others_stream(timed, tmp_pa
         recs = wl.passes[-1][0]
         assert len(recs) == 30 and all(r.ok for r in recs) and [r.due for r in recs] == times
         lags = sorted(r.sent - r.due for r in recs)
-        assert lags[0] >= 0 and lags[15] <= 0.005, lags
+        assert lags[0] >= 0 and lags[15] <= 0.010, lags
         arrived = sorted(a for a, _ in server.arrivals)
         assert len(arrived) == 30
         server_lags = [abs((a - arrived[0]) - (t - times[0])) for a, t in zip(arrived, times)]

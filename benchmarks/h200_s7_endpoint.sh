@@ -133,12 +133,14 @@ if [ "$up" = 1 ] && [ "${TRAFFIC:-0}" = 1 ]; then
   CHAT=(${CHAT_ARGS:---set length_dist=dataset --set prefix_share=0.3 --set prefix_group=16})
   # shellcheck disable=SC2206
   HEAVY=(${HEAVY_ARGS:---set prompt_len=2048 --set output_len=128})
-  run $(( SW + 70 )) "${EPM[@]}" "${CHAT[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
-  run $(( SW + 50 )) "${EPM[@]}" "${HEAVY[@]}" --set concurrency=sweep --set "sweep_time_s=$SW"
+  MIXES=${MIXES:-chat heavy rate}   # which of the three sweeps run
+  case " $MIXES " in *" chat "*) run $(( SW + 70 )) "${EPM[@]}" "${CHAT[@]}" --set concurrency=sweep --set "sweep_time_s=$SW";; esac
+  case " $MIXES " in *" heavy "*) run $(( SW + 50 )) "${EPM[@]}" "${HEAVY[@]}" --set concurrency=sweep --set "sweep_time_s=$SW";; esac
   # the rate sweep's points are shorter (RATE_POINT_S, 6 s) and its budget longer (RATE_SWEEP_S, 80 s): each
   # point also waits for its requests in flight (chat answers of ~250 tokens, several seconds each)
   RSW=${RATE_SWEEP_S:-80}
-  run $(( RSW + 50 )) "${EPM[@]}" "${CHAT[@]}" --set rate=sweep --set sweep_start=1 --set sweep_max=64 \
+  case " $MIXES " in *" rate "*) ;; *) RSW=0;; esac
+  [ "$RSW" -gt 0 ] && run $(( RSW + 50 )) "${EPM[@]}" "${CHAT[@]}" --set rate=sweep --set sweep_start=1 --set sweep_max=64 \
     --set sweep_refine=1 --set "sweep_time_s=$RSW" --set "duration_s=${RATE_POINT_S:-6}"
 elif [ "$up" = 1 ]; then
   # the first requests ever also set up continuous batching (the KV cache): warm-up, not timed

@@ -145,6 +145,8 @@ class EndpointServe(EndpointServeSpec, Workload):
                 notes.append(f"{len(late)} of {len(recs)} requests were sent more than {LATE_S * 1e3:g} ms after their "
                              f"due time (up to {worst * 1e3:.0f} ms): the client did not keep the arrival schedule "
                              "(a busy client machine?), so the load was lighter than asked")
+        if (self.sweep or {}).get("none_held"):
+            notes.append(self.sweep["none_held"])
         notes += [f"stopped early, {x}" for x in self.stopped]
         short = [r for r in recs if r.ok and r.asked and r.output_tokens != r.asked]
         if short:

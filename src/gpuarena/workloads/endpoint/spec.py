@@ -94,7 +94,8 @@ class EndpointServeSpec(WorkloadSpec):
     name = "endpoint-serve"
     runner = "gpuarena.workloads.endpoint.serve:EndpointServe"
     figures = EndpointFigures
-    version = 2     # 2: a sweep point its budget cut is stored unjudged; tokens counted per word of a chunk;
+    version = 2     # 2: a sweep point its budget cut is stored unjudged, a sweep no point held is stored (not
+    #                 failed); tokens counted per word of a chunk;
     #                 Poisson sends at their due times (no drift)
     description = ("a running OpenAI-compatible server (vLLM, SGLang, transformers serve ...) under streamed "
                    "requests; item = output token; TTFT/TPOT/ITL/E2E percentiles and goodput at an SLO")

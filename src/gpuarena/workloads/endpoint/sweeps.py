@@ -57,18 +57,27 @@ def _setup(wl, kind: str) -> float:
     return time.perf_counter() + p["sweep_time_s"]
 
 
-def _done(wl, key: str, best, t0: float) -> None:
+def _done(wl, key: str, best, t0: float):
+    """The point the timed passes run at: the best that held, else the lightest load tried (the server's
+    figures where no load holds the SLO are a finding, stored with every point and said in a warning); a
+    RuntimeError only when no point ran at all."""
     wl.sweep["best_" + key] = best
     wl.sweep["elapsed_s"] = time.perf_counter() - t0
-    if best is None:
-        p, pts = wl.p, wl.sweep["points"]
-        seen = "; ".join(f"{key} {pt[key]:g}: {pt['slo_attainment']:.0%}" for pt in pts[:4]) or "no point ran"
-        raise RuntimeError(f"endpoint-serve: no {key} holds {p['slo_attainment']:.0%} of requests within TTFT "
-                           f"{p['slo_ttft_ms']:g} ms and TPOT {p['slo_tpot_ms']:g} ms ({seen})")
+    if best is not None:
+        return best
+    p, pts = wl.p, wl.sweep["points"]
+    if not pts:
+        raise RuntimeError(f"endpoint-serve: the {key} sweep ran no point inside sweep_time_s={p['sweep_time_s']:g}")
+    seen = "; ".join(f"{key} {pt[key]:g}: {pt['slo_attainment']:.0%} within, {pt['failed']} of {pt['sent']} failed"
+                     for pt in pts[:4])
+    wl.sweep["none_held"] = (f"no {key} held {p['slo_attainment']:.0%} of requests within TTFT {p['slo_ttft_ms']:g} ms "
+                             f"and TPOT {p['slo_tpot_ms']:g} ms ({seen}): the timed passes ran at the lightest "
+                             f"load tried")
+    return min(pt[key] for pt in pts)
 
 
 def rate(wl) -> float:
-    """The highest rate holding the SLO attainment (the timed passes then run at it)."""
+    """The highest rate holding the SLO attainment (the timed passes then run at it; none: the lowest tried)."""
     p, t0 = wl.p, time.perf_counter()
     t_end = _setup(wl, "rate")
 
@@ -81,13 +90,11 @@ def rate(wl) -> float:
     except _OutOfTime:
         wl.sweep["cut_by_time_limit"] = True
     held = [pt["rate"] for pt in wl.sweep["points"] if pt["holds"]]
-    best = max(held) if held else None
-    _done(wl, "rate", best, t0)
-    return best
+    return _done(wl, "rate", max(held) if held else None, t0)
 
 
 def concurrency(wl) -> int:
-    """The concurrency of the highest output tokens/s holding the SLO attainment."""
+    """The concurrency of the highest output tokens/s holding the SLO attainment (none: the lowest tried)."""
     p, t0 = wl.p, time.perf_counter()
     t_end = _setup(wl, "concurrency")
     c, last = 1, None
@@ -104,5 +111,4 @@ def concurrency(wl) -> int:
         wl.sweep["cut_by_time_limit"] = True
     held = [pt for pt in wl.sweep["points"] if pt["holds"]]
     best = max(held, key=lambda pt: pt["output_tokens_per_s"] or 0.0)["concurrency"] if held else None
-    _done(wl, "concurrency", best, t0)
-    return best
+    return _done(wl, "concurrency", best, t0)

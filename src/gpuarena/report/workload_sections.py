@@ -3,6 +3,8 @@ axis or of its FLOP rate, the tuning ladder and peak memory."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from gpuarena.analysis.rows.common import flags as row_flags
 from gpuarena.report import headline as H
 from gpuarena.report.cautions import shown_flags
@@ -100,15 +102,34 @@ def common_text(rows: list[Result], keys: list[str], devices: list[str]) -> str:
     fixed = [k for k in rows[0].params if k not in keys]
     if fixed:
         common.append("Parameters common to every case: " + params_text(rows[0], fixed) + ".")
+    usual = usual_values(rows[:MAX_ROWS], keys)
+    if usual:
+        common.append("Usual values, which a row's params name only where it differs: "
+                      + " ".join(f"{k}={v}" for k, v in usual.items()) + ".")
     return " ".join(common)
 
 
-def table_row(r: Result, keys: list[str], sources: set) -> list[str]:
+def usual_values(rows: list[Result], keys: list[str]) -> dict:
+    """Each varying parameter's value shared by more than half the rows: a row's params cell names a parameter
+    only where the row differs from it (many bundles together vary many parameters; a cell naming them all
+    grows taller than its row's figures)."""
+    usual = {}
+    for k in keys:
+        seen = Counter(repr(r.params[k]) for r in rows if k in r.params)
+        if seen:
+            value, n = seen.most_common(1)[0]
+            if 2 * n > len(rows):
+                usual[k] = next(r.params[k] for r in rows if k in r.params and repr(r.params[k]) == value)
+    return usual
+
+
+def table_row(r: Result, keys: list[str], sources: set, usual: dict | None = None) -> list[str]:
     thr = r.throughput
     mem, _ = memory_bytes(r)
     shown = [f for f in flags(r) if len(sources) > 1 or f != r.source]
+    own = [k for k in keys if not (usual and k in usual and repr(r.params.get(k)) == repr(usual[k]))]
     return [
-        str(r.id), device_of(r), r.variant, params_text(r, keys) or "-", r.precision or "-",
+        str(r.id), device_of(r), r.variant, params_text(r, own) or ("usual" if usual else "-"), r.precision or "-",
         fmt_num(H.value(r)) if ok(r) else r.status, ci_text(dict(zip(("ci95_low", "ci95_high"), H.interval(r)),
                                                                     n=thr.n if thr else None)),
         search_text(r), pct(thr.cv if thr else None),
@@ -123,12 +144,13 @@ def throughput_table(s: Section, workload: str, rows: list[Result], keys: list[s
     """The section's main table; a latency workload's is narrower (and may add a precision paragraph to s)."""
     latency = H.is_latency(workload)
     sources = {r.source for r in rows}
+    usual = usual_values(rows, keys)
     table = prune(Table(f"{s.id}-throughput", [
         ("result", NUMERIC), ("device", TEXT), ("variant", TEXT), ("params", PROSE), ("precision", TEXT),
         (f"median {unit}", NUMERIC), ("95% CI", NUMERIC), ("largest batch that fits", PROSE), ("CV", NUMERIC),
         ("TFLOP/s", NUMERIC), ("of peak", NUMERIC), ("of matmul ceiling", NUMERIC), ("peak memory", NUMERIC),
         ("power W", NUMERIC), (f"J/{H.item(workload)}", NUMERIC), ("flags", PROSE)],
-        [table_row(r, keys, sources) for r in rows],
+        [table_row(r, keys, sources, usual) for r in rows],
         "Latency" if latency else "Throughput",
         "TFLOP/s from the workload's FLOP count per item; 'of peak' is the share of the catalog's dense peak "
         "at the precision the recipe executed, the claim check's rule (PyTorch's default runs convolutions "

@@ -132,14 +132,15 @@ def make_app() -> web.Application:
     return app
 
 
-def start() -> int:
-    """Start the server in a daemon thread; its port."""
+def serve_in_thread(app_factory, name: str, wait_s: float = 30) -> int:
+    """Serve ``app_factory()`` (called on the server's own event loop) on a free localhost port from a daemon
+    thread; the port, once it listens."""
     ready = threading.Event()
     port: list[int] = []
 
     def main():
         async def run():
-            runner = web.AppRunner(make_app(), access_log=None, shutdown_timeout=0.1)
+            runner = web.AppRunner(app_factory(), access_log=None, shutdown_timeout=0.1)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", 0).start()
             port.append(runner.addresses[0][1])
@@ -148,6 +149,12 @@ def start() -> int:
 
         asyncio.run(run())
 
-    threading.Thread(target=main, daemon=True, name="endpoint-faults").start()
-    ready.wait(30)
+    threading.Thread(target=main, daemon=True, name=name).start()
+    if not ready.wait(wait_s):
+        raise RuntimeError(f"{name}: the test server did not listen within {wait_s:g} s")
     return port[0]
+
+
+def start() -> int:
+    """Start the server in a daemon thread; its port."""
+    return serve_in_thread(make_app, "endpoint-faults")

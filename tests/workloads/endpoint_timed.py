@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 
 from aiohttp import web
+
+from tests.workloads.endpoint_faults import serve_in_thread
 
 MODEL = "timed-model"
 
@@ -117,25 +118,13 @@ class TimedServer:
 
 def start() -> tuple[str, TimedServer]:
     """Start a server in a daemon thread: (its http://127.0.0.1:PORT, the server, whose ``arrivals`` fill)."""
-    ready = threading.Event()
-    port: list[int] = []
     server = TimedServer()
 
-    def main():
-        async def run():
-            server.lock = asyncio.Lock()
-            runner = web.AppRunner(server.app(), access_log=None, shutdown_timeout=0.1)
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
-            port.append(runner.addresses[0][1])
-            ready.set()
-            await asyncio.Event().wait()
+    def app() -> web.Application:
+        server.lock = asyncio.Lock()     # made on the server's own loop
+        return server.app()
 
-        asyncio.run(run())
-
-    threading.Thread(target=main, daemon=True, name="endpoint-timed").start()
-    ready.wait(30)
-    return f"http://127.0.0.1:{port[0]}", server
+    return f"http://127.0.0.1:{serve_in_thread(app, 'endpoint-timed')}", server
 
 
 def url(base: str, ttft_ms: int = 200, gap_ms: int = 50, per: int = 1, usage: bool = True,

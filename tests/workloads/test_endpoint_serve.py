@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 import time
 
 import pytest
@@ -257,29 +256,12 @@ def test_arrivals_concurrency_and_where_the_server_is(tiny_url):
 def test_serve_tiny_answers_odd_clients_without_a_traceback(caplog):
     """A non-object stream_options, a deeply nested body and a client that hangs up mid-stream are
     ordinary client behaviour: an HTTP error or nothing, never a traceback in the server's log."""
-    import asyncio
     import http.client
     import logging
 
-    from aiohttp import web
-
     from gpuarena.workloads.endpoint import tiny_server as T
 
-    ready, port = threading.Event(), []
-
-    def main():
-        async def run():
-            runner = web.AppRunner(T.make_app(T.TinyEngine("tiny")), access_log=None)
-            await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
-            port.append(runner.addresses[0][1])
-            ready.set()
-            await asyncio.Event().wait()
-
-        asyncio.run(run())
-
-    threading.Thread(target=main, daemon=True).start()
-    assert ready.wait(120)
+    port = [endpoint_faults.serve_in_thread(lambda: T.make_app(T.TinyEngine("tiny")), "serve-tiny", 120)]
     caplog.set_level(logging.DEBUG)
 
     def post(body: bytes):
